@@ -1,0 +1,105 @@
+// Command profiler reads toolprof telemetry, derives tool profiles from
+// measured usage, measures what each profile costs in tokens and renders
+// reports.
+//
+// Usage:
+//
+//	profiler COMMAND [flags]
+//
+// Run "profiler help" for the list of commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// usageError marks an error in how the command was called; it exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitError carries a specific exit status with its message (for example a
+// budget guard that exits 1).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
+// command is one profiler subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands. Each is implemented in its own file.
+func commands() map[string]command {
+	return map[string]command{}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode prints err and maps it to the process exit status.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "profiler:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printUsage(stdout, cmds)
+		if len(args) == 0 {
+			return usagef("no command given")
+		}
+		return nil
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		return usagef("unknown command %q; run 'profiler help' for the list", args[0])
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func printUsage(w io.Writer, cmds map[string]command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "usage: profiler COMMAND [flags]\n\ncommands:")
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'profiler COMMAND -h' for a command's flags.")
+}

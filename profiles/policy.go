@@ -1,0 +1,39 @@
+package profiles
+
+// Policy is the hand-written profiles.toml: what people decide. Every field
+// is optional; an empty Policy changes nothing.
+type Policy struct {
+	Version int `toml:"version"`
+	// Default, when set, overrides the generated file's measured default.
+	Default string `toml:"default,omitempty"`
+	// Destructive names tools (or patterns with '*') treated as destructive
+	// in addition to those annotated destructiveHint.
+	Destructive []string `toml:"destructive,omitempty"`
+	// Effects overrides the effect kind derived from annotations.
+	Effects  []EffectRule    `toml:"effect,omitempty"`
+	Profiles []PolicyProfile `toml:"profile,omitempty"`
+}
+
+// PolicyProfile is what people decide about one profile. A PolicyProfile whose
+// name is not in the generated file defines a new profile from Pin alone.
+type PolicyProfile struct {
+	Name string `toml:"name"`
+	// Pin lists tools always in the profile, whatever the measurements say.
+	Pin []string `toml:"pin,omitempty"`
+	// Deny lists tools never in the profile.
+	Deny []string `toml:"deny,omitempty"`
+	// Instructions, when set, replaces the generated instructions.
+	Instructions *string `toml:"instructions,omitempty"`
+	// AllowDestructive lets this profile hold destructive tools.
+	AllowDestructive bool `toml:"allow_destructive,omitempty"`
+	// ReadOnly, when set, overrides the generated read_only flag.
+	ReadOnly *bool `toml:"read_only,omitempty"`
+}
+
+// EffectRule sets the effect kind of the tools whose name matches Tool, an
+// exact name or a pattern with '*'.
+type EffectRule struct {
+	Tool     string `toml:"tool"`
+	Kind     string `toml:"kind"`               // read, evaluate, mutate, destructive
+	External *bool  `toml:"external,omitempty"` // external side effect
+}
