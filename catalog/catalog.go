@@ -1,0 +1,110 @@
+// Package catalog loads and fingerprints tool catalogs: the result object of
+// an MCP tools/list call, {"tools": [...]}, as recorded from a live server.
+package catalog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Catalog is an ordered list of tools.
+type Catalog struct {
+	Tools []*mcp.Tool `json:"tools"`
+}
+
+// Load reads a catalog file.
+func Load(path string) (*Catalog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	defer f.Close()
+	c, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Decode reads a catalog from r. Every tool must have a name, and no name may
+// appear twice.
+func Decode(r io.Reader) (*Catalog, error) {
+	dec := json.NewDecoder(r)
+	var c Catalog
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf(`decode: %w (want a tools/list result: {"tools": [...]})`, err)
+	}
+	if c.Tools == nil {
+		return nil, fmt.Errorf(`no "tools" array (want a tools/list result: {"tools": [...]})`)
+	}
+	seen := make(map[string]int, len(c.Tools))
+	for i, t := range c.Tools {
+		if t == nil || t.Name == "" {
+			return nil, fmt.Errorf("tools[%d]: missing name", i)
+		}
+		if j, dup := seen[t.Name]; dup {
+			return nil, fmt.Errorf("tools[%d]: name %q already used by tools[%d]", i, t.Name, j)
+		}
+		seen[t.Name] = i
+	}
+	return &c, nil
+}
+
+// Write encodes c as indented JSON, tools in the order given.
+func (c *Catalog) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(c)
+}
+
+// Names returns the tool names in catalog order.
+func (c *Catalog) Names() []string {
+	names := make([]string, len(c.Tools))
+	for i, t := range c.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Tool returns the tool called name, or nil.
+func (c *Catalog) Tool(name string) *mcp.Tool {
+	for _, t := range c.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Hash returns a fingerprint of the catalog that does not depend on tool
+// order: "sha256:" and the hex digest of the tools' compact JSON, sorted by name.
+func (c *Catalog) Hash() (string, error) {
+	tools := slices.Clone(c.Tools)
+	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	h := sha256.New()
+	for _, t := range tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return "", fmt.Errorf("hash tool %q: %w", t.Name, err)
+		}
+		h.Write(b)
+		h.Write([]byte{'\n'})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Equal reports whether two catalogs hold the same tools, in any order.
+func Equal(a, b *Catalog) bool {
+	ha, errA := a.Hash()
+	hb, errB := b.Hash()
+	return errA == nil && errB == nil && bytes.Equal([]byte(ha), []byte(hb))
+}

@@ -1,0 +1,72 @@
+package catalog
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name, in, wantErr string
+		want            []string
+	}{
+		{name: "ok", in: `{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}`, want: []string{"a", "b"}},
+		{name: "empty", in: `{"tools":[]}`, want: []string{}},
+		{name: "no tools key", in: `{}`, wantErr: `no "tools" array`},
+		{name: "not json", in: `[`, wantErr: "decode"},
+		{name: "missing name", in: `{"tools":[{"description":"x"}]}`, wantErr: "tools[0]: missing name"},
+		{name: "duplicate", in: `{"tools":[{"name":"a"},{"name":"a"}]}`, wantErr: `tools[1]: name "a" already used by tools[0]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Decode(strings.NewReader(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Names(); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("names = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHashIgnoresOrderButNotContent(t *testing.T) {
+	a, _ := Decode(strings.NewReader(`{"tools":[{"name":"a","description":"x"},{"name":"b"}]}`))
+	b, _ := Decode(strings.NewReader(`{"tools":[{"name":"b"},{"name":"a","description":"x"}]}`))
+	c, _ := Decode(strings.NewReader(`{"tools":[{"name":"b"},{"name":"a","description":"y"}]}`))
+	if !Equal(a, b) {
+		t.Error("same tools in another order hash differently")
+	}
+	if Equal(a, c) {
+		t.Error("different descriptions hash the same")
+	}
+	ha, _ := a.Hash()
+	if !strings.HasPrefix(ha, "sha256:") || len(ha) != len("sha256:")+64 {
+		t.Errorf("hash = %q", ha)
+	}
+}
+
+func TestWriteRoundTrip(t *testing.T) {
+	a, _ := Decode(strings.NewReader(`{"tools":[{"name":"a","description":"x","inputSchema":{"type":"object"}}]}`))
+	var buf bytes.Buffer
+	if err := a.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Equal(a, b) {
+		t.Errorf("round trip changed the catalog: %s", buf.String())
+	}
+	if a.Tool("a") == nil || a.Tool("zz") != nil {
+		t.Error("Tool lookup wrong")
+	}
+}

@@ -1,0 +1,91 @@
+// Package testupstream builds and describes the real MCP servers that tests
+// run as upstreams: the go-sdk's conformance everything-server, built from the
+// module cache at the version go.mod pins.
+package testupstream
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// EverythingServerPkg is the import path of the go-sdk's conformance server.
+const EverythingServerPkg = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
+
+// builds memoises one build per test binary: every test in a package shares it.
+type builds struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var everything builds // one per test process; written once under sync.Once
+
+// EverythingServer returns the path of a freshly built everything-server
+// binary (stdio by default; "-http ADDR" for streamable HTTP). It fails the
+// test if the build fails.
+func EverythingServer(t testing.TB) string {
+	t.Helper()
+	everything.once.Do(func() {
+		dir, err := os.MkdirTemp("", "toolprof-upstream-")
+		if err != nil {
+			everything.err = err
+			return
+		}
+		everything.path = filepath.Join(dir, "everything-server")
+		everything.err = Build(EverythingServerPkg, everything.path)
+	})
+	if everything.err != nil {
+		t.Fatalf("build everything-server: %v", everything.err)
+	}
+	return everything.path
+}
+
+// Build runs "go build -o out pkg" from this module, so pkg resolves at the
+// version go.mod pins.
+func Build(pkg, out string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s: %v: %s", pkg, err, stderr.String())
+	}
+	return nil
+}
+
+// EverythingTools are the tool names the everything-server offers, in the
+// order it registers them (tools/list sorts them by name).
+var EverythingTools = []string{
+	"json_schema_2020_12_tool",
+	"test_audio_content",
+	"test_elicitation",
+	"test_elicitation_sep1034_defaults",
+	"test_elicitation_sep1330_enums",
+	"test_embedded_resource",
+	"test_error_handling",
+	"test_image_content",
+	"test_input_required_result_capabilities",
+	"test_input_required_result_elicitation",
+	"test_input_required_result_list_roots",
+	"test_input_required_result_multi_round",
+	"test_input_required_result_multiple_inputs",
+	"test_input_required_result_request_state",
+	"test_input_required_result_sampling",
+	"test_input_required_result_tampered_state",
+	"test_logging_tool",
+	"test_missing_capability",
+	"test_multiple_content_types",
+	"test_reconnection",
+	"test_sampling",
+	"test_simple_text",
+	"test_streaming_elicitation",
+	"test_tool_with_logging",
+	"test_tool_with_progress",
+	"test_trigger_prompt_change",
+	"test_trigger_tool_change",
+	"test_x_mcp_header",
+}
