@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolCost is what one tool's own entry in a tools/list result costs: its
+// compact JSON exactly as the server encodes it, without the separating comma.
+type ToolCost struct {
+	Name   string         `json:"name"`
+	Bytes  int            `json:"bytes"`
+	Tokens map[string]int `json:"tokens"`
+}
+
+// ToolCosts returns the cost of each tool's entry, in the order given.
+func ToolCosts(tools []*mcp.Tool, c *Counter) ([]ToolCost, error) {
+	costs := make([]ToolCost, 0, len(tools))
+	for i, t := range tools {
+		if t == nil {
+			return nil, fmt.Errorf("tool cost: tools[%d] is nil", i)
+		}
+		b, err := encodeAsServed(t)
+		if err != nil {
+			return nil, fmt.Errorf("tool cost %q: encode: %w", t.Name, err)
+		}
+		tokens, err := c.Count(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("tool cost %q: %w", t.Name, err)
+		}
+		costs = append(costs, ToolCost{Name: t.Name, Bytes: len(b), Tokens: tokens})
+	}
+	return costs, nil
+}
+
+// encodeAsServed encodes v as the go-sdk's JSON-RPC layer encodes results:
+// compact, without HTML escaping, so the bytes are the entry as it travels.
+func encodeAsServed(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
