@@ -1,0 +1,280 @@
+package launch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// DecodeError locates a problem in a declaration file.
+type DecodeError struct {
+	File   string
+	Line   int    // 0 when unknown
+	Server string // "" at the top level
+	Key    string // "" when the problem is the entry as a whole
+	Msg    string
+}
+
+func (e *DecodeError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Server != "" {
+		fmt.Fprintf(&b, ": server %q", e.Server)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, ": key %q", e.Key)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// sseRefusal is the message an SSE entry fails with.
+const sseRefusal = "SSE is unsupported, migrate to streamable_http"
+
+var serverName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// ReadFile strictly decodes one .mcp.json-format file into its servers, in
+// file order.
+func ReadFile(path string) ([]Server, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read launch file: %w", err)
+	}
+	return Decode(path, data)
+}
+
+// Decode strictly decodes data, read from file, into its servers.
+func Decode(file string, data []byte) ([]Server, error) {
+	p := parser{file: file, data: data, dir: filepath.Dir(file)}
+	return p.document()
+}
+
+type parser struct {
+	file string
+	data []byte
+	dir  string
+}
+
+// line returns the 1-based line of the first token at or after off.
+func (p *parser) line(off int64) int {
+	i := int(off)
+	for i < len(p.data) && strings.IndexByte(" \t\r\n,:", p.data[i]) >= 0 {
+		i++
+	}
+	return bytes.Count(p.data[:min(i, len(p.data))], []byte("\n")) + 1
+}
+
+func (p *parser) fail(off int64, server, key, format string, args ...any) error {
+	return &DecodeError{File: p.file, Line: p.line(off), Server: server, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// syntax turns a json error into a DecodeError with its line.
+func (p *parser) syntax(base int64, err error, server string) error {
+	var se *json.SyntaxError
+	off := base
+	if errors.As(err, &se) {
+		off = base + se.Offset
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &DecodeError{File: p.file, Line: p.line(int64(len(p.data))), Server: server, Msg: "unexpected end of JSON"}
+	}
+	return &DecodeError{File: p.file, Line: p.line(off), Server: server, Msg: "invalid JSON: " + err.Error()}
+}
+
+// object walks the members of the object starting at base in data, calling
+// member with each key, the offset of its key and its raw value.
+func (p *parser) object(data []byte, base int64, server, what string,
+	member func(key string, keyOff, valOff int64, raw json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return p.syntax(base, err, server)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return p.fail(base, server, "", "%s must be a JSON object", what)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		keyOff := base + dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return p.syntax(base, err, server)
+		}
+		key := tok.(string) // object keys are always strings
+		valOff := base + dec.InputOffset()
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return p.syntax(base, err, server)
+		}
+		if seen[key] {
+			return p.fail(keyOff, server, key, "duplicate key")
+		}
+		seen[key] = true
+		if err := member(key, keyOff, valOff, raw); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return p.syntax(base, err, server)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return p.fail(base+dec.InputOffset(), server, "", "unexpected data after %s", what)
+	}
+	return nil
+}
+
+func (p *parser) document() ([]Server, error) {
+	var servers []Server
+	found := false
+	err := p.object(p.data, 0, "", "the file", func(key string, keyOff, valOff int64, raw json.RawMessage) error {
+		if key != "mcpServers" {
+			return p.fail(keyOff, "", key, `unknown key; the file holds only "mcpServers"`)
+		}
+		found = true
+		return p.object(raw, skipSpace(p.data, valOff), "", `"mcpServers"`, func(name string, keyOff, valOff int64, raw json.RawMessage) error {
+			s, err := p.server(name, keyOff, skipSpace(p.data, valOff), raw)
+			if err != nil {
+				return err
+			}
+			servers = append(servers, s)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, &DecodeError{File: p.file, Line: 1, Key: "mcpServers", Msg: `missing key; want {"mcpServers": {"name": {...}}}`}
+	}
+	return servers, nil
+}
+
+// skipSpace returns the offset of the first non-space byte at or after off,
+// so a nested decoder's offsets can be added to it.
+func skipSpace(data []byte, off int64) int64 {
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+type entry struct {
+	typ, command, cwd, url string
+	args                   []string
+	env, headers           map[string]string
+	has                    map[string]int64 // key -> offset, for later errors
+}
+
+func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (Server, error) {
+	if !serverName.MatchString(name) {
+		return Server{}, p.fail(keyOff, name, "", "invalid server name: use letters, digits, '_', '-' and '.' (it prefixes tool names)")
+	}
+	e := entry{has: map[string]int64{}}
+	err := p.object(raw, base, name, "a server entry", func(key string, keyOff, _ int64, raw json.RawMessage) error {
+		e.has[key] = keyOff
+		var target any
+		want := "a string"
+		switch key {
+		case "type":
+			target = &e.typ
+		case "command":
+			target = &e.command
+		case "cwd":
+			target = &e.cwd
+		case "url":
+			target = &e.url
+		case "args":
+			target, want = &e.args, "an array of strings"
+		case "env":
+			target, want = &e.env, "an object of strings"
+		case "headers":
+			target, want = &e.headers, "an object of strings"
+		default:
+			return p.fail(keyOff, name, key, "unknown key; valid keys: type, command, args, env, cwd, url, headers")
+		}
+		if string(raw) == "null" || json.Unmarshal(raw, target) != nil {
+			return p.fail(keyOff, name, key, "want %s, got %s", want, kind(raw))
+		}
+		return nil
+	})
+	if err != nil {
+		return Server{}, err
+	}
+	s := Server{
+		Name: name, Command: e.command, Args: e.args, Env: e.env, Cwd: e.cwd,
+		URL: e.url, Headers: e.headers, dir: p.dir,
+		Source: fmt.Sprintf("%s:%d", p.file, p.line(keyOff)),
+	}
+	switch e.typ {
+	case "":
+		s.Transport = Stdio
+		if e.url != "" && e.command == "" {
+			s.Transport = StreamableHTTP
+		}
+	case "stdio":
+		s.Transport = Stdio
+	case "http", "streamable_http", "streamableHttp":
+		s.Transport = StreamableHTTP
+	case "sse":
+		return Server{}, p.fail(e.has["type"], name, "type", sseRefusal)
+	default:
+		return Server{}, p.fail(e.has["type"], name, "type", "unknown transport %q; valid: stdio, http, streamable_http, streamableHttp", e.typ)
+	}
+	if s.Transport == Stdio {
+		for _, k := range []string{"url", "headers"} {
+			if off, ok := e.has[k]; ok {
+				return Server{}, p.fail(off, name, k, "not valid for a stdio server (it has a command)")
+			}
+		}
+		if e.command == "" {
+			return Server{}, p.fail(keyOff, name, "command", "missing or empty; a stdio server needs a command (or give a url for HTTP)")
+		}
+	} else {
+		for _, k := range []string{"command", "args", "env", "cwd"} {
+			if off, ok := e.has[k]; ok {
+				return Server{}, p.fail(off, name, k, "not valid for a streamable_http server (it has a url)")
+			}
+		}
+		if e.url == "" {
+			return Server{}, p.fail(keyOff, name, "url", "missing or empty; a streamable_http server needs a url")
+		}
+	}
+	for k := range e.env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return Server{}, p.fail(e.has["env"], name, "env", "invalid variable name %q", k)
+		}
+	}
+	for k := range e.headers {
+		if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+			return Server{}, p.fail(e.has["headers"], name, "headers", "invalid header name %q", k)
+		}
+	}
+	return s, nil
+}
+
+// kind names the JSON type of raw for error messages, never its value.
+func kind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

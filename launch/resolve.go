@@ -1,0 +1,228 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Redaction replaces a value that may be a secret in printed output.
+const Redaction = "<redacted>"
+
+// minScrubLen is the shortest resolved value Scrub removes from messages:
+// shorter values are not credentials and replacing them would garble text.
+const minScrubLen = 4
+
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Lookup finds a variable's value; os.LookupEnv in production.
+type Lookup func(name string) (string, bool)
+
+// ResolvedServer is a Server with every ${NAME} replaced by its value. Its
+// values are secrets: print it only through Resolved.Redacted.
+type ResolvedServer struct {
+	Name      string
+	Transport Transport
+	Command   string
+	Args      []string
+	Env       map[string]string
+	Cwd       string // absolute when it was declared relative to its file
+	URL       string
+	Headers   map[string]string
+	// Template is the entry as written.
+	Template Server
+
+	secrets []string // values that came from variables, longest first
+}
+
+// Resolved is a Document with its variables resolved.
+type Resolved struct {
+	Version int
+	Servers []ResolvedServer
+}
+
+// Resolve replaces every ${NAME} using lookup. Every unset variable is
+// reported, each naming its server, field and variable, never a value.
+func (d *Document) Resolve(lookup Lookup) (*Resolved, error) {
+	r := &Resolved{Version: d.Version}
+	var errs []error
+	for _, s := range d.Servers {
+		rs, err := resolveServer(s, lookup)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.Servers = append(r.Servers, rs)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return r, nil
+}
+
+// resolver expands the templates of one server, collecting errors and the
+// values substituted.
+type resolver struct {
+	server  Server
+	lookup  Lookup
+	errs    []error
+	secrets map[string]bool
+}
+
+func resolveServer(s Server, lookup Lookup) (ResolvedServer, error) {
+	r := &resolver{server: s, lookup: lookup, secrets: map[string]bool{}}
+	rs := ResolvedServer{
+		Name:      s.Name,
+		Transport: s.Transport,
+		Command:   r.expand("command", s.Command),
+		Cwd:       r.expand("cwd", s.Cwd),
+		URL:       r.expand("url", s.URL),
+		Template:  s,
+	}
+	for i, a := range s.Args {
+		rs.Args = append(rs.Args, r.expand(fmt.Sprintf("args[%d]", i), a))
+	}
+	rs.Env = r.expandMap("env", s.Env)
+	rs.Headers = r.expandMap("headers", s.Headers)
+	if rs.Cwd != "" && !filepath.IsAbs(rs.Cwd) && s.dir != "" {
+		rs.Cwd = filepath.Join(s.dir, rs.Cwd)
+	}
+	if len(r.errs) > 0 {
+		return ResolvedServer{}, errors.Join(r.errs...)
+	}
+	for v := range r.secrets {
+		if len(v) >= minScrubLen {
+			rs.secrets = append(rs.secrets, v)
+		}
+	}
+	// Longest first, so a secret containing another is replaced whole.
+	slices.SortFunc(rs.secrets, func(a, b string) int { return len(b) - len(a) })
+	return rs, nil
+}
+
+func (r *resolver) expandMap(field string, m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out[k] = r.expand(field+" "+k, m[k])
+	}
+	return out
+}
+
+func (r *resolver) fail(field, format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf("server %q (%s): %s: %s", r.server.Name, r.server.Source, field, fmt.Sprintf(format, args...)))
+}
+
+// expand replaces the references in one template. On error it records it
+// and returns "".
+func (r *resolver) expand(field, tmpl string) string {
+	var b strings.Builder
+	rest := tmpl
+	ok := true
+	for {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			b.WriteString(rest)
+			break
+		}
+		b.WriteString(rest[:i])
+		end := strings.IndexByte(rest[i:], '}')
+		if end < 0 {
+			r.fail(field, `unterminated "${": write ${NAME} or ${NAME:-default} (there is no escape for a literal "${")`)
+			return ""
+		}
+		ref := rest[i+2 : i+end]
+		rest = rest[i+end+1:]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !varName.MatchString(name) {
+			r.fail(field, `malformed reference "${%s}": write ${NAME} or ${NAME:-default} with NAME of letters, digits and '_'`, ref)
+			ok = false
+			continue
+		}
+		v, set := r.lookup(name)
+		switch {
+		case set && (v != "" || !hasDef):
+			r.secrets[v] = true
+			b.WriteString(v)
+		case hasDef:
+			b.WriteString(def)
+		default:
+			r.fail(field, "variable ${%s} is not set", name)
+			ok = false
+		}
+	}
+	if !ok {
+		return ""
+	}
+	return b.String()
+}
+
+// onlyReferences reports whether tmpl is one or more ${...} references with
+// no literal text between them.
+func onlyReferences(tmpl string) bool {
+	if tmpl == "" {
+		return false
+	}
+	for tmpl != "" {
+		if !strings.HasPrefix(tmpl, "${") {
+			return false
+		}
+		end := strings.IndexByte(tmpl, '}')
+		if end < 0 {
+			return false
+		}
+		tmpl = tmpl[end+1:]
+	}
+	return true
+}
+
+// Redacted returns the document as written, safe to print: templates
+// instead of values, and env and header values that hold literal text
+// replaced by Redaction.
+func (r *Resolved) Redacted() Document {
+	d := Document{Version: r.Version}
+	for _, s := range r.Servers {
+		d.Servers = append(d.Servers, s.Template.redacted())
+	}
+	return d
+}
+
+// Redacted returns the server as written with literal env and header values
+// replaced by Redaction.
+func (s Server) redacted() Server {
+	out := s
+	out.Args = slices.Clone(s.Args)
+	out.Env = redactMap(s.Env)
+	out.Headers = redactMap(s.Headers)
+	return out
+}
+
+func redactMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if onlyReferences(v) {
+			out[k] = v
+		} else {
+			out[k] = Redaction
+		}
+	}
+	return out
+}
+
+// Scrub replaces every value this server took from a variable with
+// Redaction, so messages from a transport or an upstream can be logged.
+func (s *ResolvedServer) Scrub(msg string) string {
+	for _, v := range s.secrets {
+		msg = strings.ReplaceAll(msg, v, Redaction)
+	}
+	return msg
+}
