@@ -3,8 +3,42 @@
 // Two files describe what a server serves. profiles.generated.toml is written
 // by the derivation (profiler derive) and never edited by hand; profiles.toml,
 // beside it and optional, holds what people decide: pinned and denied tools,
-// instruction text, destructive rules and effect overrides. Merge combines
-// them into a Set, the hand-written file winning wherever both speak.
+// instruction text, destructive rules and effect overrides. Load reads both
+// into a Set; Set.Resolve applies it to the tools the upstreams offer.
+//
+// # Decoding
+//
+// Both files are decoded strictly: a syntax error, an unknown key, a wrong
+// type, a duplicate profile, a tool listed twice in one list, a missing or
+// unreadable version (this build reads version 1), an unknown effect kind or
+// a default naming no profile fails with an *Error naming the file, the line,
+// the key (with array indices, "profile[1].tools") and what would be valid.
+//
+// # Merge rules
+//
+// The hand-written file wins wherever both speak. Per profile:
+//
+//   - tools = (generated tools ∪ pin) − deny, keeping only offered tools; a
+//     tool no upstream offers is a warning, never an error, so an upstream
+//     dropping a tool does not stop the server;
+//   - instructions and read_only come from profiles.toml when it sets them;
+//   - a [[profile]] in profiles.toml that the generated file lacks is a new
+//     profile made of its pins;
+//   - destructive tools (see EffectOf) are removed from every profile except
+//     full unless profiles.toml sets allow_destructive = true for that
+//     profile; each removal is a warning;
+//   - a read_only profile keeps only read and evaluate tools (a pinned tool
+//     removed this way is a warning).
+//
+// "full" is reserved: it always holds every offered tool, destructive ones
+// included; pin, deny and read_only are refused for it. A generated "full"
+// entry may carry instructions, groups and measured figures (its tool list
+// is informational), and profiles.toml may replace its instructions.
+// profiles.toml's default overrides the generated default; either must name
+// an existing profile. Groups keep only offered tools.
+//
+// Adding a tool upstream needs no edit at all to be served under full, and
+// one edit (a pin, or the next derivation) to join another profile.
 package profiles
 
 // Version is the schema version this package reads and writes.
