@@ -1,0 +1,250 @@
+package derive
+
+// The Lagrangian relaxation of "cover at least need sessions at least cost"
+// moves the coverage constraint into the objective with a price mu (tokens
+// per session): maximise mu*covered - cost. For a fixed mu that relaxed
+// problem is a maximum-weight closure (a signature may be chosen only if all
+// its tools are bought), which a minimum s-t cut solves exactly: source ->
+// signature with capacity mu*weight, signature -> tool unbounded, tool ->
+// sink with capacity cost. Its optima, as mu grows, are exactly the corner
+// points of the lower convex hull of the cost/coverage frontier, so every
+// point it returns is optimal for its own coverage. mu is kept rational
+// (num/den) so that all capacities are integers and the cut is exact.
+
+// closure solves the relaxed problem at mu = num/den over the signatures not
+// already covered by the pinned tools, and returns the pinned tools plus the
+// bought ones.
+func (s *solver) closure(base *state, num, den int64) *state {
+	var sigs []int
+	for i := range s.sigs {
+		if base.missCount[i] > 0 {
+			sigs = append(sigs, i)
+		}
+	}
+	toolNode := make(map[int]int)
+	var tools []int
+	for _, i := range sigs {
+		for _, t := range s.sigs[i].Tools {
+			if base.in[t] {
+				continue
+			}
+			if _, ok := toolNode[t]; !ok {
+				toolNode[t] = 2 + len(sigs) + len(tools)
+				tools = append(tools, t)
+			}
+		}
+	}
+	f := newFlow(2 + len(sigs) + len(tools))
+	const inf = int64(1) << 62
+	for k, i := range sigs {
+		f.edge(0, 2+k, int64(s.w[i])*num)
+		for _, t := range s.sigs[i].Tools {
+			if !base.in[t] {
+				f.edge(2+k, toolNode[t], inf)
+			}
+		}
+	}
+	for _, t := range tools {
+		f.edge(toolNode[t], 1, int64(s.costs[t])*den)
+	}
+	f.maxflow(0, 1)
+	reach := f.reachable(0)
+	st := base.clone()
+	for _, t := range tools {
+		if reach[toolNode[t]] {
+			st.add(t)
+		}
+	}
+	return st
+}
+
+// lagrangianBracket returns two closure optima adjacent on the hull around
+// the goal: in target mode lo covers fewer than need sessions and hi at
+// least need (unless unreachable); in budget mode lo fits the budget and hi
+// does not (unless everything fits).
+func (s *solver) lagrangianBracket(g goal) (lo, hi *state) {
+	base := s.newState()
+	lo = base.clone()
+	allCost := int64(1)
+	for _, c := range s.costs {
+		allCost += int64(c)
+	}
+	hi = s.closure(base, allCost, 1)
+	ok := func(st *state) bool {
+		if g.budget >= 0 {
+			return st.cost <= g.budget
+		}
+		return st.covered >= g.need
+	}
+	if g.budget < 0 && ok(lo) {
+		return lo, lo
+	}
+	if g.budget >= 0 && ok(hi) {
+		return hi, hi
+	}
+	if g.budget < 0 && !ok(hi) || g.budget >= 0 && !ok(lo) {
+		return lo, hi
+	}
+	for range 64 {
+		num, den := int64(hi.cost-lo.cost), int64(hi.covered-lo.covered)
+		if den <= 0 {
+			break
+		}
+		mid := s.closure(base, num, den)
+		if num*int64(mid.covered)-den*int64(mid.cost) == num*int64(lo.covered)-den*int64(lo.cost) {
+			break // lo and hi are adjacent corners of the hull
+		}
+		if ok(mid) == (g.budget < 0) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo, hi
+}
+
+// FrontierPoint is one corner of the lower convex hull of the cost/coverage
+// frontier: no tool set covers Covered sessions for less than Cost.
+type FrontierPoint struct {
+	Cost    int
+	Covered int
+	Tools   []int
+}
+
+// Frontier returns the corners of the convex cost/coverage frontier of p,
+// from the pinned tools alone to every coverable session, by parametric
+// minimum cut (Eisner-Severance: each new mu is the slope between two known
+// corners).
+func Frontier(p Problem) ([]FrontierPoint, error) {
+	s, err := newSolver(p, Options{})
+	if err != nil {
+		return nil, err
+	}
+	base := s.newState()
+	allCost := int64(1)
+	for _, c := range s.costs {
+		allCost += int64(c)
+	}
+	var out []FrontierPoint
+	point := func(st *state) FrontierPoint {
+		return FrontierPoint{Cost: st.cost, Covered: st.covered, Tools: st.tools()}
+	}
+	var walk func(a, b *state, depth int)
+	walk = func(a, b *state, depth int) {
+		num, den := int64(b.cost-a.cost), int64(b.covered-a.covered)
+		if den <= 0 || depth > 64 {
+			return
+		}
+		m := s.closure(base, num, den)
+		if num*int64(m.covered)-den*int64(m.cost) == num*int64(a.covered)-den*int64(a.cost) {
+			return
+		}
+		walk(a, m, depth+1)
+		out = append(out, point(m))
+		walk(m, b, depth+1)
+	}
+	hi := s.closure(base, allCost, 1)
+	out = append(out, point(base))
+	walk(base, hi, 0)
+	if hi.covered != base.covered || hi.cost != base.cost {
+		out = append(out, point(hi))
+	}
+	return out, nil
+}
+
+// flow is Dinic's maximum flow on an adjacency-array graph.
+type flow struct {
+	head  []int32
+	next  []int32
+	to    []int32
+	cap   []int64
+	level []int32
+	iter  []int32
+}
+
+func newFlow(n int) *flow {
+	f := &flow{head: make([]int32, n), level: make([]int32, n), iter: make([]int32, n)}
+	for i := range f.head {
+		f.head[i] = -1
+	}
+	return f
+}
+
+func (f *flow) edge(u, v int, c int64) {
+	f.to = append(f.to, int32(v), int32(u))
+	f.cap = append(f.cap, c, 0)
+	f.next = append(f.next, f.head[u], f.head[v])
+	f.head[u] = int32(len(f.to) - 2)
+	f.head[v] = int32(len(f.to) - 1)
+}
+
+func (f *flow) bfs(s, t int) bool {
+	for i := range f.level {
+		f.level[i] = -1
+	}
+	q := []int32{int32(s)}
+	f.level[s] = 0
+	for len(q) > 0 {
+		u := q[0]
+		q = q[1:]
+		for e := f.head[u]; e >= 0; e = f.next[e] {
+			if v := f.to[e]; f.cap[e] > 0 && f.level[v] < 0 {
+				f.level[v] = f.level[u] + 1
+				q = append(q, v)
+			}
+		}
+	}
+	return f.level[t] >= 0
+}
+
+func (f *flow) dfs(u, t int32, pushed int64) int64 {
+	if u == t {
+		return pushed
+	}
+	for ; f.iter[u] >= 0; f.iter[u] = f.next[f.iter[u]] {
+		e := f.iter[u]
+		v := f.to[e]
+		if f.cap[e] > 0 && f.level[v] == f.level[u]+1 {
+			if d := f.dfs(v, t, min(pushed, f.cap[e])); d > 0 {
+				f.cap[e] -= d
+				f.cap[e^1] += d
+				return d
+			}
+		}
+	}
+	return 0
+}
+
+func (f *flow) maxflow(s, t int) int64 {
+	var total int64
+	for f.bfs(s, t) {
+		copy(f.iter, f.head)
+		for {
+			d := f.dfs(int32(s), int32(t), int64(1)<<62)
+			if d == 0 {
+				break
+			}
+			total += d
+		}
+	}
+	return total
+}
+
+// reachable marks the nodes reachable from s in the residual graph: the
+// source side of a minimum cut (the smallest one).
+func (f *flow) reachable(s int) []bool {
+	seen := make([]bool, len(f.head))
+	seen[s] = true
+	stack := []int32{int32(s)}
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for e := f.head[u]; e >= 0; e = f.next[e] {
+			if v := f.to[e]; f.cap[e] > 0 && !seen[v] {
+				seen[v] = true
+				stack = append(stack, v)
+			}
+		}
+	}
+	return seen
+}

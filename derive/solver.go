@@ -1,0 +1,590 @@
+package derive
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+)
+
+// Signature is one distinct set of tools sessions used, with the number of
+// sessions that used exactly that set.
+type Signature struct {
+	Tools  []int // tool indices, sorted, distinct, non-empty
+	Weight int   // sessions
+}
+
+// Problem is a weighted set-union knapsack instance over tools 0..len(Costs)-1.
+type Problem struct {
+	Costs  []int       // token cost of each tool
+	Sigs   []Signature // distinct tool sets with their session counts
+	Free   int         // sessions with no tool call: covered by every tool set
+	Pinned []int       // tools forced in (their cost counts)
+	Denied []int       // tools forced out; signatures needing one are uncoverable
+}
+
+// Options tunes the solver. The zero value is the documented default.
+type Options struct {
+	// ExactWork bounds the enumeration used when an instance is small: the
+	// solver enumerates exactly when 2^k * signatures <= ExactWork, with k
+	// the smaller of the free tool and signature counts. 0 means 1<<25;
+	// a negative value disables enumeration (tests use it to measure the
+	// heuristic alone).
+	ExactWork int
+	// SearchWork bounds the destroy-and-repair local search in posting-list
+	// visits, so that running time is bounded and deterministic. 0 means 4e8.
+	SearchWork int
+}
+
+// Solution is a tool set with its cost and the sessions it covers.
+type Solution struct {
+	Tools   []int // sorted tool indices
+	Cost    int   // sum of tool costs, pinned tools included
+	Covered int   // sessions covered, Free included
+	Total   int   // all sessions, uncoverable ones included
+	Need    int   // sessions to cover (target mode), 0 in budget mode
+	// Feasible is false when the target cannot be reached (denied tools
+	// make too many sessions uncoverable) or the pinned tools alone exceed
+	// the budget; the solution is then the best effort.
+	Feasible bool
+	Method   string // which candidate won: exact, lagrangian, greedy, topk
+}
+
+// Share returns Covered/Total, or NaN when there are no sessions.
+func (s Solution) Share() float64 {
+	if s.Total == 0 {
+		return math.NaN()
+	}
+	return float64(s.Covered) / float64(s.Total)
+}
+
+// Need returns the number of sessions, out of total, that covering a share
+// target of them means: the smallest integer >= target*total.
+func Need(target float64, total int) int {
+	n := int(math.Ceil(target*float64(total) - 1e-9))
+	return min(max(n, 0), total)
+}
+
+// solver holds the preprocessed instance shared by all candidate searches.
+type solver struct {
+	costs   []int
+	sigs    []Signature // coverable signatures only
+	w       []int
+	posting [][]int32 // tool -> signatures containing it
+	pinned  []bool
+	denied  []bool
+	free    int // sessions needing no tool: Free and empty signatures
+	total   int
+	opt     Options
+	work    int // remaining destroy-and-repair budget
+}
+
+func newSolver(p Problem, opt Options) (*solver, error) {
+	n := len(p.Costs)
+	s := &solver{costs: p.Costs, pinned: make([]bool, n), denied: make([]bool, n), free: p.Free, opt: opt}
+	if s.opt.ExactWork == 0 {
+		s.opt.ExactWork = 1 << 25
+	}
+	if s.opt.SearchWork == 0 {
+		s.opt.SearchWork = 4e8
+	}
+	s.work = s.opt.SearchWork
+	for i, c := range p.Costs {
+		if c < 0 {
+			return nil, fmt.Errorf("tool %d: negative cost %d", i, c)
+		}
+	}
+	for _, t := range p.Denied {
+		if t < 0 || t >= n {
+			return nil, fmt.Errorf("denied tool index %d out of range [0,%d)", t, n)
+		}
+		s.denied[t] = true
+	}
+	for _, t := range p.Pinned {
+		if t < 0 || t >= n {
+			return nil, fmt.Errorf("pinned tool index %d out of range [0,%d)", t, n)
+		}
+		if s.denied[t] {
+			return nil, fmt.Errorf("tool %d is both pinned and denied", t)
+		}
+		s.pinned[t] = true
+	}
+	s.total = p.Free
+	s.posting = make([][]int32, n)
+sigs:
+	for _, sg := range p.Sigs {
+		if sg.Weight < 0 {
+			return nil, fmt.Errorf("signature %v: negative weight", sg.Tools)
+		}
+		s.total += sg.Weight
+		if sg.Weight == 0 {
+			continue
+		}
+		for _, t := range sg.Tools {
+			if t < 0 || t >= n {
+				return nil, fmt.Errorf("signature tool index %d out of range [0,%d)", t, n)
+			}
+			if s.denied[t] {
+				continue sigs
+			}
+		}
+		if len(sg.Tools) == 0 {
+			s.free += sg.Weight
+			continue
+		}
+		idx := int32(len(s.sigs))
+		s.sigs = append(s.sigs, sg)
+		s.w = append(s.w, sg.Weight)
+		for _, t := range sg.Tools {
+			s.posting[t] = append(s.posting[t], idx)
+		}
+	}
+	return s, nil
+}
+
+// state is a tool set with incrementally maintained coverage.
+type state struct {
+	s         *solver
+	in        []bool
+	missCount []int32
+	missCost  []int
+	covered   int
+	cost      int
+}
+
+func (s *solver) newState() *state {
+	st := &state{s: s, in: make([]bool, len(s.costs)), missCount: make([]int32, len(s.sigs)), missCost: make([]int, len(s.sigs)), covered: s.free}
+	for i, sg := range s.sigs {
+		st.missCount[i] = int32(len(sg.Tools))
+		for _, t := range sg.Tools {
+			st.missCost[i] += s.costs[t]
+		}
+	}
+	for t, p := range s.pinned {
+		if p {
+			st.add(t)
+		}
+	}
+	return st
+}
+
+func (st *state) clone() *state {
+	return &state{s: st.s, in: slices.Clone(st.in), missCount: slices.Clone(st.missCount), missCost: slices.Clone(st.missCost), covered: st.covered, cost: st.cost}
+}
+
+func (st *state) add(t int) {
+	if st.in[t] {
+		return
+	}
+	st.in[t] = true
+	c := st.s.costs[t]
+	st.cost += c
+	for _, i := range st.s.posting[t] {
+		st.missCount[i]--
+		st.missCost[i] -= c
+		if st.missCount[i] == 0 {
+			st.covered += st.s.w[i]
+		}
+	}
+	st.s.work -= len(st.s.posting[t])
+}
+
+func (st *state) remove(t int) {
+	if !st.in[t] {
+		return
+	}
+	st.in[t] = false
+	c := st.s.costs[t]
+	st.cost -= c
+	for _, i := range st.s.posting[t] {
+		if st.missCount[i] == 0 {
+			st.covered -= st.s.w[i]
+		}
+		st.missCount[i]++
+		st.missCost[i] += c
+	}
+	st.s.work -= len(st.s.posting[t])
+}
+
+// loss is the coverage lost by removing t.
+func (st *state) loss(t int) int {
+	l := 0
+	for _, i := range st.s.posting[t] {
+		if st.missCount[i] == 0 {
+			l += st.s.w[i]
+		}
+	}
+	return l
+}
+
+func (st *state) addSig(i int) {
+	for _, t := range st.s.sigs[i].Tools {
+		st.add(t)
+	}
+}
+
+func (st *state) tools() []int {
+	var out []int
+	for t, in := range st.in {
+		if in {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// goal is what a search aims at: reach need sessions at least cost (target
+// mode) or cover the most sessions within budget (budget mode).
+type goal struct {
+	need   int // target mode when budget < 0
+	budget int // budget mode when >= 0
+}
+
+func (g goal) feasible(st *state) bool {
+	if g.budget >= 0 {
+		return st.cost <= g.budget
+	}
+	return st.covered >= g.need
+}
+
+// better reports whether a beats b: feasibility first, then cost (target
+// mode) or coverage (budget mode), then the other figure, then fewer tools,
+// then the lexicographically smaller tool list, so that results are
+// deterministic.
+func (g goal) better(a, b *Solution) bool {
+	if a.Feasible != b.Feasible {
+		return a.Feasible
+	}
+	primA, primB, secA, secB := a.Cost, b.Cost, -a.Covered, -b.Covered
+	if g.budget >= 0 || !a.Feasible {
+		primA, primB, secA, secB = -a.Covered, -b.Covered, a.Cost, b.Cost
+	}
+	if primA != primB {
+		return primA < primB
+	}
+	if secA != secB {
+		return secA < secB
+	}
+	if len(a.Tools) != len(b.Tools) {
+		return len(a.Tools) < len(b.Tools)
+	}
+	return slices.Compare(a.Tools, b.Tools) < 0
+}
+
+func (s *solver) solution(st *state, g goal, method string) *Solution {
+	return &Solution{Tools: st.tools(), Cost: st.cost, Covered: st.covered, Total: s.total, Need: max(g.need, 0), Feasible: g.feasible(st), Method: method}
+}
+
+// greedyCandidates is how many signatures, ranked by their own weight per
+// missing cost, get their exact coverage gain computed at each greedy step
+// on large instances; all do when there are at most greedyExactAll.
+const (
+	greedyCandidates = 64
+	greedyExactAll   = 2048
+)
+
+// greedy adds whole signatures to st, best coverage gained per marginal
+// token first, until g is met (target mode) or nothing more fits (budget
+// mode). banned tools are never added. In target mode it also returns the
+// cheapest "finishing" alternatives seen on the way: the state before a step
+// plus the cheapest single signature that reaches need from there.
+func (s *solver) greedy(st *state, g goal, banned []bool) (alts []*state) {
+	stamp := make([]int32, len(s.sigs))
+	hits := make([]int32, len(s.sigs))
+	var cur int32
+	gain := func(i int) int {
+		cur++
+		sum := 0
+		for _, t := range s.sigs[i].Tools {
+			if st.in[t] {
+				continue
+			}
+			for _, u := range s.posting[t] {
+				if st.missCount[u] == 0 {
+					continue
+				}
+				if stamp[u] != cur {
+					stamp[u], hits[u] = cur, 0
+				}
+				hits[u]++
+				if hits[u] == st.missCount[u] {
+					sum += s.w[u]
+				}
+			}
+			s.work -= len(s.posting[t])
+		}
+		return sum
+	}
+	usable := func(i int) bool {
+		if st.missCount[i] == 0 {
+			return false
+		}
+		if g.budget >= 0 && st.cost+st.missCost[i] > g.budget {
+			return false
+		}
+		if banned != nil {
+			for _, t := range s.sigs[i].Tools {
+				if banned[t] && !st.in[t] {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	type cand struct {
+		i    int
+		gain int
+		cost int
+	}
+	// ratioLess orders by gain/cost descending without division; zero cost
+	// ranks first.
+	ratioBetter := func(a, b cand) bool {
+		l, r := int64(a.gain)*int64(b.cost), int64(b.gain)*int64(a.cost)
+		if l != r {
+			return l > r
+		}
+		if a.gain != b.gain {
+			return a.gain > b.gain
+		}
+		return a.i < b.i
+	}
+	var pool []cand
+	for {
+		if g.budget < 0 && st.covered >= g.need {
+			return alts
+		}
+		pool = pool[:0]
+		finish, finishCost := -1, 0
+		for i := range s.sigs {
+			if !usable(i) {
+				continue
+			}
+			pool = append(pool, cand{i: i, gain: s.w[i], cost: st.missCost[i]})
+			if g.budget < 0 && st.covered+s.w[i] >= g.need && (finish < 0 || st.missCost[i] < finishCost) {
+				finish, finishCost = i, st.missCost[i]
+			}
+		}
+		if len(pool) == 0 {
+			return alts
+		}
+		if len(pool) > greedyExactAll {
+			sort.Slice(pool, func(a, b int) bool { return ratioBetter(pool[a], pool[b]) })
+			pool = pool[:greedyCandidates]
+		}
+		best := -1
+		for k := range pool {
+			pool[k].gain = gain(pool[k].i)
+			if best < 0 || ratioBetter(pool[k], pool[best]) {
+				best = k
+			}
+		}
+		if finish >= 0 && finish != pool[best].i {
+			alt := st.clone()
+			alt.addSig(finish)
+			alts = append(alts, alt)
+		}
+		st.addSig(pool[best].i)
+	}
+}
+
+// drop removes tools that are not needed: in target mode any tool whose
+// removal keeps need covered (most expensive first); in budget mode tools
+// that cover nothing.
+func (s *solver) drop(st *state, g goal) {
+	for changed := true; changed; {
+		changed = false
+		ts := st.tools()
+		slices.SortStableFunc(ts, func(a, b int) int { return s.costs[b] - s.costs[a] })
+		for _, t := range ts {
+			if s.pinned[t] {
+				continue
+			}
+			l := st.loss(t)
+			if (g.budget < 0 && st.covered-l >= g.need) || (g.budget >= 0 && l == 0) {
+				st.remove(t)
+				changed = true
+			}
+		}
+	}
+}
+
+// improve runs destroy-and-repair local search from st: remove one chosen
+// tool, ban it, repair greedily, drop what is unneeded; keep the result if
+// it is better. It repeats until no move improves or the work budget runs
+// out.
+func (s *solver) improve(st *state, g goal) *state {
+	s.drop(st, g)
+	best := s.solution(st, g, "")
+	banned := make([]bool, len(s.costs))
+	for improved := true; improved && s.work > 0; {
+		improved = false
+		ts := st.tools()
+		slices.SortStableFunc(ts, func(a, b int) int { return s.costs[b] - s.costs[a] })
+		for _, t := range ts {
+			if s.pinned[t] || s.work <= 0 {
+				continue
+			}
+			try := st.clone()
+			try.remove(t)
+			banned[t] = true
+			s.greedy(try, g, banned)
+			banned[t] = false
+			s.drop(try, g)
+			if sol := s.solution(try, g, ""); g.better(sol, best) {
+				st, best, improved = try, sol, true
+				break
+			}
+		}
+	}
+	return st
+}
+
+// Solve returns a cheapest tool set covering at least need sessions (see
+// Need), or the best effort with Feasible false when denied tools make that
+// impossible.
+func Solve(p Problem, target float64, opt Options) (*Solution, error) {
+	if target < 0 || target > 1 || math.IsNaN(target) {
+		return nil, fmt.Errorf("target %v: want a share in [0,1]", target)
+	}
+	s, err := newSolver(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	return s.solve(goal{need: Need(target, s.total), budget: -1}), nil
+}
+
+// SolveBudget returns a tool set covering the most sessions at a cost of at
+// most budget tokens (pinned tools included).
+func SolveBudget(p Problem, budget int, opt Options) (*Solution, error) {
+	if budget < 0 {
+		return nil, fmt.Errorf("budget %d: want a non-negative token count", budget)
+	}
+	s, err := newSolver(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	return s.solve(goal{budget: budget}), nil
+}
+
+func (s *solver) solve(g goal) *Solution {
+	if sol := s.exact(g); sol != nil {
+		return sol
+	}
+	var best *Solution
+	var bestState *state
+	consider := func(st *state, method string) {
+		sol := s.solution(st, g, method)
+		if best == nil || g.better(sol, best) {
+			best, bestState = sol, st
+		}
+	}
+	// Lagrangian bracket: exact optima of the relaxed problem just below
+	// and at or above the goal.
+	lo, hi := s.lagrangianBracket(g)
+	if g.budget < 0 {
+		s.drop(hi, g)
+		consider(hi, "lagrangian")
+	}
+	s.greedy(lo, g, nil)
+	s.drop(lo, g)
+	consider(lo, "lagrangian+greedy")
+	// Plain greedy from the pinned tools, with its finishing alternatives.
+	gr := s.newState()
+	alts := s.greedy(gr, g, nil)
+	s.drop(gr, g)
+	consider(gr, "greedy")
+	for _, a := range alts {
+		s.drop(a, g)
+		consider(a, "greedy")
+	}
+	// The popularity baseline, so the result is never worse than it.
+	tk := s.topK(g)
+	s.drop(tk, g)
+	consider(tk, "topk")
+	method := best.Method
+	st := s.improve(bestState, g)
+	sol := s.solution(st, g, method)
+	if g.better(sol, best) {
+		sol.Method = method + "+local"
+		best = sol
+	}
+	return best
+}
+
+// popularity returns the tools ranked by the sessions using them (desc),
+// ties by index.
+func (s *solver) popularity() []int {
+	use := make([]int, len(s.costs))
+	for t, post := range s.posting {
+		for _, i := range post {
+			use[t] += s.w[i]
+		}
+	}
+	order := make([]int, 0, len(s.costs))
+	for t := range s.costs {
+		if !s.denied[t] {
+			order = append(order, t)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return use[b] - use[a] })
+	return order
+}
+
+// topK adds tools by popularity until g is met: the smallest k reaching the
+// target, or the largest k within the budget.
+func (s *solver) topK(g goal) *state {
+	st := s.newState()
+	for _, t := range s.popularity() {
+		if g.budget < 0 && st.covered >= g.need {
+			break
+		}
+		if g.budget >= 0 && !st.in[t] && st.cost+s.costs[t] > g.budget {
+			break
+		}
+		st.add(t)
+	}
+	return st
+}
+
+// TopK is the popularity baseline: tools ranked by the number of sessions
+// using them, the smallest k whose top-k set (plus the pinned tools) covers
+// target.
+func TopK(p Problem, target float64) (*Solution, error) {
+	s, err := newSolver(p, Options{})
+	if err != nil {
+		return nil, err
+	}
+	g := goal{need: Need(target, s.total), budget: -1}
+	return s.solution(s.topK(g), g, "topk"), nil
+}
+
+// TopKBudget is the popularity baseline under a token budget: the largest k
+// whose top-k set fits.
+func TopKBudget(p Problem, budget int) (*Solution, error) {
+	s, err := newSolver(p, Options{})
+	if err != nil {
+		return nil, err
+	}
+	g := goal{budget: budget}
+	return s.solution(s.topK(g), g, "topk"), nil
+}
+
+// Evaluate returns the sessions of p covered by tools.
+func Evaluate(p Problem, tools []int) (covered, total int) {
+	in := make(map[int]bool, len(tools))
+	for _, t := range tools {
+		in[t] = true
+	}
+	covered, total = p.Free, p.Free
+sigs:
+	for _, sg := range p.Sigs {
+		total += sg.Weight
+		for _, t := range sg.Tools {
+			if !in[t] {
+				continue sigs
+			}
+		}
+		covered += sg.Weight
+	}
+	return covered, total
+}
