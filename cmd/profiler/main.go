@@ -48,7 +48,9 @@ type command struct {
 
 // commands lists the subcommands. Each is implemented in its own file.
 func commands() map[string]command {
-	return map[string]command{}
+	return map[string]command{
+		"launch": {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
+	}
 }
 
 func main() {

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/BurntSushi/toml"
+	"github.com/toolprof/toolprof/launch"
+)
+
+// runLaunch prints the launch document a pack (and persona) resolves to,
+// with every secret value redacted. Resolving first means an unset
+// variable fails here exactly as it would at server start.
+func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("launch", "", "pack `FILE` in .mcp.json format (required)")
+	persona := fs.String("persona", "", "persona `NAME`: merges personas/NAME.mcp.json beside the pack")
+	format := fs.String("format", "json", "output `format`: json or toml")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usagef("launch: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("launch: unexpected argument %q", fs.Arg(0))
+	}
+	if *file == "" {
+		return usagef("launch: --launch FILE is required")
+	}
+	if *format != "json" && *format != "toml" {
+		return usagef("launch: --format %q: want json or toml", *format)
+	}
+	doc, err := launch.Load(*file, *persona)
+	if err != nil {
+		return err
+	}
+	resolved, err := doc.Resolve(os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", *file, err)
+	}
+	red := resolved.Redacted()
+	if *format == "toml" {
+		return toml.NewEncoder(stdout).Encode(red)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(red)
+}
