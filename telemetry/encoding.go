@@ -1,0 +1,223 @@
+package telemetry
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Record encodings. Values are varint-packed: a call is typically 10-16
+// bytes, because session ids and tool names are replaced by numbers that are
+// local to the segment (buckets session_names and tools hold the names).
+
+var outcomeCodes = []Outcome{"", OutcomeOK, OutcomeToolError, OutcomeUpstreamError, OutcomeDenied, OutcomeUnknownTool, OutcomeCancelled}
+
+// outcomeOther marks an outcome string outside the known set, stored inline.
+const outcomeOther = 0xff
+
+func outcomeCode(o Outcome) byte {
+	for i, k := range outcomeCodes {
+		if k == o {
+			return byte(i)
+		}
+	}
+	return outcomeOther
+}
+
+var errShortRecord = errors.New("record ends early")
+
+func nanos(t time.Time) uint64 {
+	n := t.UnixNano()
+	if n < 0 {
+		return 0
+	}
+	return uint64(n)
+}
+
+func timeKey(t time.Time, counter uint32) []byte {
+	k := make([]byte, 12)
+	binary.BigEndian.PutUint64(k, nanos(t))
+	binary.BigEndian.PutUint32(k[8:], counter)
+	return k
+}
+
+func keyTime(k []byte) time.Time {
+	return time.Unix(0, int64(binary.BigEndian.Uint64(k))).UTC()
+}
+
+func num4(n uint32) []byte { return binary.BigEndian.AppendUint32(make([]byte, 0, 4), n) }
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendCall(b []byte, snum, tool uint32, c *Call) []byte {
+	b = binary.AppendUvarint(b, uint64(snum))
+	b = binary.AppendUvarint(b, c.Seq)
+	b = binary.AppendUvarint(b, uint64(tool))
+	b = binary.AppendUvarint(b, uint64(max(c.Duration, 0)))
+	code := outcomeCode(c.Outcome)
+	b = append(b, code)
+	if code == outcomeOther {
+		b = appendString(b, string(c.Outcome))
+	}
+	b = binary.AppendUvarint(b, uint64(max(c.RequestBytes, 0)))
+	return binary.AppendUvarint(b, uint64(max(c.ResponseBytes, 0)))
+}
+
+// recordReader decodes varint-packed fields, remembering the first error.
+type recordReader struct {
+	b   []byte
+	err error
+}
+
+func (r *recordReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errShortRecord
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *recordReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errShortRecord
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *recordReader) byte() byte {
+	if r.err != nil || len(r.b) == 0 {
+		r.err = errShortRecord
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *recordReader) string() string {
+	n := r.uvarint()
+	if r.err != nil {
+		return ""
+	}
+	if uint64(len(r.b)) < n {
+		r.err = errShortRecord
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *recordReader) outcome() Outcome {
+	code := r.byte()
+	if code == outcomeOther {
+		return Outcome(r.string())
+	}
+	if int(code) >= len(outcomeCodes) {
+		if r.err == nil {
+			r.err = fmt.Errorf("unknown outcome code %d", code)
+		}
+		return ""
+	}
+	return outcomeCodes[code]
+}
+
+// decodeCall decodes a call value; Session and Tool are left to the caller,
+// which maps the returned numbers to names.
+func decodeCall(k, v []byte) (c Call, snum, tool uint32, err error) {
+	r := recordReader{b: v}
+	snum = uint32(r.uvarint())
+	c.Seq = r.uvarint()
+	tool = uint32(r.uvarint())
+	c.Duration = time.Duration(r.uvarint())
+	c.Outcome = r.outcome()
+	c.RequestBytes = int(r.uvarint())
+	c.ResponseBytes = int(r.uvarint())
+	c.Start = keyTime(k)
+	return c, snum, tool, r.err
+}
+
+const (
+	sessionExploration = 1 << iota
+	sessionEnded
+)
+
+func appendSession(b []byte, snum uint32, s *Session) []byte {
+	b = binary.AppendUvarint(b, uint64(snum))
+	b = appendString(b, s.ID)
+	var flags byte
+	if s.Exploration {
+		flags |= sessionExploration
+	}
+	if !s.End.IsZero() {
+		flags |= sessionEnded
+	}
+	b = append(b, flags)
+	if !s.End.IsZero() {
+		b = binary.AppendVarint(b, s.End.UnixNano())
+	}
+	for _, f := range []string{s.Transport, s.ClientName, s.ClientVersion, s.ProtocolVersion, s.Profile, s.ServerVersion, s.CatalogHash} {
+		b = appendString(b, f)
+	}
+	b = binary.AppendUvarint(b, uint64(max(s.ToolsListCalls, 0)))
+	b = binary.AppendUvarint(b, uint64(max(s.ToolsListPages, 0)))
+	b = binary.AppendUvarint(b, uint64(len(s.Switches)))
+	for _, sw := range s.Switches {
+		b = binary.AppendVarint(b, sw.Time.UnixNano())
+		b = appendString(b, sw.Group)
+	}
+	return b
+}
+
+func decodeSession(k, v []byte) (s Session, snum uint32, err error) {
+	r := recordReader{b: v}
+	snum = uint32(r.uvarint())
+	s.ID = r.string()
+	flags := r.byte()
+	s.Exploration = flags&sessionExploration != 0
+	if flags&sessionEnded != 0 {
+		s.End = time.Unix(0, r.varint()).UTC()
+	}
+	for _, f := range []*string{&s.Transport, &s.ClientName, &s.ClientVersion, &s.ProtocolVersion, &s.Profile, &s.ServerVersion, &s.CatalogHash} {
+		*f = r.string()
+	}
+	s.ToolsListCalls = int(r.uvarint())
+	s.ToolsListPages = int(r.uvarint())
+	n := r.uvarint()
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		t := time.Unix(0, r.varint()).UTC()
+		s.Switches = append(s.Switches, Switch{Time: t, Group: r.string()})
+	}
+	if len(k) >= 8 {
+		s.Start = keyTime(k)
+	}
+	return s, snum, r.err
+}
+
+func appendSwitch(b []byte, snum uint32, sw *Switch) []byte {
+	b = binary.AppendUvarint(b, uint64(snum))
+	return appendString(b, sw.Group)
+}
+
+func decodeSwitch(k, v []byte) (sw Switch, snum uint32, err error) {
+	r := recordReader{b: v}
+	snum = uint32(r.uvarint())
+	sw.Group = r.string()
+	sw.Time = keyTime(k)
+	return sw, snum, r.err
+}

@@ -1,0 +1,371 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Window selects sessions by start time: Since <= start < Until. A zero
+// bound is open-ended.
+type Window struct{ Since, Until time.Time }
+
+// Contains reports whether t falls in the window.
+func (w Window) Contains(t time.Time) bool {
+	return (w.Since.IsZero() || !t.Before(w.Since)) && (w.Until.IsZero() || t.Before(w.Until))
+}
+
+// Usage is what one session did with its tools.
+type Usage struct {
+	Session Session
+	Tools   []string // distinct tools called, sorted; denied calls included
+	Calls   int
+	Denied  int
+	Unknown int // calls to a tool no upstream offers
+}
+
+// SkippedSegment is a segment a reader left out because a live writer holds
+// it; its events are read once the writer rotates or closes it.
+type SkippedSegment struct {
+	Path string
+	Err  error
+}
+
+// Snapshot is everything read from a set of telemetry directories.
+type Snapshot struct {
+	Sessions []Session // sorted by start, then ID
+	Calls    []Call    // calls of those sessions, sorted by start, session, seq
+	Usage    []Usage   // per session, same order as Sessions
+	Dropped  uint64    // events the recorders dropped or lost, summed over segments read
+	Segments []SegmentFile
+	Skipped  []SkippedSegment
+}
+
+// ReadUsage returns per-session tool usage for sessions started in w,
+// sorted by session start then ID. It decodes only what usage needs, which
+// is the fast path for profile derivation.
+func ReadUsage(ctx context.Context, dirs []string, w Window) ([]Usage, error) {
+	snap, err := scan(ctx, dirs, w, false)
+	if err != nil {
+		return nil, err
+	}
+	return snap.Usage, nil
+}
+
+// ReadAll returns the sessions started in w and all their calls.
+func ReadAll(ctx context.Context, dirs []string, w Window) ([]Session, []Call, error) {
+	snap, err := scan(ctx, dirs, w, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap.Sessions, snap.Calls, nil
+}
+
+// Scan reads everything ReadAll and ReadUsage do, plus the drop count and
+// which segments were read or skipped.
+func Scan(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
+	return scan(ctx, dirs, w, true)
+}
+
+// sessionAcc merges one session's records across segments.
+type sessionAcc struct {
+	s         Session
+	record    bool // a session record was seen (else s is synthesised from calls)
+	firstCall time.Time
+	tools     []string
+	switches  []Switch
+	calls     int
+	denied    int
+	unknown   int
+}
+
+// perSegment accumulates one segment's calls by session number.
+type perSegment struct {
+	calls, denied, unknown int
+	first                  uint64 // first call start, Unix ns
+	tools                  []uint64
+}
+
+func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("read telemetry: no directory given")
+	}
+	segs, err := ListSegments(dirs)
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{}
+	accs := map[string]*sessionAcc{}
+	var calls []Call
+	for _, seg := range segs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		db, err := openSegment(seg.Path)
+		if err != nil {
+			if seg.Open && errors.Is(err, ErrSegmentLocked) {
+				snap.Skipped = append(snap.Skipped, SkippedSegment{Path: seg.Path, Err: err})
+				continue
+			}
+			return nil, err
+		}
+		err = db.View(func(tx *bolt.Tx) error {
+			return readSegment(ctx, tx, seg.Path, w, full, accs, &calls, snap)
+		})
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+		snap.Segments = append(snap.Segments, seg)
+	}
+
+	keep := map[string]bool{}
+	for id, a := range accs {
+		if !a.record {
+			a.s = Session{ID: id, Start: a.firstCall}
+		}
+		if !w.Contains(a.s.Start) {
+			continue
+		}
+		keep[id] = true
+		a.s.Switches = mergeSwitches(a.s.Switches, a.switches)
+		slices.Sort(a.tools)
+		snap.Sessions = append(snap.Sessions, a.s)
+		snap.Usage = append(snap.Usage, Usage{Session: a.s, Tools: slices.Compact(a.tools), Calls: a.calls, Denied: a.denied, Unknown: a.unknown})
+	}
+	sort.Slice(snap.Sessions, func(i, j int) bool { return sessionLess(&snap.Sessions[i], &snap.Sessions[j]) })
+	sort.Slice(snap.Usage, func(i, j int) bool { return sessionLess(&snap.Usage[i].Session, &snap.Usage[j].Session) })
+	if full {
+		calls = slices.DeleteFunc(calls, func(c Call) bool { return !keep[c.Session] })
+		sort.Slice(calls, func(i, j int) bool {
+			a, b := &calls[i], &calls[j]
+			if !a.Start.Equal(b.Start) {
+				return a.Start.Before(b.Start)
+			}
+			if a.Session != b.Session {
+				return a.Session < b.Session
+			}
+			return a.Seq < b.Seq
+		})
+		snap.Calls = calls
+	}
+	return snap, nil
+}
+
+func sessionLess(a, b *Session) bool {
+	if !a.Start.Equal(b.Start) {
+		return a.Start.Before(b.Start)
+	}
+	return a.ID < b.ID
+}
+
+func mergeSwitches(a, b []Switch) []Switch {
+	all := append(append([]Switch(nil), a...), b...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Time.Before(all[j].Time) })
+	return slices.CompactFunc(all, func(x, y Switch) bool { return x.Time.Equal(y.Time) && x.Group == y.Group })
+}
+
+func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full bool, accs map[string]*sessionAcc, calls *[]Call, snap *Snapshot) error {
+	meta := readMeta(tx)
+	snap.Dropped += meta.Dropped
+	if !w.Since.IsZero() && !meta.Closed.IsZero() && meta.Closed.Before(w.Since) {
+		return nil // every session in it started before the window
+	}
+	bad := func(bucket string, k []byte, err error) error {
+		return fmt.Errorf("read telemetry segment %s: bucket %s key %x: %w", path, bucket, k, err)
+	}
+	var names []string // session number -> id
+	if err := tx.Bucket(bucketSessionNames).ForEach(func(k, v []byte) error {
+		n := binary.BigEndian.Uint32(k)
+		for uint32(len(names)) <= n {
+			names = append(names, "")
+		}
+		names[n] = string(v)
+		return nil
+	}); err != nil {
+		return err
+	}
+	var tools []string
+	if err := tx.Bucket(bucketTools).ForEach(func(k, v []byte) error {
+		n := binary.BigEndian.Uint32(k)
+		for uint32(len(tools)) <= n {
+			tools = append(tools, "")
+		}
+		tools[n] = string(v)
+		return nil
+	}); err != nil {
+		return err
+	}
+	acc := func(id string) *sessionAcc {
+		a := accs[id]
+		if a == nil {
+			a = &sessionAcc{}
+			accs[id] = a
+		}
+		return a
+	}
+	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+		s, _, err := decodeSession(k, v)
+		if err != nil {
+			return bad("sessions", k, err)
+		}
+		a := acc(s.ID)
+		// A later segment's record replaces an earlier one unless only the
+		// earlier one saw the session end.
+		if !a.record || !s.End.IsZero() || a.s.End.IsZero() {
+			a.s = s
+			a.record = true
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketSwitches).ForEach(func(k, v []byte) error {
+		sw, sn, err := decodeSwitch(k, v)
+		if err != nil || int(sn) >= len(names) {
+			return bad("switches", k, cmpErr(err, "unknown session number"))
+		}
+		a := acc(names[sn])
+		a.switches = append(a.switches, sw)
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	per := make([]perSegment, len(names))
+	words := (len(tools) + 63) / 64
+	c := tx.Bucket(bucketCalls).Cursor()
+	var k, v []byte
+	if w.Since.IsZero() {
+		k, v = c.First()
+	} else {
+		k, v = c.Seek(timeKey(w.Since, 0)[:8])
+	}
+	for n := 0; k != nil; k, v = c.Next() {
+		if n++; n&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var sn, tn uint32
+		var outcome Outcome
+		if full {
+			call, s, t, err := decodeCall(k, v)
+			if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
+				return bad("calls", k, cmpErr(err, "unknown session or tool number"))
+			}
+			call.Session, call.Tool = names[s], tools[t]
+			*calls = append(*calls, call)
+			sn, tn, outcome = s, t, call.Outcome
+		} else {
+			// Fast path: session, skip seq, tool, skip duration, outcome.
+			r := recordReader{b: v}
+			sn = uint32(r.uvarint())
+			r.uvarint()
+			tn = uint32(r.uvarint())
+			r.uvarint()
+			outcome = r.outcome()
+			if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
+				return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
+			}
+		}
+		p := &per[sn]
+		if p.calls == 0 {
+			p.first = binary.BigEndian.Uint64(k)
+			p.tools = make([]uint64, words)
+		}
+		p.calls++
+		p.tools[tn/64] |= 1 << (tn % 64)
+		switch outcome {
+		case OutcomeDenied:
+			p.denied++
+		case OutcomeUnknownTool:
+			p.unknown++
+		}
+	}
+	for sn, p := range per {
+		if p.calls == 0 {
+			continue
+		}
+		a := acc(names[sn])
+		first := time.Unix(0, int64(p.first)).UTC()
+		if a.firstCall.IsZero() || first.Before(a.firstCall) {
+			a.firstCall = first
+		}
+		a.calls += p.calls
+		a.denied += p.denied
+		a.unknown += p.unknown
+		for wi, word := range p.tools {
+			for word != 0 {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << b
+				a.tools = append(a.tools, tools[wi*64+b])
+			}
+		}
+	}
+	return nil
+}
+
+func cmpErr(err error, otherwise string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(otherwise)
+}
+
+// Compact removes the closed segments in dir whose last event is before
+// before, and returns their paths. Open segments are never removed.
+func Compact(ctx context.Context, dir string, before time.Time) ([]string, error) {
+	segs, err := ListSegments([]string{dir})
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, seg := range segs {
+		if err := ctx.Err(); err != nil {
+			return removed, err
+		}
+		if seg.Open || !seg.Start.Before(before) {
+			continue
+		}
+		db, err := openSegment(seg.Path)
+		if err != nil {
+			return removed, err
+		}
+		var end time.Time
+		_ = db.View(func(tx *bolt.Tx) error {
+			end = readMeta(tx).Closed
+			if last := lastActivity(tx); last.After(end) {
+				end = last
+			}
+			return nil
+		})
+		db.Close()
+		if !end.Before(before) {
+			continue
+		}
+		if err := os.Remove(seg.Path); err != nil {
+			return removed, fmt.Errorf("compact telemetry: %w", err)
+		}
+		removed = append(removed, seg.Path)
+	}
+	return removed, nil
+}
+
+// describeSegments lists paths for messages.
+func describeSegments(s []SkippedSegment) string {
+	p := make([]string, len(s))
+	for i := range s {
+		p[i] = s[i].Path
+	}
+	return strings.Join(p, ", ")
+}

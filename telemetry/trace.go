@@ -1,0 +1,298 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+)
+
+// The session JSON Lines exchange format: one session per line, calls in
+// order (see the data README). Arguments travel in trace files for replay
+// only; telemetry never stores them.
+
+// TraceClient names the MCP client of a traced session.
+type TraceClient struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// TraceSession is one line of a trace file.
+type TraceSession struct {
+	Session string      `json:"session"`
+	Client  TraceClient `json:"client"`
+	Started *time.Time  `json:"started,omitempty"`
+	Profile string      `json:"profile,omitempty"` // absent: the session saw every tool
+	Calls   []TraceCall `json:"calls"`
+}
+
+// TraceCall is one call of a traced session.
+type TraceCall struct {
+	Tool      string          `json:"tool"`
+	OK        *bool           `json:"ok,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"` // replay only; never stored in telemetry
+	Outcome   string          `json:"outcome,omitempty"`
+}
+
+// LineError is a malformed line of a trace file.
+type LineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// maxTraceLine bounds one line (one session) of a trace file.
+const maxTraceLine = 64 << 20
+
+var validOutcomes = []Outcome{OutcomeOK, OutcomeToolError, OutcomeUpstreamError, OutcomeDenied, OutcomeUnknownTool, OutcomeCancelled}
+
+// DecodeTrace reads a trace file; name is used in errors. Every malformed
+// line is reported. Without skipBad any malformed line is an error and no
+// session is returned; with skipBad the good lines are returned.
+func DecodeTrace(r io.Reader, name string, skipBad bool) ([]TraceSession, []LineError, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxTraceLine)
+	var out []TraceSession
+	var bad []LineError
+	seen := map[string]int{}
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		ts, err := decodeTraceLine(text)
+		if err == nil {
+			if prev, dup := seen[ts.Session]; dup {
+				err = fmt.Errorf("session %q already on line %d (session ids must be unique)", ts.Session, prev)
+			} else {
+				seen[ts.Session] = line
+			}
+		}
+		if err != nil {
+			bad = append(bad, LineError{File: name, Line: line, Err: err})
+			continue
+		}
+		out = append(out, ts)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, bad, fmt.Errorf("read trace %s: %w", name, err)
+	}
+	if len(bad) > 0 && !skipBad {
+		return nil, bad, fmt.Errorf("trace %s: %d malformed line(s), first %w (pass --skip-bad to import the rest)", name, len(bad), &bad[0])
+	}
+	return out, bad, nil
+}
+
+func decodeTraceLine(text []byte) (TraceSession, error) {
+	var ts TraceSession
+	dec := json.NewDecoder(bytes.NewReader(text))
+	if err := dec.Decode(&ts); err != nil {
+		return ts, fmt.Errorf(`not a session object: %v (want {"session": ..., "client": {...}, "calls": [{"tool": ...}]})`, err)
+	}
+	if dec.More() {
+		return ts, errors.New("more than one JSON value on the line (one session per line)")
+	}
+	if ts.Session == "" {
+		return ts, errors.New(`missing "session" id`)
+	}
+	for i, c := range ts.Calls {
+		if c.Tool == "" {
+			return ts, fmt.Errorf(`calls[%d]: missing "tool"`, i)
+		}
+		if c.Outcome != "" && !slices.Contains(validOutcomes, Outcome(c.Outcome)) {
+			return ts, fmt.Errorf(`calls[%d]: outcome %q: want one of %v`, i, c.Outcome, validOutcomes)
+		}
+	}
+	return ts, nil
+}
+
+// outcomeOf maps a trace call's optional "outcome" and "ok" to an outcome.
+func outcomeOf(c TraceCall) Outcome {
+	switch {
+	case c.Outcome != "":
+		return Outcome(c.Outcome)
+	case c.OK == nil:
+		return ""
+	case *c.OK:
+		return OutcomeOK
+	default:
+		return OutcomeToolError
+	}
+}
+
+// UsageFromTrace derives per-session usage from traces, in input order. A
+// session without "profile" saw every tool (Session.Profile "").
+func UsageFromTrace(ts []TraceSession) []Usage {
+	out := make([]Usage, 0, len(ts))
+	for _, t := range ts {
+		u := Usage{Session: traceSession(t, time.Time{}), Calls: len(t.Calls)}
+		for _, c := range t.Calls {
+			u.Tools = append(u.Tools, c.Tool)
+			switch outcomeOf(c) {
+			case OutcomeDenied:
+				u.Denied++
+			case OutcomeUnknownTool:
+				u.Unknown++
+			}
+		}
+		slices.Sort(u.Tools)
+		u.Tools = slices.Compact(u.Tools)
+		out = append(out, u)
+	}
+	return out
+}
+
+func traceSession(t TraceSession, defaultStart time.Time) Session {
+	s := Session{ID: t.Session, ClientName: t.Client.Name, ClientVersion: t.Client.Version, Profile: t.Profile, Start: defaultStart}
+	if t.Started != nil {
+		s.Start = t.Started.UTC()
+	}
+	return s
+}
+
+// EncodeTrace writes sessions and their calls as trace lines, sessions in
+// the given order and calls by sequence number. It is the inverse of
+// Import for the fields the format carries.
+func EncodeTrace(w io.Writer, sessions []Session, calls []Call) error {
+	bySession := map[string][]Call{}
+	for _, c := range calls {
+		bySession[c.Session] = append(bySession[c.Session], c)
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, s := range sessions {
+		cs := bySession[s.ID]
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].Seq < cs[j].Seq })
+		start := s.Start.UTC()
+		ts := TraceSession{Session: s.ID, Client: TraceClient{Name: s.ClientName, Version: s.ClientVersion}, Started: &start, Profile: s.Profile, Calls: make([]TraceCall, 0, len(cs))}
+		for _, c := range cs {
+			tc := TraceCall{Tool: c.Tool, Outcome: string(c.Outcome)}
+			switch c.Outcome {
+			case "":
+			case OutcomeOK:
+				tc.OK = new(true)
+			default:
+				tc.OK = new(false)
+			}
+			ts.Calls = append(ts.Calls, tc)
+		}
+		if err := enc.Encode(ts); err != nil {
+			return fmt.Errorf("encode session %s: %w", s.ID, err)
+		}
+	}
+	return bw.Flush()
+}
+
+// ImportReplica is the replica name of segments written by Import.
+const ImportReplica = "import"
+
+// ImportResult says what Import stored.
+type ImportResult struct {
+	Path     string // the segment written ("" when there was nothing to write)
+	Sessions int
+	Calls    int
+	Skipped  []string // session ids already in the telemetry directory
+}
+
+// Import stores traced sessions as one new closed segment in dir, written
+// to a temporary file and renamed, so a failed import leaves nothing.
+// Sessions whose id is already stored in dir are skipped (re-importing a
+// file does not double its calls). Sessions without "started" get now, in
+// input order. Arguments are never stored.
+func Import(ctx context.Context, dir string, traces []TraceSession, now time.Time) (ImportResult, error) {
+	var res ImportResult
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, fmt.Errorf("import into telemetry directory: %w", err)
+	}
+	existing, err := ReadUsage(ctx, []string{dir}, Window{})
+	if err != nil {
+		return res, fmt.Errorf("import: read existing sessions: %w", err)
+	}
+	have := map[string]bool{}
+	for _, u := range existing {
+		have[u.Session.ID] = true
+	}
+	var batch []event
+	first, last := time.Time{}, time.Time{}
+	for i, t := range traces {
+		if have[t.Session] {
+			res.Skipped = append(res.Skipped, t.Session)
+			continue
+		}
+		s := traceSession(t, now.UTC().Add(time.Duration(i)*time.Microsecond))
+		// Calls have no times in the format: space them a nanosecond apart
+		// from the session start so they keep their order.
+		for j, c := range t.Calls {
+			call := Call{Session: s.ID, Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c)}
+			batch = append(batch, event{kind: eventCall, call: call})
+			last = latest(last, call.Start)
+		}
+		s.End = s.Start.Add(time.Duration(len(t.Calls)))
+		batch = append(batch, event{kind: eventSession, session: &s})
+		if first.IsZero() || s.Start.Before(first) {
+			first = s.Start
+		}
+		last = latest(last, s.End)
+		res.Sessions++
+		res.Calls += len(t.Calls)
+	}
+	if res.Sessions == 0 {
+		return res, nil
+	}
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	replica := ImportReplica + "_" + hex.EncodeToString(nonce[:])
+	final := segmentPath(dir, replica, first, false)
+	tmp := filepath.Join(dir, ".import-"+hex.EncodeToString(nonce[:])+".tmp")
+	if err := writeClosedSegment(tmp, replica, first, last, batch); err != nil {
+		os.Remove(tmp)
+		return res, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return res, fmt.Errorf("import: %w", err)
+	}
+	res.Path = final
+	return res, nil
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func writeClosedSegment(path, replica string, created, closed time.Time, batch []event) error {
+	db, err := createSegment(path, replica, created)
+	if err != nil {
+		return err
+	}
+	w, err := newSegmentWriter(db, path)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	for len(batch) > 0 {
+		n := min(len(batch), 1<<16)
+		if err := w.commit(batch[:n], 0, false); err != nil {
+			db.Close()
+			return err
+		}
+		batch = batch[n:]
+	}
+	return w.close(closed, 0)
+}

@@ -1,0 +1,196 @@
+package telemetry
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// eventKind says which field of an event is set.
+type eventKind uint8
+
+const (
+	eventCall eventKind = iota
+	eventSession
+	eventSwitch
+)
+
+// event is one queued record. Sessions travel by pointer: they are rare and
+// large, while calls are frequent and stay inline so enqueueing a call does
+// not allocate.
+type event struct {
+	kind    eventKind
+	call    Call
+	session *Session
+	sw      Switch
+	swOf    string // session of a switch
+}
+
+// segmentWriter appends events to one segment. Session ids and tool names
+// get segment-local numbers, remembered here so a batch needs no lookups.
+type segmentWriter struct {
+	db          *bolt.DB
+	path        string
+	sessions    map[string]uint32 // session id -> number
+	sessionKeys map[string][]byte // session id -> key of its record
+	tools       map[string]uint32 // tool name -> number
+	counter     uint32            // key suffix, unique within the segment
+	buf         []byte
+}
+
+func newSegmentWriter(db *bolt.DB, path string) (*segmentWriter, error) {
+	w := &segmentWriter{db: db, path: path}
+	if err := db.View(w.load); err != nil {
+		return nil, fmt.Errorf("load telemetry segment %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// load rebuilds the name tables from the file (at open, and after a failed
+// commit left the in-memory tables ahead of the file).
+func (w *segmentWriter) load(tx *bolt.Tx) error {
+	w.sessions = map[string]uint32{}
+	w.sessionKeys = map[string][]byte{}
+	w.tools = map[string]uint32{}
+	w.counter = 0
+	if err := tx.Bucket(bucketSessionNames).ForEach(func(k, v []byte) error {
+		w.sessions[string(v)] = binary.BigEndian.Uint32(k)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketTools).ForEach(func(k, v []byte) error {
+		w.tools[string(v)] = binary.BigEndian.Uint32(k)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+		w.sessionKeys[string(k[8:])] = append([]byte(nil), k...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, name := range [][]byte{bucketCalls, bucketSwitches} {
+		if k, _ := tx.Bucket(name).Cursor().Last(); len(k) == 12 {
+			w.counter = max(w.counter, binary.BigEndian.Uint32(k[8:])+1)
+		}
+	}
+	return nil
+}
+
+// commit writes a batch and the drop count in one transaction.
+func (w *segmentWriter) commit(batch []event, dropped uint64, setDropped bool) error {
+	err := w.db.Update(func(tx *bolt.Tx) error {
+		if err := w.apply(tx, batch); err != nil {
+			return err
+		}
+		if setDropped {
+			return tx.Bucket(bucketMeta).Put(metaDropped, be64(dropped))
+		}
+		return nil
+	})
+	if err != nil {
+		// The name tables may now hold numbers the file never got.
+		if lerr := w.db.View(w.load); lerr != nil {
+			return fmt.Errorf("write telemetry segment %s: %w (reload: %v)", w.path, err, lerr)
+		}
+		return fmt.Errorf("write telemetry segment %s: %w", w.path, err)
+	}
+	return nil
+}
+
+func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
+	calls := tx.Bucket(bucketCalls)
+	names := tx.Bucket(bucketSessionNames)
+	tools := tx.Bucket(bucketTools)
+	sessions := tx.Bucket(bucketSessions)
+	switches := tx.Bucket(bucketSwitches)
+	for _, b := range []*bolt.Bucket{calls, names, tools, sessions, switches} {
+		b.FillPercent = appendFill
+	}
+	snum := func(id string) (uint32, error) {
+		if n, ok := w.sessions[id]; ok {
+			return n, nil
+		}
+		n := uint32(len(w.sessions) + 1)
+		if err := names.Put(num4(n), []byte(id)); err != nil {
+			return 0, err
+		}
+		w.sessions[id] = n
+		return n, nil
+	}
+	for i := range batch {
+		e := &batch[i]
+		switch e.kind {
+		case eventCall:
+			sn, err := snum(e.call.Session)
+			if err != nil {
+				return err
+			}
+			tn, ok := w.tools[e.call.Tool]
+			if !ok {
+				tn = uint32(len(w.tools) + 1)
+				if err := tools.Put(num4(tn), []byte(e.call.Tool)); err != nil {
+					return err
+				}
+				w.tools[e.call.Tool] = tn
+			}
+			w.buf = appendCall(w.buf[:0], sn, tn, &e.call)
+			if err := calls.Put(timeKey(e.call.Start, w.counter), w.buf); err != nil {
+				return err
+			}
+			w.counter++
+		case eventSession:
+			s := e.session
+			sn, err := snum(s.ID)
+			if err != nil {
+				return err
+			}
+			key := make([]byte, 8, 8+len(s.ID))
+			binary.BigEndian.PutUint64(key, nanos(s.Start))
+			key = append(key, s.ID...)
+			if old, ok := w.sessionKeys[s.ID]; ok && string(old) != string(key) {
+				if err := sessions.Delete(old); err != nil {
+					return err
+				}
+			}
+			w.buf = appendSession(w.buf[:0], sn, s)
+			if err := sessions.Put(key, w.buf); err != nil {
+				return err
+			}
+			w.sessionKeys[s.ID] = key
+		case eventSwitch:
+			sn, err := snum(e.swOf)
+			if err != nil {
+				return err
+			}
+			w.buf = appendSwitch(w.buf[:0], sn, &e.sw)
+			if err := switches.Put(timeKey(e.sw.Time, w.counter), w.buf); err != nil {
+				return err
+			}
+			w.counter++
+		}
+	}
+	return nil
+}
+
+// close marks the segment closed at the given time and closes the file.
+func (w *segmentWriter) close(closed time.Time, dropped uint64) error {
+	err := w.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(metaDropped, be64(dropped)); err != nil {
+			return err
+		}
+		return meta.Put(metaClosed, be64(nanos(closed)))
+	})
+	if cerr := w.db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("close telemetry segment %s: %w", w.path, err)
+	}
+	return nil
+}
