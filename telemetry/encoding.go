@@ -42,6 +42,11 @@ func timeKey(t time.Time, counter uint32) []byte {
 	return k
 }
 
+func appendTimeKey(b []byte, t time.Time, counter uint32) []byte {
+	b = binary.BigEndian.AppendUint64(b, nanos(t))
+	return binary.BigEndian.AppendUint32(b, counter)
+}
+
 func keyTime(k []byte) time.Time {
 	return time.Unix(0, int64(binary.BigEndian.Uint64(k))).UTC()
 }

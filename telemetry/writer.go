@@ -37,7 +37,6 @@ type segmentWriter struct {
 	sessionKeys map[string][]byte // session id -> key of its record
 	tools       map[string]uint32 // tool name -> number
 	counter     uint32            // key suffix, unique within the segment
-	buf         []byte
 }
 
 func newSegmentWriter(db *bolt.DB, path string) (*segmentWriter, error) {
@@ -122,6 +121,16 @@ func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
 		w.sessions[id] = n
 		return n, nil
 	}
+	// bbolt keeps references to keys and values until the commit, so each
+	// batch encodes into one arena instead of a reused buffer; a grown
+	// arena leaves earlier records intact in the old array.
+	arena := make([]byte, 0, 32*len(batch))
+	put := func(b *bolt.Bucket, enc func([]byte) []byte) error {
+		start := len(arena)
+		arena = enc(arena)
+		k := arena[start : start+12 : start+12]
+		return b.Put(k, arena[start+12:len(arena):len(arena)])
+	}
 	for i := range batch {
 		e := &batch[i]
 		switch e.kind {
@@ -138,8 +147,9 @@ func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
 				}
 				w.tools[e.call.Tool] = tn
 			}
-			w.buf = appendCall(w.buf[:0], sn, tn, &e.call)
-			if err := calls.Put(timeKey(e.call.Start, w.counter), w.buf); err != nil {
+			if err := put(calls, func(b []byte) []byte {
+				return appendCall(appendTimeKey(b, e.call.Start, w.counter), sn, tn, &e.call)
+			}); err != nil {
 				return err
 			}
 			w.counter++
@@ -157,8 +167,7 @@ func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
 					return err
 				}
 			}
-			w.buf = appendSession(w.buf[:0], sn, s)
-			if err := sessions.Put(key, w.buf); err != nil {
+			if err := sessions.Put(key, appendSession(nil, sn, s)); err != nil {
 				return err
 			}
 			w.sessionKeys[s.ID] = key
@@ -167,8 +176,9 @@ func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
 			if err != nil {
 				return err
 			}
-			w.buf = appendSwitch(w.buf[:0], sn, &e.sw)
-			if err := switches.Put(timeKey(e.sw.Time, w.counter), w.buf); err != nil {
+			if err := put(switches, func(b []byte) []byte {
+				return appendSwitch(appendTimeKey(b, e.sw.Time, w.counter), sn, &e.sw)
+			}); err != nil {
 				return err
 			}
 			w.counter++

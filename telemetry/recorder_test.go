@@ -1,0 +1,467 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func quietLogger(buf *bytes.Buffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, nil))
+}
+
+func openTestRecorder(t *testing.T, dir string, opts RecorderOptions) (*Recorder, *bytes.Buffer) {
+	t.Helper()
+	var logs bytes.Buffer
+	if opts.Replica == "" {
+		opts.Replica = "test"
+	}
+	opts.Logger = quietLogger(&logs)
+	r, err := OpenRecorder(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, &logs
+}
+
+func TestRecorderRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := openTestRecorder(t, dir, RecorderOptions{BatchSize: 7, FlushInterval: 5 * time.Millisecond})
+	base := time.Date(2026, 3, 1, 10, 0, 0, 123456789, time.UTC)
+	var wantSessions []Session
+	var wantCalls []Call
+	for i := range 5 {
+		s := Session{
+			ID: r.NewSessionID(), Start: base.Add(time.Duration(i) * time.Second), Transport: TransportHTTP,
+			ClientName: "claude-code", ClientVersion: "2.1", ProtocolVersion: "2025-06-18", Profile: "coding",
+			Exploration: i == 3, ServerVersion: "0.1.0", CatalogHash: "sha256:abc",
+		}
+		r.Session(s) // at start
+		for j := range 9 {
+			c := Call{Session: s.ID, Seq: uint64(j + 1), Tool: fmt.Sprintf("tool-%d", (i+j)%4), Start: s.Start.Add(time.Duration(j) * time.Millisecond),
+				Duration: time.Duration(j) * 1234 * time.Microsecond, Outcome: outcomeCodes[1+j%6], RequestBytes: 100 * j, ResponseBytes: 7000 * j}
+			if j == 8 {
+				c.Outcome = "future_outcome" // kept verbatim
+			}
+			r.Call(c)
+			wantCalls = append(wantCalls, c)
+		}
+		sw := Switch{Time: s.Start.Add(2 * time.Millisecond), Group: "files"}
+		r.Switch(s.ID, sw)
+		s.End = s.Start.Add(time.Minute)
+		s.ToolsListCalls, s.ToolsListPages = 2, 3
+		s.Switches = []Switch{sw}
+		r.Session(s) // at end: replaces the start record
+		wantSessions = append(wantSessions, s)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if h := r.Health(); h.Written != h.Enqueued || h.Dropped != 0 || h.Degraded != nil {
+		t.Fatalf("health after close: %+v", h)
+	}
+	sessions, calls, err := ReadAll(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sessions, wantSessions) {
+		t.Errorf("sessions:\n got %+v\nwant %+v", sessions, wantSessions)
+	}
+	if !reflect.DeepEqual(calls, wantCalls) {
+		t.Errorf("calls:\n got %+v\nwant %+v", calls, wantCalls)
+	}
+	usage, err := ReadUsage(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(usage) != 5 {
+		t.Fatalf("usage: %d sessions, want 5", len(usage))
+	}
+	for i, u := range usage {
+		if u.Calls != 9 || len(u.Tools) != 4 || u.Denied != 1 || u.Unknown != 1 || !reflect.DeepEqual(u.Session, wantSessions[i]) {
+			t.Errorf("usage[%d] = %+v", i, u)
+		}
+	}
+	segs, _ := ListSegments([]string{dir})
+	if len(segs) != 1 || segs[0].Open || segs[0].Replica != "test" {
+		t.Errorf("segments after close: %+v (want one closed segment of replica test)", segs)
+	}
+}
+
+func TestWindowSelectsSessionsByStart(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := openTestRecorder(t, dir, RecorderOptions{})
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for d := range 4 {
+		s := Session{ID: fmt.Sprintf("test/%d", d), Start: base.AddDate(0, 0, d)}
+		r.Session(s)
+		r.Call(Call{Session: s.ID, Seq: 1, Tool: "a", Start: s.Start.Add(time.Hour)})
+		r.Call(Call{Session: s.ID, Seq: 2, Tool: "b", Start: s.Start.Add(48 * time.Hour)}) // after the window's end: still the session's
+	}
+	r.Call(Call{Session: "test/orphan", Seq: 1, Tool: "c", Start: base.Add(36 * time.Hour)}) // no session record
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		w    Window
+		want []string
+	}{
+		{Window{}, []string{"test/0", "test/1", "test/orphan", "test/2", "test/3"}},
+		{Window{Since: base.AddDate(0, 0, 1)}, []string{"test/1", "test/orphan", "test/2", "test/3"}},
+		{Window{Until: base.AddDate(0, 0, 2)}, []string{"test/0", "test/1", "test/orphan"}},
+		{Window{Since: base.AddDate(0, 0, 1), Until: base.AddDate(0, 0, 1).Add(time.Hour)}, []string{"test/1"}},
+	} {
+		sessions, calls, err := ReadAll(context.Background(), []string{dir}, tc.w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range sessions {
+			got = append(got, s.ID)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("window %+v: sessions %v, want %v", tc.w, got, tc.want)
+		}
+		wantCalls := 2*len(tc.want) - bool2int(contains(tc.want, "test/orphan"))
+		if len(calls) != wantCalls {
+			t.Errorf("window %+v: %d calls, want %d", tc.w, len(calls), wantCalls)
+		}
+	}
+}
+
+func bool2int(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRotationSplitsSegmentsAndReadersMerge(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := openTestRecorder(t, dir, RecorderOptions{Rotate: 30 * time.Millisecond, FlushInterval: 2 * time.Millisecond})
+	s := Session{ID: r.NewSessionID(), Start: time.Now(), ClientName: "c"}
+	r.Session(s)
+	r.Call(Call{Session: s.ID, Seq: 1, Tool: "first", Start: time.Now()})
+	first := waitSegmentChange(t, r, "")
+	r.Call(Call{Session: s.ID, Seq: 2, Tool: "second", Start: time.Now()})
+	waitSegmentChange(t, r, first)
+	s.End = time.Now()
+	r.Session(s)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, _ := ListSegments([]string{dir})
+	if len(segs) < 2 {
+		t.Fatalf("%d segments, want rotation to make at least 2", len(segs))
+	}
+	for _, seg := range segs {
+		if seg.Open {
+			t.Errorf("segment %s still open after Close", seg.Path)
+		}
+		if err := OpenSegmentCheck(seg.Path); err != nil {
+			t.Error(err)
+		}
+	}
+	usage, err := ReadUsage(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(usage) != 1 || !reflect.DeepEqual(usage[0].Tools, []string{"first", "second"}) || usage[0].Session.End.IsZero() {
+		t.Fatalf("merged usage = %+v, want one ended session with tools first, second", usage)
+	}
+}
+
+// waitSegmentChange waits until the recorder writes to a segment other than
+// prev and returns it.
+func waitSegmentChange(t *testing.T, r *Recorder, prev string) string {
+	t.Helper()
+	for range 5000 {
+		if h := r.Health(); h.Segment != "" && h.Segment != prev && h.Written == h.Enqueued {
+			return h.Segment
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("recorder never moved off segment %q", prev)
+	return ""
+}
+
+func TestGracefulCloseLosesNothing(t *testing.T) {
+	const writers, each = 4, 20000
+	dir := t.TempDir()
+	r, _ := openTestRecorder(t, dir, RecorderOptions{QueueSize: writers * each})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				r.Call(Call{Session: fmt.Sprintf("test/%d", w), Seq: uint64(i), Tool: "t", Start: time.Now()})
+			}
+		})
+	}
+	wg.Wait()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := r.Health()
+	if h.Enqueued != writers*each || h.Dropped != 0 || h.Written != h.Enqueued {
+		t.Fatalf("health %+v, want %d enqueued and written, none dropped", h, writers*each)
+	}
+	usage, err := ReadUsage(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, u := range usage {
+		stored += u.Calls
+	}
+	if stored != writers*each {
+		t.Fatalf("stored %d calls, sent %d", stored, writers*each)
+	}
+	// After Close, calls are refused without blocking and counted.
+	r.Call(Call{Session: "test/late", Tool: "t"})
+	if got := r.Health().Dropped; got != 1 {
+		t.Fatalf("call after Close: dropped = %d, want 1", got)
+	}
+}
+
+func TestFullQueueDropsAreCountedAndStored(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := openTestRecorder(t, dir, RecorderOptions{QueueSize: 1, BatchSize: 1})
+	const sent = 20000
+	for i := range sent {
+		r.Call(Call{Session: "test/s", Seq: uint64(i), Tool: "t"})
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := r.Health()
+	if h.Dropped == 0 || h.Enqueued+h.Dropped != sent || h.Written != h.Enqueued {
+		t.Fatalf("health %+v: want drops, enqueued+dropped = %d, all enqueued written", h, sent)
+	}
+	snap, err := Scan(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Dropped != h.Dropped || uint64(len(snap.Calls)) != h.Written {
+		t.Fatalf("stored: %d dropped, %d calls; recorder: %+v", snap.Dropped, len(snap.Calls), h)
+	}
+}
+
+func TestCrashKeepsCommittedEvents(t *testing.T) {
+	for _, mode := range []string{"record-load", "record-idle"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd, out, _ := startChild(t, mode+":"+dir)
+			var lastWritten, flushed uint64
+			for out.Scan() {
+				var e, w, d uint64
+				if n, _ := fmt.Sscanf(out.Text(), "PROGRESS %d %d %d", &e, &w, &d); n == 3 {
+					if d != 0 {
+						t.Fatalf("child dropped %d events", d)
+					}
+					lastWritten = w
+					if w >= 5000 && mode == "record-load" {
+						break
+					}
+					continue
+				}
+				if n, _ := fmt.Sscanf(out.Text(), "FLUSHED %d", &flushed); n == 1 {
+					break
+				}
+				t.Fatalf("child: %s", out.Text())
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			for out.Scan() { // progress written before the kill
+				var e, w, d uint64
+				if n, _ := fmt.Sscanf(out.Text(), "PROGRESS %d %d %d", &e, &w, &d); n == 3 {
+					lastWritten = w
+				}
+			}
+			cmd.Wait()
+
+			segs, err := ListSegments([]string{dir})
+			if err != nil || len(segs) != 1 || !segs[0].Open {
+				t.Fatalf("segments after SIGKILL: %+v, %v (want the one open segment)", segs, err)
+			}
+			if err := OpenSegmentCheck(segs[0].Path); err != nil {
+				t.Fatalf("consistency check after SIGKILL: %v", err)
+			}
+			_, calls, err := ReadAll(context.Background(), []string{dir}, Window{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One writer commits in order and nothing was dropped, so the
+			// stored calls are exactly the first len(calls) sent.
+			for i, c := range calls {
+				if c.Seq != uint64(i) {
+					t.Fatalf("stored call %d has seq %d: a hole in what was committed", i, c.Seq)
+				}
+			}
+			switch mode {
+			case "record-load":
+				// Everything the child saw committed survived; only the
+				// batch in flight (at most one flush interval) may be missing.
+				if uint64(len(calls))+1 < lastWritten { // +1: the session record
+					t.Fatalf("stored %d calls, child had committed %d events", len(calls), lastWritten)
+				}
+			case "record-idle":
+				// Idle longer than a flush interval: nothing is missing,
+				// including the partial last batch the timer committed.
+				if uint64(len(calls)) != crashIdleCalls || flushed != crashIdleCalls+1 {
+					t.Fatalf("stored %d calls, child flushed %d, sent %d", len(calls), flushed, crashIdleCalls)
+				}
+			}
+			// A restarted recorder of the same replica closes the segment
+			// the crashed one left open.
+			r, _ := openTestRecorder(t, dir, RecorderOptions{Replica: "crash"})
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			segs, _ = ListSegments([]string{dir})
+			for _, s := range segs {
+				if s.Open {
+					t.Errorf("segment %s still open after restart", s.Path)
+				}
+			}
+		})
+	}
+}
+
+func TestRecorderUnwritableDirectoryKeepsServing(t *testing.T) {
+	type arm struct {
+		name string
+		dir  func(t *testing.T) string
+	}
+	arms := []arm{{"parent is a regular file", func(t *testing.T) string {
+		file := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(file, "telemetry")
+	}}}
+	if os.Geteuid() != 0 {
+		// Root ignores permission bits, so this arm only means something
+		// for other users; the arm above fails for root too.
+		arms = append(arms, arm{"directory mode 0500", func(t *testing.T) string {
+			dir := t.TempDir()
+			if err := os.Chmod(dir, 0o500); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Chmod(dir, 0o700) })
+			return dir
+		}})
+	}
+	for _, a := range arms {
+		t.Run(a.name, func(t *testing.T) {
+			dir := a.dir(t)
+			r, logs := openTestRecorder(t, dir, RecorderOptions{FlushInterval: time.Millisecond})
+			for i := range 100 {
+				r.Call(Call{Session: "test/s", Seq: uint64(i), Tool: "t"}) // returns: the test would hang otherwise
+			}
+			h := r.Health()
+			if h.Degraded == nil || !strings.Contains(h.Degraded.Error(), filepath.Base(dir)) {
+				t.Fatalf("Health().Degraded = %v, want an error naming %s", h.Degraded, dir)
+			}
+			err := r.Close()
+			if err == nil {
+				t.Fatal("Close of a recorder that could store nothing returned nil")
+			}
+			if h := r.Health(); h.Lost != 100 || h.Written != 0 {
+				t.Fatalf("health %+v, want the 100 calls lost and counted", h)
+			}
+			if n := strings.Count(logs.String(), "telemetry degraded"); n != 1 {
+				t.Fatalf("logged the degradation %d times, want once:\n%s", n, logs)
+			}
+		})
+	}
+}
+
+func TestRecorderRecoversWhenStorageReturns(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "telemetry")
+	r, logs := openTestRecorder(t, dir, RecorderOptions{Rotate: 20 * time.Millisecond, FlushInterval: time.Millisecond, RetryInterval: time.Millisecond})
+	waitSegmentChange(t, r, "")
+	// Replace the directory with a file: the next rotation cannot create a segment.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for r.Health().Degraded == nil {
+		r.Call(Call{Session: "test/s", Tool: "lost"})
+		time.Sleep(time.Millisecond)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for r.Health().Degraded != nil {
+		time.Sleep(time.Millisecond)
+	}
+	r.Call(Call{Session: "test/s", Seq: 1, Tool: "kept"})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := r.Health()
+	snap, err := Scan(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Calls) == 0 || snap.Calls[len(snap.Calls)-1].Tool != "kept" || h.Lost == 0 || snap.Dropped < h.Lost {
+		t.Fatalf("after recovery: calls %+v, stored drops %d, health %+v", snap.Calls, snap.Dropped, h)
+	}
+	if !strings.Contains(logs.String(), "telemetry recovered") {
+		t.Fatalf("recovery not logged:\n%s", logs)
+	}
+}
+
+func TestOpenRecorderRejectsBadOptions(t *testing.T) {
+	for _, opts := range []RecorderOptions{
+		{Replica: "a/b"},
+		{Replica: "a.open"},
+		{Replica: "r", Rotate: -time.Second},
+		{Replica: "r", BatchSize: -1},
+	} {
+		if r, err := OpenRecorder(t.TempDir(), opts); err == nil {
+			r.Close()
+			t.Errorf("OpenRecorder(%+v) accepted", opts)
+		}
+	}
+}
+
+func TestNewSessionIDUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for range 3 { // three "restarts" of the same replica
+		r, _ := openTestRecorder(t, t.TempDir(), RecorderOptions{Replica: "r1"})
+		for range 1000 {
+			id := r.NewSessionID()
+			if seen[id] || !strings.HasPrefix(id, "r1/") {
+				t.Fatalf("session id %q repeated or lacks the replica prefix", id)
+			}
+			seen[id] = true
+		}
+		r.Close()
+	}
+}
