@@ -326,7 +326,7 @@ func checkNames(list []string, key, what, name string, loc *keyLines, pattern *r
 		seen[s] = n + 1
 		if dup {
 			first := loc.elementLine(key, s, 0)
-			problems = append(problems, &Error{File: name, Line: loc.elementLine(key, s, n+1), Key: ekey,
+			problems = append(problems, &Error{File: name, Line: loc.elementLine(key, s, n), Key: ekey,
 				Msg: fmt.Sprintf("%s %q listed twice (first at line %d); list each %s once", what, s, first, what)})
 		}
 	}
@@ -340,7 +340,7 @@ func validateFile(f *File, name string, loc *keyLines) []*Error {
 			problems = append(problems, e)
 		}
 	}
-	add(checkVersion(f.Version, loc == nil || loc.line("version") > 0 || f.Version != 0, name, loc))
+	add(checkVersion(f.Version, loc == nil || loc.exact("version") > 0, name, loc))
 	groups := map[string]bool{}
 	for i, g := range f.Groups {
 		key := fmt.Sprintf("group[%d]", i)
@@ -432,7 +432,7 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 			problems = append(problems, e)
 		}
 	}
-	add(checkVersion(p.Version, loc == nil || loc.line("version") > 0 || p.Version != 0, name, loc))
+	add(checkVersion(p.Version, loc == nil || loc.exact("version") > 0, name, loc))
 	if p.Default != "" && !profileName.MatchString(p.Default) {
 		add(&Error{File: name, Line: loc.line("default"), Key: "default", Msg: fmt.Sprintf("profile name %q is not valid; use %s", p.Default, validNameHint)})
 	}
@@ -481,7 +481,7 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 		}
 		if pp.Name == FullProfile {
 			for _, k := range []string{"pin", "deny"} {
-				if l := loc.line(key + "." + k); l > 0 || (k == "pin" && len(pp.Pin) > 0) || (k == "deny" && len(pp.Deny) > 0) {
+				if l := loc.exact(key + "." + k); l > 0 || (k == "pin" && len(pp.Pin) > 0) || (k == "deny" && len(pp.Deny) > 0) {
 					add(&Error{File: name, Line: l, Key: key + "." + k,
 						Msg: fmt.Sprintf(`profile "full" always holds every offered tool; %s is not allowed there (valid for full: instructions)`, k)})
 				}

@@ -18,6 +18,14 @@ type keyLines struct {
 	order []string       // indexed keys in file order
 }
 
+// exact returns the line of key when it is written in the file, else 0.
+func (k *keyLines) exact(key string) int {
+	if k == nil {
+		return 0
+	}
+	return k.lines[key]
+}
+
 // line returns the line of key, or of its nearest written ancestor (a key
 // inside an inline table has none of its own), or 0.
 func (k *keyLines) line(key string) int {

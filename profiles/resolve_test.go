@@ -1,0 +1,373 @@
+package profiles
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// offered is the upstream catalog the merge tests resolve against.
+func offered() []*mcp.Tool {
+	tr := ptr(true)
+	return []*mcp.Tool{
+		{Name: "read_file", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		{Name: "list_dir", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		{Name: "write_file"},
+		{Name: "delete_file", Annotations: &mcp.ToolAnnotations{DestructiveHint: tr}},
+		{Name: "drop_db"},
+		{Name: "run_sql"},
+		{Name: "web_fetch", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: tr}},
+	}
+}
+
+func baseFile() *File {
+	return &File{Version: 1, Default: "core", Profiles: []Profile{
+		{Name: "core", Tools: []string{"read_file", "write_file"}, Instructions: "generated core"},
+		{Name: "standard", Tools: []string{"read_file", "write_file", "list_dir", "delete_file"}},
+	}}
+}
+
+func TestResolveMerge(t *testing.T) {
+	tests := []struct {
+		name         string
+		file         *File
+		policy       *Policy
+		wantDefault  string
+		wantTools    map[string][]string // profile -> tools
+		wantInstr    map[string]string
+		wantReadOnly map[string]bool
+		wantWarn     []string // substrings, each must appear in some warning
+		wantNoWarn   bool
+	}{
+		{
+			name:        "generated only",
+			file:        baseFile(),
+			wantDefault: "core",
+			wantTools: map[string][]string{
+				"core":     {"read_file", "write_file"},
+				"standard": {"list_dir", "read_file", "write_file"},
+				"full":     {"delete_file", "drop_db", "list_dir", "read_file", "run_sql", "web_fetch", "write_file"},
+			},
+			wantInstr: map[string]string{"core": "generated core"},
+			wantWarn:  []string{`profile "standard": destructive tool "delete_file" removed`},
+		},
+		{
+			name:      "pin adds",
+			file:      baseFile(),
+			policy:    &Policy{Profiles: []PolicyProfile{{Name: "core", Pin: []string{"list_dir"}}}},
+			wantTools: map[string][]string{"core": {"list_dir", "read_file", "write_file"}},
+		},
+		{
+			name:      "deny removes a generated tool",
+			file:      baseFile(),
+			policy:    &Policy{Profiles: []PolicyProfile{{Name: "core", Deny: []string{"write_file"}}}},
+			wantTools: map[string][]string{"core": {"read_file"}, "standard": {"list_dir", "read_file", "write_file"}},
+		},
+		{
+			name:      "new profile from pins",
+			file:      baseFile(),
+			policy:    &Policy{Profiles: []PolicyProfile{{Name: "sql", Pin: []string{"run_sql", "read_file"}, Instructions: ptr("sql only")}}},
+			wantTools: map[string][]string{"sql": {"read_file", "run_sql"}},
+			wantInstr: map[string]string{"sql": "sql only"},
+		},
+		{
+			name:      "instruction override",
+			file:      baseFile(),
+			policy:    &Policy{Profiles: []PolicyProfile{{Name: "core", Instructions: ptr("hand written")}, {Name: "full", Instructions: ptr("all of it")}}},
+			wantInstr: map[string]string{"core": "hand written", "standard": "", "full": "all of it"},
+		},
+		{
+			name:        "default override",
+			file:        baseFile(),
+			policy:      &Policy{Default: "standard"},
+			wantDefault: "standard",
+		},
+		{
+			name:      "destructive allowed",
+			file:      baseFile(),
+			policy:    &Policy{Profiles: []PolicyProfile{{Name: "standard", AllowDestructive: true}}},
+			wantTools: map[string][]string{"standard": {"delete_file", "list_dir", "read_file", "write_file"}},
+		},
+		{
+			name:      "destructive by policy list removed, even when pinned",
+			file:      baseFile(),
+			policy:    &Policy{Destructive: []string{"drop_*"}, Profiles: []PolicyProfile{{Name: "core", Pin: []string{"drop_db"}}}},
+			wantTools: map[string][]string{"core": {"read_file", "write_file"}, "full": {"delete_file", "drop_db", "list_dir", "read_file", "run_sql", "web_fetch", "write_file"}},
+			wantWarn:  []string{`profile "core": destructive tool "drop_db" removed`},
+		},
+		{
+			name:      "destructive by effect override removed",
+			file:      baseFile(),
+			policy:    &Policy{Effects: []EffectRule{{Tool: "write_file", Kind: "destructive"}}},
+			wantTools: map[string][]string{"core": {"read_file"}},
+			wantWarn:  []string{`profile "core": destructive tool "write_file" removed`},
+		},
+		{
+			name:      "effect override makes an annotated destructive tool servable",
+			file:      baseFile(),
+			policy:    &Policy{Effects: []EffectRule{{Tool: "delete_file", Kind: "mutate"}}},
+			wantTools: map[string][]string{"standard": {"delete_file", "list_dir", "read_file", "write_file"}},
+		},
+		{
+			name:         "read_only from policy keeps read and evaluate",
+			file:         baseFile(),
+			policy:       &Policy{Effects: []EffectRule{{Tool: "run_sql", Kind: "evaluate"}}, Profiles: []PolicyProfile{{Name: "core", ReadOnly: ptr(true), Pin: []string{"run_sql", "web_fetch"}}}},
+			wantTools:    map[string][]string{"core": {"read_file", "run_sql", "web_fetch"}},
+			wantReadOnly: map[string]bool{"core": true, "standard": false},
+		},
+		{
+			name:      "read_only warns about a pinned mutating tool",
+			file:      baseFile(),
+			policy:    &Policy{Profiles: []PolicyProfile{{Name: "core", ReadOnly: ptr(true), Pin: []string{"drop_db"}}}},
+			wantTools: map[string][]string{"core": {"read_file"}},
+			wantWarn:  []string{`profile "core" is read_only: pinned tool "drop_db" (mutate) removed`},
+		},
+		{
+			name:         "generated read_only, policy turns it off",
+			file:         &File{Version: 1, Default: "ro", Profiles: []Profile{{Name: "ro", Tools: []string{"read_file", "write_file"}, ReadOnly: true}}},
+			policy:       &Policy{Profiles: []PolicyProfile{{Name: "ro", ReadOnly: ptr(false)}}},
+			wantTools:    map[string][]string{"ro": {"read_file", "write_file"}},
+			wantReadOnly: map[string]bool{"ro": false},
+		},
+		{
+			name:         "generated read_only",
+			file:         &File{Version: 1, Default: "ro", Profiles: []Profile{{Name: "ro", Tools: []string{"read_file", "write_file"}, ReadOnly: true}}},
+			wantTools:    map[string][]string{"ro": {"read_file"}},
+			wantReadOnly: map[string]bool{"ro": true},
+			wantNoWarn:   true,
+		},
+		{
+			name: "unknown tools are warnings",
+			file: &File{Version: 1, Default: "core", Profiles: []Profile{{Name: "core", Tools: []string{"read_file", "gone"}}},
+				Groups: []Group{{Name: "g", Tools: []string{"list_dir", "vanished"}}}},
+			policy: &Policy{Destructive: []string{"nuke"}, Effects: []EffectRule{{Tool: "ghost", Kind: "read"}},
+				Profiles: []PolicyProfile{{Name: "core", Pin: []string{"typo_tool"}, Deny: []string{"wrte_file"}}}},
+			wantTools: map[string][]string{"core": {"read_file"}},
+			wantWarn: []string{
+				`profile "core" names tool "gone" that no upstream offers`,
+				`profile "core" names tool "typo_tool" that no upstream offers (pinned in profiles.toml)`,
+				`profile "core" denies tool "wrte_file" that no upstream offers`,
+				`group "g" names tool "vanished" that no upstream offers`,
+				`destructive names tool "nuke" that no upstream offers`,
+				`[[effect]] names tool "ghost" that no upstream offers`,
+			},
+		},
+		{
+			name:      "generated full carries instructions, tools ignored",
+			file:      &File{Version: 1, Default: "full", Profiles: []Profile{{Name: "full", Tools: []string{"read_file"}, Instructions: "everything", Measured: &Measured{Sessions: 9}}}},
+			wantTools: map[string][]string{"full": {"delete_file", "drop_db", "list_dir", "read_file", "run_sql", "web_fetch", "write_file"}},
+			wantInstr: map[string]string{"full": "everything"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Set{File: tt.file, Policy: tt.policy, Path: "profiles.generated.toml"}
+			r, err := s.Resolve(offered())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantDefault != "" && r.Default != tt.wantDefault {
+				t.Errorf("Default = %q, want %q", r.Default, tt.wantDefault)
+			}
+			for name, want := range tt.wantTools {
+				p, ok := r.Profiles[name]
+				if !ok {
+					t.Errorf("no profile %q; have %v", name, r.Names())
+					continue
+				}
+				if !slices.Equal(p.Tools, want) {
+					t.Errorf("profile %q tools = %v, want %v", name, p.Tools, want)
+				}
+			}
+			for name, want := range tt.wantInstr {
+				if got := r.Profiles[name].Instructions; got != want {
+					t.Errorf("profile %q instructions = %q, want %q", name, got, want)
+				}
+			}
+			for name, want := range tt.wantReadOnly {
+				if got := r.Profiles[name].ReadOnly; got != want {
+					t.Errorf("profile %q read_only = %v, want %v", name, got, want)
+				}
+			}
+			for _, w := range tt.wantWarn {
+				if !slices.ContainsFunc(r.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
+					t.Errorf("no warning containing %q in %q", w, r.Warnings)
+				}
+			}
+			if tt.wantNoWarn && len(r.Warnings) > 0 {
+				t.Errorf("warnings = %q, want none", r.Warnings)
+			}
+		})
+	}
+}
+
+func TestResolvedQueries(t *testing.T) {
+	s := &Set{File: baseFile(), Policy: &Policy{Effects: []EffectRule{{Tool: "run_sql", Kind: "evaluate", External: ptr(true)}}}}
+	r, err := s.Resolve(offered())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Names(), []string{"core", "full", "standard"}; !slices.Equal(got, want) {
+		t.Errorf("Names = %v, want %v", got, want)
+	}
+	if got, want := r.Order, []string{"core", "standard", "full"}; !slices.Equal(got, want) {
+		t.Errorf("Order = %v, want %v", got, want)
+	}
+	allowed := []struct {
+		profile, tool string
+		want          bool
+	}{
+		{"core", "read_file", true}, {"core", "list_dir", false}, {"full", "delete_file", true},
+		{"standard", "delete_file", false}, {"nope", "read_file", false}, {"full", "absent", false},
+	}
+	for _, a := range allowed {
+		if got := r.Allowed(a.profile, a.tool); got != a.want {
+			t.Errorf("Allowed(%q, %q) = %v, want %v", a.profile, a.tool, got, a.want)
+		}
+	}
+	with := map[string][]string{
+		"read_file":   {"core", "full", "standard"},
+		"list_dir":    {"full", "standard"},
+		"delete_file": {"full"},
+		"absent":      nil,
+	}
+	for tool, want := range with {
+		if got := r.ProfilesWith(tool); !slices.Equal(got, want) {
+			t.Errorf("ProfilesWith(%q) = %v, want %v", tool, got, want)
+		}
+	}
+	effects := map[string]Effect{
+		"read_file":   {KindRead, false},
+		"delete_file": {KindDestructive, false},
+		"run_sql":     {KindEvaluate, true},
+		"web_fetch":   {KindRead, true},
+		"absent":      {},
+	}
+	for tool, want := range effects {
+		if got := r.Effect(tool); got != want {
+			t.Errorf("Effect(%q) = %+v, want %+v", tool, got, want)
+		}
+	}
+}
+
+func TestResolveRejectsBadTools(t *testing.T) {
+	s := &Set{File: baseFile()}
+	for name, tools := range map[string][]*mcp.Tool{
+		"duplicate": {{Name: "a"}, {Name: "a"}},
+		"nameless":  {{Name: ""}},
+		"nil":       {nil},
+	} {
+		if _, err := s.Resolve(tools); err == nil {
+			t.Errorf("%s: Resolve accepted %v", name, tools)
+		}
+	}
+	bad := &Set{File: baseFile(), Policy: &Policy{Default: "missing"}}
+	if _, err := bad.Resolve(offered()); err == nil || !strings.Contains(err.Error(), `default profile "missing" does not exist; valid profiles: core, full, standard`) {
+		t.Errorf("err = %v, want default error", err)
+	}
+}
+
+func TestFull(t *testing.T) {
+	r := Full(offered())
+	if r.Default != "full" || !slices.Equal(r.Names(), []string{"full"}) {
+		t.Fatalf("Default %q, Names %v; want only full", r.Default, r.Names())
+	}
+	want := []string{"delete_file", "drop_db", "list_dir", "read_file", "run_sql", "web_fetch", "write_file"}
+	if got := r.Profiles["full"].Tools; !slices.Equal(got, want) {
+		t.Errorf("full = %v, want %v", got, want)
+	}
+	if !r.Allowed("full", "delete_file") || r.Effect("delete_file").Kind != KindDestructive {
+		t.Errorf("full must hold destructive tools with their effect")
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("warnings = %v", r.Warnings)
+	}
+}
+
+func writeFiles(t *testing.T, gen, policy string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "profiles.generated.toml")
+	if err := os.WriteFile(path, []byte(gen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if policy != "" {
+		if err := os.WriteFile(PolicyPathFor(path), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func TestLoad(t *testing.T) {
+	gen := "version = 1\ndefault = \"core\"\n[[profile]]\nname = \"core\"\ntools = [\"read_file\"]\n"
+	t.Run("without policy", func(t *testing.T) {
+		path := writeFiles(t, gen, "")
+		s, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Policy != nil || s.PolicyPath != "" || s.Path != path {
+			t.Errorf("set = %+v", s)
+		}
+	})
+	t.Run("with policy", func(t *testing.T) {
+		path := writeFiles(t, gen, "version = 1\ndefault = \"mine\"\n[[profile]]\nname = \"mine\"\npin = [\"list_dir\"]\n")
+		s, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.PolicyPath != filepath.Join(filepath.Dir(path), "profiles.toml") || s.Default() != "mine" {
+			t.Errorf("PolicyPath %q, Default %q", s.PolicyPath, s.Default())
+		}
+		r, err := s.Resolve(offered())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Default != "mine" || !slices.Equal(r.Profiles["mine"].Tools, []string{"list_dir"}) {
+			t.Errorf("Default %q, mine = %v", r.Default, r.Profiles["mine"].Tools)
+		}
+	})
+	t.Run("policy default names no profile", func(t *testing.T) {
+		path := writeFiles(t, gen, "version = 1\n\ndefault = \"cor\"\n")
+		_, err := Load(path)
+		var e *Error
+		if !errors.As(err, &e) || e.File != PolicyPathFor(path) || e.Line != 3 || e.Key != "default" ||
+			!strings.Contains(e.Msg, `profile "cor" does not exist; valid profiles: core, full`) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("bad policy", func(t *testing.T) {
+		path := writeFiles(t, gen, "version = 1\n[[effect]]\ntool = \"x\"\nkind = \"rread\"\n")
+		_, err := Load(path)
+		var e *Error
+		if !errors.As(err, &e) || e.File != PolicyPathFor(path) || e.Line != 4 || e.Key != "effect[0].kind" {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("bad generated", func(t *testing.T) {
+		path := writeFiles(t, "version = 1\n", "")
+		_, err := Load(path)
+		var e *Error
+		if !errors.As(err, &e) || e.File != path || e.Key != "default" {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestPolicyPathFor(t *testing.T) {
+	for in, want := range map[string]string{
+		"profiles.generated.toml":         "profiles.toml",
+		"/etc/tp/profiles.generated.toml": "/etc/tp/profiles.toml",
+		"conf/x.toml":                     "conf/profiles.toml",
+	} {
+		if got := PolicyPathFor(in); got != want {
+			t.Errorf("PolicyPathFor(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
