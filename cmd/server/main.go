@@ -1,0 +1,326 @@
+// Command server is toolprof's MCP gateway: it starts an upstream MCP server
+// (the command after --), and serves its tools under a named profile over
+// stdio or streamable HTTP, recording every session and call.
+//
+// Usage:
+//
+//	server [flags] -- CMD ARGS...
+//
+// Run "server -h" for the flags.
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// version is the server's version, reported in serverInfo and telemetry.
+const version = "0.1.0"
+
+// usageError marks an error in how the command was called; it exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode prints err and maps it to the process exit status.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "server:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// config is the parsed command line.
+type config struct {
+	profilesPath string
+	profile      string
+	pageSize     int
+	telemetryDir string
+	rotate       time.Duration
+	explore      float64
+	httpAddr     string
+	allowRemote  bool
+	maxProfile   string
+	health       bool
+	replica      string
+	upstream     []string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fset := flag.NewFlagSet("server", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	fset.Usage = func() {
+		fmt.Fprintln(stderr, "usage: server [flags] -- CMD ARGS...\n\nServes the tools of the MCP server started by CMD under a profile.\n\nflags:")
+		fset.PrintDefaults()
+	}
+	fset.StringVar(&c.profilesPath, "profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in)")
+	fset.StringVar(&c.profile, "profile", "", "profile `NAME` to serve (default: $TOOLPROF_PROFILE, else the file's default)")
+	fset.IntVar(&c.pageSize, "page-size", gateway.DefaultPageSize, "tools per tools/list page when the client pages (cursor \""+gateway.StartCursor+"\" starts)")
+	fset.StringVar(&c.telemetryDir, "telemetry", "telemetry", "telemetry `DIR`")
+	fset.DurationVar(&c.rotate, "rotate", 0, "start a new telemetry segment after `DUR` (0: the telemetry default)")
+	fset.Float64Var(&c.explore, "explore", 0, "share of sessions, 0 to 1, served the full profile and marked as exploration")
+	fset.StringVar(&c.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (loopback only unless --allow-remote) instead of stdio")
+	fset.BoolVar(&c.allowRemote, "allow-remote", false, "allow --http on a non-loopback address")
+	fset.StringVar(&c.maxProfile, "max-profile", "", "ceiling `NAME`: never serve a profile with a tool outside this profile")
+	fset.BoolVar(&c.health, "health", false, "print the health report as JSON and exit")
+	fset.StringVar(&c.replica, "replica", "", "replica `NAME` in session IDs (default: host name and process ID)")
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	c.upstream = fset.Args()
+	if len(c.upstream) == 0 {
+		return nil, usagef("no upstream command: want server [flags] -- CMD ARGS...")
+	}
+	if c.pageSize < 1 {
+		return nil, usagef("--page-size %d: must be at least 1", c.pageSize)
+	}
+	if c.explore < 0 || c.explore > 1 {
+		return nil, usagef("--explore %v: must be between 0 and 1", c.explore)
+	}
+	if c.rotate < 0 {
+		return nil, usagef("--rotate %v: must not be negative", c.rotate)
+	}
+	if c.httpAddr != "" && !c.allowRemote {
+		if err := checkLoopback(c.httpAddr); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	return c, nil
+}
+
+// checkLoopback refuses an address that would listen beyond this machine.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--http %q is not a loopback address; use 127.0.0.1:PORT, or pass --allow-remote to serve beyond this machine", addr)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if c.profile == "" {
+		c.profile = os.Getenv("TOOLPROF_PROFILE")
+	}
+
+	set, err := profiles.Load(c.profilesPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(stderr, "server: no profiles file %s: serving every tool as profile %q\n", c.profilesPath, gateway.FullProfile)
+		set = nil
+	case err != nil:
+		return err
+	}
+
+	// The upstream is ours: it is started here and closed by the gateway.
+	cmd := exec.Command(c.upstream[0], c.upstream[1:]...)
+	cmd.Stderr = stderr
+	up, err := gateway.NewClientUpstream(ctx, &mcp.CommandTransport{Command: cmd})
+	if err != nil {
+		return fmt.Errorf("start upstream %q: %w", strings.Join(c.upstream, " "), err)
+	}
+	tools, err := up.ListTools(ctx)
+	if err != nil {
+		up.Close()
+		return err
+	}
+	resolved := profiles.Full(tools)
+	if set != nil {
+		if resolved, err = set.Resolve(tools); err != nil {
+			up.Close()
+			return fmt.Errorf("profiles %s: %w", c.profilesPath, err)
+		}
+	}
+	if c.profile != "" {
+		if _, ok := resolved.Profiles[c.profile]; !ok {
+			up.Close()
+			return usagef("unknown profile %q; valid profiles: %s", c.profile, strings.Join(resolved.Names(), ", "))
+		}
+		resolved.Default = c.profile // what stdio and /mcp serve
+	}
+	for _, w := range resolved.Warnings {
+		fmt.Fprintln(stderr, "server: warning:", w)
+	}
+
+	var rec gateway.Recorder
+	var closeRec func() error
+	if !c.health {
+		r, err := openRecorder(c)
+		if err != nil {
+			up.Close()
+			return err
+		}
+		rec, closeRec = r, r.Close
+	}
+	g, err := gateway.New(ctx, gateway.Options{
+		Upstream:      up,
+		Profiles:      resolved,
+		PageSize:      c.pageSize,
+		Recorder:      rec,
+		ServerName:    "toolprof",
+		ServerVersion: version,
+		Explore:       c.explore,
+		MaxProfile:    c.maxProfile,
+		CursorKey:     cursorKey(),
+		Logger:        logger,
+	})
+	if err != nil {
+		up.Close()
+		if closeRec != nil {
+			closeRec()
+		}
+		var pe *gateway.ProfileError
+		if errors.As(err, &pe) {
+			return usageError{err}
+		}
+		return err
+	}
+	serveErr := serve(ctx, c, g, stdin, stdout, stderr)
+	if err := g.Close(); err != nil && serveErr == nil {
+		serveErr = err
+	}
+	if closeRec != nil {
+		if err := closeRec(); err != nil && serveErr == nil {
+			serveErr = fmt.Errorf("close telemetry %s: %w", c.telemetryDir, err)
+		}
+	}
+	return serveErr
+}
+
+// serve runs the selected mode until the client leaves or ctx is done.
+func serve(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, stdout, stderr io.Writer) error {
+	switch {
+	case c.health:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(g.Health())
+	case c.httpAddr != "":
+		return serveHTTP(ctx, c.httpAddr, g, stderr)
+	default:
+		if _, err := g.Server(""); err != nil {
+			var pe *gateway.ProfileError
+			if errors.As(err, &pe) {
+				return usageError{err}
+			}
+			return err
+		}
+		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+		return g.ServeStdio(ctx, "", t)
+	}
+}
+
+// serveHTTP serves g's HTTP handler on addr until ctx is done.
+func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--http %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "server: serving profile %q on http://%s/mcp\n", g.Default(), ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	// Sessions first, so that their open streams end and Shutdown can finish.
+	g.Close()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		srv.Close()
+	}
+	return nil
+}
+
+// cursorKey reads TOOLPROF_CURSOR_KEY (hex): replicas that share it accept
+// each other's tools/list cursors. Unset or invalid: a random key.
+func cursorKey() []byte {
+	k, err := hex.DecodeString(os.Getenv("TOOLPROF_CURSOR_KEY"))
+	if err != nil || len(k) < 16 {
+		return nil
+	}
+	return k
+}
+
+// nopWriteCloser keeps stdout open when the session closes its writer.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// openRecorder opens the telemetry directory.
+func openRecorder(c *config) (*telemetry.Recorder, error) {
+	replica := c.replica
+	if replica == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			host = "host"
+		}
+		// Replica names allow only [A-Za-z0-9_-]; host names may hold dots.
+		host = strings.Map(func(r rune) rune {
+			if r == '-' || r == '_' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') {
+				return r
+			}
+			return '-'
+		}, host)
+		replica = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	r, err := telemetry.OpenRecorder(c.telemetryDir, telemetry.RecorderOptions{Replica: replica, Rotate: c.rotate})
+	if err != nil {
+		return nil, fmt.Errorf("open telemetry %s: %w", c.telemetryDir, err)
+	}
+	return r, nil
+}

@@ -1,0 +1,325 @@
+// Package gateway serves an upstream MCP server's tools under a named
+// profile: the profile's instructions in initialize and server/discover, a
+// paginated tools/list of the profile's tools, and tools/call refused (never
+// forwarded) for a tool outside the profile. It records every session and
+// call through a Recorder.
+//
+// The gateway registers no tools with the SDK. One *mcp.Server per profile
+// carries a receiving middleware that answers tools/list and tools/call
+// itself and rewrites the instructions of the handshake results, so that
+// what a session sees can depend on the session, not only on the server.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	mathrand "math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// DefaultPageSize is the number of tools in a tools/list page when paging.
+const DefaultPageSize = 20
+
+// FullProfile is the name of the profile that holds every tool.
+const FullProfile = profiles.FullProfile
+
+// Recorder is where the gateway records sessions and calls. telemetry's
+// Recorder implements it.
+type Recorder interface {
+	// Session records s, replacing any earlier record with the same ID.
+	Session(s telemetry.Session)
+	// Call records one tools/call.
+	Call(c telemetry.Call)
+	// NewSessionID returns an ID unique across replicas.
+	NewSessionID() string
+}
+
+// Options configure a Gateway.
+type Options struct {
+	// Upstream is the server whose tools are served. Required.
+	Upstream Upstream
+	// Profiles are the resolved profiles; nil serves every tool as "full".
+	Profiles *profiles.Resolved
+	// PageSize is the tools/list page size when paging (default DefaultPageSize).
+	PageSize int
+	// Recorder receives sessions and calls; nil records nothing.
+	Recorder Recorder
+	// ServerName and ServerVersion are the served implementation's identity.
+	ServerName, ServerVersion string
+	// Explore is the share of sessions, in [0, 1], served the full profile
+	// (bounded by MaxProfile) and marked as exploration.
+	Explore float64
+	// MaxProfile, when set, is the ceiling: no profile holding a tool outside
+	// this profile's set is ever served.
+	MaxProfile string
+	// CursorKey is the key tools/list cursors are authenticated with. Empty:
+	// a random key per Gateway. Replicas behind one address share a key so
+	// that a cursor issued by one verifies on another.
+	CursorKey []byte
+	// Logger receives the gateway's log; nil discards it.
+	Logger *slog.Logger
+}
+
+// Gateway serves one upstream under profiles.
+type Gateway struct {
+	opts        Options
+	logger      *slog.Logger
+	resolved    *profiles.Resolved
+	tools       map[string]*mcp.Tool // every upstream tool by name
+	catalogHash string
+	cursorKey   []byte
+	explore     string // the profile exploration sessions get
+
+	mu       sync.Mutex
+	servers  map[serverKey]*mcp.Server
+	sessions map[*mcp.ServerSession]*session
+	closed   bool
+	ending   sync.WaitGroup // goroutines waiting for sessions to end
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// serverKey names one cached server: a profile served over a transport.
+type serverKey struct {
+	profile, transport string
+}
+
+// New lists the upstream's tools and resolves the profiles against them.
+func New(ctx context.Context, opts Options) (*Gateway, error) {
+	if opts.Upstream == nil {
+		return nil, errors.New("gateway: no upstream")
+	}
+	if opts.PageSize < 0 {
+		return nil, fmt.Errorf("gateway: page size %d: must be positive", opts.PageSize)
+	}
+	if opts.PageSize == 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	if opts.Explore < 0 || opts.Explore > 1 {
+		return nil, fmt.Errorf("gateway: explore rate %v: must be between 0 and 1", opts.Explore)
+	}
+	if opts.ServerName == "" {
+		opts.ServerName = "toolprof"
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	list, err := opts.Upstream.ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	hash, err := (&catalog.Catalog{Tools: list}).Hash()
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	tools := make(map[string]*mcp.Tool, len(list))
+	for _, t := range list {
+		tools[t.Name] = t
+	}
+	resolved := opts.Profiles
+	if resolved == nil {
+		resolved = profiles.Full(list)
+	}
+	if len(resolved.Profiles) == 0 {
+		return nil, errors.New("gateway: no profiles to serve")
+	}
+	key := opts.CursorKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		rand.Read(key)
+	}
+	g := &Gateway{
+		opts:        opts,
+		logger:      logger,
+		resolved:    resolved,
+		tools:       tools,
+		catalogHash: hash,
+		cursorKey:   key,
+		servers:     make(map[serverKey]*mcp.Server),
+		sessions:    make(map[*mcp.ServerSession]*session),
+	}
+	if opts.MaxProfile != "" {
+		if _, ok := resolved.Profiles[opts.MaxProfile]; !ok {
+			return nil, fmt.Errorf("gateway: max profile %q: %w", opts.MaxProfile, g.unknownProfile(opts.MaxProfile))
+		}
+	}
+	g.explore = g.explorationProfile()
+	for _, w := range resolved.Warnings {
+		logger.Warn("profiles", "warning", w)
+	}
+	return g, nil
+}
+
+// explorationProfile is the profile exploration sessions get: full, or the
+// ceiling when full lies beyond it.
+func (g *Gateway) explorationProfile() string {
+	if _, ok := g.resolved.Profiles[FullProfile]; ok && g.withinCeiling(FullProfile) {
+		return FullProfile
+	}
+	if g.opts.MaxProfile != "" {
+		return g.opts.MaxProfile
+	}
+	// No profile named full: the profile with the most tools.
+	best := g.resolved.Default
+	for _, name := range g.resolved.Names() {
+		if len(g.resolved.Profiles[name].Tools) > len(g.resolved.Profiles[best].Tools) {
+			best = name
+		}
+	}
+	return best
+}
+
+// Default returns the name of the default profile.
+func (g *Gateway) Default() string { return g.resolved.Default }
+
+// Profiles returns the resolved profiles the gateway serves.
+func (g *Gateway) Profiles() *profiles.Resolved { return g.resolved }
+
+// ProfileError reports a profile name that cannot be served.
+type ProfileError struct {
+	Name    string
+	Valid   []string // profiles that can be served
+	Ceiling string   // set when Name exists but lies beyond the ceiling
+}
+
+func (e *ProfileError) Error() string {
+	if e.Ceiling != "" {
+		return fmt.Sprintf("profile %q holds tools outside the ceiling profile %q (--max-profile); profiles within it: %s",
+			e.Name, e.Ceiling, strings.Join(e.Valid, ", "))
+	}
+	return fmt.Sprintf("unknown profile %q; valid profiles: %s", e.Name, strings.Join(e.Valid, ", "))
+}
+
+func (g *Gateway) unknownProfile(name string) error {
+	return &ProfileError{Name: name, Valid: g.resolved.Names()}
+}
+
+// servable returns the profiles within the ceiling, sorted.
+func (g *Gateway) servable() []string {
+	var names []string
+	for _, n := range g.resolved.Names() {
+		if g.withinCeiling(n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// withinCeiling reports whether every tool of profile is in the ceiling.
+func (g *Gateway) withinCeiling(profile string) bool {
+	if g.opts.MaxProfile == "" {
+		return true
+	}
+	p, ok := g.resolved.Profiles[profile]
+	if !ok {
+		return false
+	}
+	for _, t := range p.Tools {
+		if !g.resolved.Allowed(g.opts.MaxProfile, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkProfile returns a *ProfileError when profile cannot be served.
+func (g *Gateway) checkProfile(profile string) error {
+	if _, ok := g.resolved.Profiles[profile]; !ok {
+		return &ProfileError{Name: profile, Valid: g.servable()}
+	}
+	if !g.withinCeiling(profile) {
+		return &ProfileError{Name: profile, Valid: g.servable(), Ceiling: g.opts.MaxProfile}
+	}
+	return nil
+}
+
+// Server returns the MCP server for profile ("" is the default profile). Its
+// sessions are recorded with transport "stdio". An unknown profile, or one
+// beyond the ceiling, is a *ProfileError listing the valid names.
+func (g *Gateway) Server(profile string) (*mcp.Server, error) {
+	return g.server(profile, telemetry.TransportStdio)
+}
+
+func (g *Gateway) server(profile, transport string) (*mcp.Server, error) {
+	if profile == "" {
+		profile = g.resolved.Default
+	}
+	if err := g.checkProfile(profile); err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k := serverKey{profile, transport}
+	if s, ok := g.servers[k]; ok {
+		return s, nil
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}, &mcp.ServerOptions{
+		// Set explicitly: no tools are registered with the SDK, so it would
+		// not infer the tools capability.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Instructions: g.resolved.Profiles[profile].Instructions,
+		Logger:       g.logger,
+	})
+	s.AddReceivingMiddleware(g.middleware(profile, transport))
+	g.servers[k] = s
+	return s, nil
+}
+
+// ServeStdio serves profile over t (stdin/stdout of the process) until the
+// client disconnects or ctx is done. A client disconnect is not an error.
+func (g *Gateway) ServeStdio(ctx context.Context, profile string, t mcp.Transport) error {
+	s, err := g.Server(profile)
+	if err != nil {
+		return err
+	}
+	err = s.Run(ctx, t)
+	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close ends every open session (recording its end) and closes the upstream
+// if it can be closed. The Recorder is the caller's to close, after Close.
+func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() { g.closeErr = g.close() })
+	return g.closeErr
+}
+
+func (g *Gateway) close() error {
+	g.mu.Lock()
+	g.closed = true
+	open := slices.Collect(maps.Keys(g.sessions))
+	g.mu.Unlock()
+	for _, ss := range open {
+		ss.Close()
+	}
+	g.ending.Wait()
+	if c, ok := g.opts.Upstream.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			return fmt.Errorf("close upstream: %w", err)
+		}
+	}
+	return nil
+}
+
+// exploring decides, once per session, whether it is an exploration session.
+func (g *Gateway) exploring() bool {
+	return g.opts.Explore > 0 && mathrand.Float64() < g.opts.Explore
+}

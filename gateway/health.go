@@ -1,0 +1,61 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// Health is what the gateway reports about itself: printed by
+// `server --health` and served at /healthz over HTTP.
+type Health struct {
+	Default  string   `json:"default"`
+	Profiles []string `json:"profiles"` // profiles that can be served (within the ceiling)
+	Ceiling  string   `json:"ceiling,omitempty"`
+	// Warnings are the profile warnings found at start, such as a profile
+	// naming a tool the upstream does not offer.
+	Warnings     []string       `json:"warnings"`
+	Upstream     UpstreamHealth `json:"upstream"`
+	Telemetry    string         `json:"telemetry"`
+	OpenSessions int            `json:"open_sessions"`
+}
+
+// UpstreamHealth describes the upstream as last seen.
+type UpstreamHealth struct {
+	State       string `json:"state"` // "serving"
+	Tools       int    `json:"tools"`
+	CatalogHash string `json:"catalog_hash"`
+}
+
+// Health reports the gateway's state.
+func (g *Gateway) Health() Health {
+	g.mu.Lock()
+	open := len(g.sessions)
+	g.mu.Unlock()
+	h := Health{
+		Default:      g.resolved.Default,
+		Profiles:     g.servable(),
+		Ceiling:      g.opts.MaxProfile,
+		Warnings:     slices.Clone(g.resolved.Warnings),
+		Upstream:     UpstreamHealth{State: "serving", Tools: len(g.tools), CatalogHash: g.catalogHash},
+		Telemetry:    "off",
+		OpenSessions: open,
+	}
+	if h.Warnings == nil {
+		h.Warnings = []string{}
+	}
+	if g.opts.Recorder != nil {
+		h.Telemetry = "recording"
+		if r, ok := g.opts.Recorder.(interface {
+			Health() telemetry.RecorderHealth
+		}); ok {
+			rh := r.Health()
+			h.Telemetry = fmt.Sprintf("recording: %d events written, %d dropped, %d lost, segment %s", rh.Written, rh.Dropped, rh.Lost, rh.Segment)
+			if rh.Degraded != nil {
+				h.Telemetry = fmt.Sprintf("degraded: %v (%d events written, %d dropped, %d lost)", rh.Degraded, rh.Written, rh.Dropped, rh.Lost)
+			}
+		}
+	}
+	return h
+}

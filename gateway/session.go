@@ -1,0 +1,312 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// MCP method names the middleware handles.
+const (
+	methodInitialize = "initialize"
+	methodDiscover   = "server/discover"
+	methodListTools  = "tools/list"
+	methodCallTool   = "tools/call"
+)
+
+// session is the gateway's state for one MCP session.
+type session struct {
+	profile string // the profile this session is served (may be the exploration profile)
+
+	mu       sync.Mutex
+	rec      telemetry.Session
+	recorded bool // the start has been recorded
+	seq      uint64
+}
+
+// middleware answers tools/list and tools/call for sessions of server
+// (profile, transport), and puts the session's instructions into the
+// handshake results.
+func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			s := g.session(req, profile, transport)
+			var (
+				res mcp.Result
+				err error
+			)
+			switch method {
+			case methodListTools:
+				res, err = g.listTools(s, req)
+			case methodCallTool:
+				res, err = g.callTool(ctx, s, req)
+			default:
+				res, err = next(ctx, method, req)
+			}
+			if err == nil {
+				switch r := res.(type) {
+				case *mcp.InitializeResult:
+					r.Instructions = g.instructions(s)
+					s.noteClient(req, r.ProtocolVersion)
+				case *mcp.DiscoverResult:
+					r.Instructions = g.instructions(s)
+					s.noteClient(req, "")
+				}
+			}
+			g.recordStart(s)
+			return res, err
+		}
+	}
+}
+
+// instructions are what a session is told about the server: its profile's.
+func (g *Gateway) instructions(s *session) string {
+	return g.resolved.Profiles[s.profile].Instructions
+}
+
+// session returns the state of the request's session, creating it (and a
+// watcher recording its end) on first sight.
+func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s, ok := g.sessions[ss]; ok && ss != nil {
+		return s
+	}
+	s := &session{profile: profile}
+	s.rec = telemetry.Session{
+		ID:            g.newSessionID(),
+		Start:         time.Now(),
+		Transport:     transport,
+		Profile:       profile,
+		ServerVersion: g.opts.ServerVersion,
+		CatalogHash:   g.catalogHash,
+	}
+	if g.exploring() {
+		s.profile = g.explore
+		s.rec.Profile = g.explore
+		s.rec.Exploration = true
+	}
+	if ss == nil || g.closed {
+		return s // not tracked: it cannot be waited for
+	}
+	g.sessions[ss] = s
+	g.ending.Add(1)
+	go func() {
+		defer g.ending.Done()
+		ss.Wait()
+		g.endSession(ss, s)
+	}()
+	return s
+}
+
+func (g *Gateway) newSessionID() string {
+	if g.opts.Recorder != nil {
+		return g.opts.Recorder.NewSessionID()
+	}
+	return rand.Text()
+}
+
+// noteClient copies the client's identity and protocol version into the
+// session record.
+func (s *session) noteClient(req mcp.Request, negotiated string) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok {
+		return
+	}
+	p := ss.InitializeParams()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p != nil {
+		if p.ClientInfo != nil {
+			s.rec.ClientName = p.ClientInfo.Name
+			s.rec.ClientVersion = p.ClientInfo.Version
+		}
+		s.rec.ProtocolVersion = p.ProtocolVersion
+	}
+	if negotiated != "" {
+		s.rec.ProtocolVersion = negotiated
+	}
+}
+
+// recordStart records the session the first time one of its requests has
+// been handled, so that the client's identity is in the first record.
+func (g *Gateway) recordStart(s *session) {
+	s.mu.Lock()
+	if s.recorded || g.opts.Recorder == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.recorded = true
+	rec := s.rec
+	s.mu.Unlock()
+	g.opts.Recorder.Session(rec)
+}
+
+// endSession records the end of a session and forgets it.
+func (g *Gateway) endSession(ss *mcp.ServerSession, s *session) {
+	g.mu.Lock()
+	delete(g.sessions, ss)
+	g.mu.Unlock()
+	s.mu.Lock()
+	s.rec.End = time.Now()
+	s.recorded = true
+	rec := s.rec
+	s.mu.Unlock()
+	if g.opts.Recorder != nil {
+		g.opts.Recorder.Session(rec)
+	}
+}
+
+// listTools answers tools/list: without a cursor every allowed tool, with
+// one a page of them.
+func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
+	s.mu.Lock()
+	s.rec.ToolsListCalls++
+	s.mu.Unlock()
+	var cursor string
+	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+		cursor = p.Cursor
+	}
+	allowed := g.resolved.Profiles[s.profile].Tools // sorted by name
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	names := allowed
+	if cursor != "" {
+		offset, err := decodeCursor(g.cursorKey, s.profile, cursor)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		offset = min(offset, len(allowed))
+		end := min(offset+g.opts.PageSize, len(allowed))
+		names = allowed[offset:end]
+		if end < len(allowed) {
+			res.NextCursor = EncodeCursor(g.cursorKey, s.profile, end)
+		}
+	}
+	for _, n := range names {
+		if t, ok := g.tools[n]; ok {
+			res.Tools = append(res.Tools, t)
+		}
+	}
+	s.mu.Lock()
+	s.rec.ToolsListPages++
+	s.mu.Unlock()
+	return res, nil
+}
+
+// callTool answers tools/call: an unknown tool is a JSON-RPC error, a tool
+// outside the session's profile the policy envelope, and any other call is
+// forwarded to the upstream with the request's context.
+func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (res mcp.Result, err error) {
+	params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+	if params == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: missing params"}
+	}
+	call := telemetry.Call{Tool: params.Name, Start: time.Now()}
+	if b, err := json.Marshal(params); err == nil {
+		call.RequestBytes = len(b)
+	}
+	defer func() {
+		call.Duration = time.Since(call.Start)
+		if err == nil {
+			if b, merr := json.Marshal(res); merr == nil {
+				call.ResponseBytes = len(b)
+			}
+		}
+		g.recordCall(s, call)
+	}()
+
+	if _, ok := g.tools[params.Name]; !ok {
+		call.Outcome = telemetry.OutcomeUnknownTool
+		return nil, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("unknown tool %q: the upstream offers no tool of that name", params.Name),
+		}
+	}
+	if !g.resolved.Allowed(s.profile, params.Name) {
+		call.Outcome = telemetry.OutcomeDenied
+		return g.notInProfile(s.profile, params.Name).result(), nil
+	}
+	out, err := g.opts.Upstream.CallTool(ctx, params)
+	switch {
+	case err == nil && out.IsError:
+		call.Outcome = telemetry.OutcomeToolError
+	case err == nil:
+		call.Outcome = telemetry.OutcomeOK
+	case ctx.Err() != nil:
+		call.Outcome = telemetry.OutcomeCancelled
+		return nil, ctx.Err()
+	default:
+		call.Outcome = telemetry.OutcomeUpstreamError
+		var werr *jsonrpc.Error
+		if errors.As(err, &werr) {
+			return nil, werr // the upstream's own JSON-RPC error, passed through
+		}
+		g.logger.Warn("upstream call failed", "tool", params.Name, "error", err)
+		return Envelope{
+			Code:             CodeUpstreamUnavailable,
+			Message:          fmt.Sprintf("tool %q could not be run: the upstream is unavailable (%v)", params.Name, err),
+			Retryable:        true,
+			Category:         CategoryUpstream,
+			SuggestedActions: []string{"retry the call later", "check the gateway's health output for the upstream's state"},
+		}.result(), nil
+	}
+	if out.Content == nil {
+		out.Content = []mcp.Content{} // [] rather than null on the wire
+	}
+	return out, nil
+}
+
+// notInProfile is the policy envelope for a tool the profile excludes.
+func (g *Gateway) notInProfile(profile, tool string) Envelope {
+	with := g.resolved.ProfilesWith(tool)
+	var servable []string
+	for _, p := range with {
+		if g.withinCeiling(p) {
+			servable = append(servable, p)
+		}
+	}
+	msg := fmt.Sprintf("tool %q is not in the active profile %q", tool, profile)
+	if len(with) > 0 {
+		msg += fmt.Sprintf("; profiles that include it: %s", strings.Join(with, ", "))
+	} else {
+		msg += "; no profile includes it"
+	}
+	actions := []string{}
+	for _, p := range servable {
+		actions = append(actions, fmt.Sprintf("use profile %q: start the server with --profile %s, or connect to /mcp/%s over HTTP", p, p, p))
+	}
+	if len(servable) == 0 {
+		actions = append(actions, "ask the operator to allow the tool in a profile (profiles.toml)")
+	}
+	return Envelope{
+		Code:             CodeToolNotInProfile,
+		Message:          msg,
+		Retryable:        false,
+		Category:         CategoryPolicy,
+		SuggestedActions: actions,
+	}
+}
+
+// recordCall numbers and records one call.
+func (g *Gateway) recordCall(s *session, c telemetry.Call) {
+	if g.opts.Recorder == nil {
+		return
+	}
+	s.mu.Lock()
+	s.seq++
+	c.Seq = s.seq
+	c.Session = s.rec.ID
+	s.mu.Unlock()
+	g.opts.Recorder.Call(c)
+}
