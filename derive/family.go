@@ -1,0 +1,522 @@
+package derive
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolprof/toolprof/profiles"
+)
+
+// Session is what the derivation needs of one recorded or imported session.
+type Session struct {
+	Tools       []string // distinct tools called, denied calls included
+	Calls       int
+	Start       time.Time // zero when unknown
+	Profile     string    // profile served; "" when not recorded (saw every tool)
+	Exploration bool      // served full by --explore
+}
+
+// Tool is one catalog tool with its cost.
+type Tool struct {
+	Name        string
+	Bytes       int
+	Tokens      int // o200k_base tokens of its tools/list entry; what the solver minimises
+	Destructive bool
+}
+
+// Spec asks for one derived profile: the cheapest set covering Target of the
+// sessions, or, when Budget > 0, the set covering the most sessions within
+// Budget tokens.
+type Spec struct {
+	Name   string
+	Target float64
+	Budget int
+}
+
+// DefaultSpecs is the default nested family below full.
+func DefaultSpecs() []Spec {
+	return []Spec{{Name: "core", Target: 0.80}, {Name: "standard", Target: 0.95}}
+}
+
+// Documented defaults.
+const (
+	DefaultHoldout = 0.2
+	// DefaultTarget is the held-out coverage the file's default profile must
+	// reach: the same share as the default core target, so that the default
+	// serves about four sessions in five without a miss.
+	DefaultTarget = 0.80
+	// DefaultMinSessions is the smallest unrestricted sample worth deriving
+	// from: with 30 sessions a Wilson interval around 80% coverage is still
+	// about ±14 points wide; fewer say little.
+	DefaultMinSessions = 30
+)
+
+// Config is a derivation's input besides the sessions.
+type Config struct {
+	Tools         []Tool           // the catalog, with costs
+	Specs         []Spec           // smallest first; full is always added last
+	Policy        *profiles.Policy // may be nil
+	Holdout       float64          // newest share of sessions kept for testing
+	DefaultTarget float64
+	Options       Options
+}
+
+// Counts says which sessions the derivation used and why it skipped others.
+type Counts struct {
+	Input        int // sessions read
+	Full         int // served full, or with no profile recorded
+	Exploration  int // exploration sessions
+	Restricted   int // served a smaller profile: not used
+	ZeroCalls    int // used sessions with no tool call: covered by every profile
+	UnknownCalls int // used sessions calling a tool the catalog lacks
+	UnknownTools []string
+	Derive       int // used sessions in the derive (oldest) part
+	Holdout      int // used sessions in the held-out (newest) part
+}
+
+// Used is the number of sessions learned from.
+func (c Counts) Used() int { return c.Full + c.Exploration }
+
+// ProfileResult is one derived profile and how it measures.
+type ProfileResult struct {
+	Name        string
+	Tools       []string
+	Solution    *Solution // nil for full
+	Budget      int
+	Target      float64
+	Bytes       int
+	Tokens      int
+	Derive      Score
+	Holdout     Score
+	Baseline    *Baseline // top-k comparison; nil for full
+	Destructive int       // destructive tools held
+}
+
+// Score is coverage on a set of sessions.
+type Score struct {
+	Covered, Sessions int
+}
+
+// Share returns the covered share, and false when there are no sessions.
+func (s Score) Share() (float64, bool) {
+	if s.Sessions == 0 {
+		return 0, false
+	}
+	return float64(s.Covered) / float64(s.Sessions), true
+}
+
+// Baseline is the top-k-by-popularity set for the same goal.
+type Baseline struct {
+	Tools   []string
+	Tokens  int
+	Derive  Score
+	Holdout Score
+}
+
+// Result is a derived family of profiles.
+type Result struct {
+	Counts    Counts
+	Profiles  []ProfileResult // smallest first, full last
+	Default   string
+	DataFrom  time.Time // first dated session start, zero when none
+	DataUntil time.Time
+	Warnings  []string
+	// Problem is the derive part over all catalog tools, without pins or
+	// denials, for drawing the frontier.
+	Problem Problem
+	Names   []string // tool index -> name for Problem
+}
+
+// Derive learns a nested family of profiles from sessions (in recorded or
+// imported order).
+func Derive(sessions []Session, cfg Config) (*Result, error) {
+	if cfg.Holdout < 0 || cfg.Holdout >= 1 || math.IsNaN(cfg.Holdout) {
+		return nil, fmt.Errorf("holdout %v: want a share in [0,1)", cfg.Holdout)
+	}
+	if err := checkSpecs(cfg.Specs); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(cfg.Tools))
+	tools := slices.Clone(cfg.Tools)
+	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	index := make(map[string]int, len(tools))
+	costs := make([]int, len(tools))
+	for i, t := range tools {
+		if _, dup := index[t.Name]; dup {
+			return nil, fmt.Errorf("catalog lists tool %q twice", t.Name)
+		}
+		index[t.Name] = i
+		names[i] = t.Name
+		costs[i] = t.Tokens
+	}
+	res := &Result{Names: names}
+
+	used, counts, unknown := selectSessions(sessions, index)
+	res.Counts = counts
+	res.Counts.UnknownTools = unknown
+	for _, u := range used {
+		if s := u.start; !s.IsZero() {
+			if res.DataFrom.IsZero() || s.Before(res.DataFrom) {
+				res.DataFrom = s
+			}
+			if s.After(res.DataUntil) {
+				res.DataUntil = s
+			}
+		}
+	}
+	nHold := int(math.Round(cfg.Holdout * float64(len(used))))
+	derivePart, holdPart := used[:len(used)-nHold], used[len(used)-nHold:]
+	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
+	train := reduce(derivePart)
+	test := reduce(holdPart)
+	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free}
+
+	pins, denies, err := constraints(cfg, index)
+	if err != nil {
+		return nil, err
+	}
+	var prev []int
+	for k, sp := range cfg.Specs {
+		p := Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Denied: denies[k]}
+		p.Pinned = union(prev, pins[k])
+		for _, t := range p.Pinned {
+			if slices.Contains(p.Denied, t) {
+				return nil, fmt.Errorf("profile %q: tool %q is pinned (or held by a smaller profile) but denied or destructive here; nested profiles must agree: deny it in the smaller profile too, or allow_destructive in every larger one", sp.Name, names[t])
+			}
+		}
+		var sol, base *Solution
+		if sp.Budget > 0 {
+			sol, err = SolveBudget(p, sp.Budget, cfg.Options)
+			if err == nil {
+				base, err = TopKBudget(p, sp.Budget)
+			}
+		} else {
+			sol, err = Solve(p, sp.Target, cfg.Options)
+			if err == nil {
+				base, err = TopK(p, sp.Target)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: %w", sp.Name, err)
+		}
+		if !sol.Feasible {
+			if sp.Budget > 0 {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: the pinned tools alone cost %d tokens, over the budget of %d", sp.Name, sol.Cost, sp.Budget))
+			} else {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: target %.2f unreachable (denied or destructive tools leave %d of %d derive sessions coverable); kept the best reachable set", sp.Name, sp.Target, sol.Covered, sol.Total))
+			}
+		}
+		pr := res.profile(sp.Name, sol.Tools, tools, train, test)
+		pr.Solution, pr.Target, pr.Budget = sol, sp.Target, sp.Budget
+		pr.Baseline = &Baseline{Tools: pick(names, base.Tools), Tokens: base.Cost, Derive: train.score(base.Tools), Holdout: test.score(base.Tools)}
+		res.Profiles = append(res.Profiles, pr)
+		prev = sol.Tools
+	}
+	all := make([]int, len(tools))
+	for i := range all {
+		all[i] = i
+	}
+	res.Profiles = append(res.Profiles, res.profile(profiles.FullProfile, all, tools, train, test))
+
+	res.Default = profiles.FullProfile
+	for _, pr := range res.Profiles {
+		if share, ok := pr.Holdout.Share(); ok && share >= cfg.DefaultTarget {
+			res.Default = pr.Name
+			break
+		}
+	}
+	if res.Counts.Holdout == 0 {
+		res.Warnings = append(res.Warnings, "no held-out sessions: default is full, since no profile's coverage could be tested")
+	}
+	return res, nil
+}
+
+func checkSpecs(specs []Spec) error {
+	seen := map[string]bool{}
+	for i, sp := range specs {
+		switch {
+		case sp.Name == "" || sp.Name == profiles.FullProfile:
+			return fmt.Errorf("profile %d: name %q is empty or reserved (full is always derived, holding every tool)", i, sp.Name)
+		case seen[sp.Name]:
+			return fmt.Errorf("profile %q given twice", sp.Name)
+		case sp.Budget < 0:
+			return fmt.Errorf("profile %q: budget %d: want a positive token count", sp.Name, sp.Budget)
+		case sp.Budget == 0 && !(sp.Target >= 0 && sp.Target <= 1):
+			return fmt.Errorf("profile %q: target %v: want a share in [0,1]", sp.Name, sp.Target)
+		case i > 0 && sp.Budget == 0 && specs[i-1].Budget == 0 && sp.Target < specs[i-1].Target:
+			return fmt.Errorf("profile %q: target %v is below the smaller profile %q's %v; list profiles smallest first", sp.Name, sp.Target, specs[i-1].Name, specs[i-1].Target)
+		}
+		seen[sp.Name] = true
+	}
+	return nil
+}
+
+// constraints returns, per spec, the pinned and the denied tool indices.
+// A profile is nested in every larger one, so a tool denied (or destructive
+// and not allowed) in any larger non-full profile is denied here too.
+func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err error) {
+	n := len(cfg.Specs)
+	pins, denies = make([][]int, n), make([][]int, n)
+	pol := map[string]profiles.PolicyProfile{}
+	if cfg.Policy != nil {
+		for _, pp := range cfg.Policy.Profiles {
+			pol[pp.Name] = pp
+		}
+	}
+	lookup := func(profile, what string, names []string) ([]int, error) {
+		var out []int
+		for _, name := range names {
+			i, ok := index[name]
+			if !ok {
+				if strings.Contains(name, "*") {
+					return nil, fmt.Errorf("profiles.toml: profile %q %s %q: patterns are not accepted here; name tools exactly", profile, what, name)
+				}
+				continue // not offered: the server warns; nothing to derive
+			}
+			out = append(out, i)
+		}
+		return out, nil
+	}
+	for k := n - 1; k >= 0; k-- {
+		name := cfg.Specs[k].Name
+		pp := pol[name]
+		if pins[k], err = lookup(name, "pin", pp.Pin); err != nil {
+			return nil, nil, err
+		}
+		d, err := lookup(name, "deny", pp.Deny)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !pp.AllowDestructive {
+			for i, t := range sortedTools(cfg.Tools) {
+				if t.Destructive {
+					d = append(d, i)
+				}
+			}
+		}
+		if k+1 < n {
+			d = append(d, denies[k+1]...)
+		}
+		slices.Sort(d)
+		denies[k] = slices.Compact(d)
+	}
+	return pins, denies, nil
+}
+
+func sortedTools(ts []Tool) []Tool {
+	out := slices.Clone(ts)
+	slices.SortFunc(out, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func union(a, b []int) []int {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func pick(names []string, idx []int) []string {
+	out := make([]string, len(idx))
+	for i, t := range idx {
+		out[i] = names[t]
+	}
+	return out
+}
+
+func (res *Result) profile(name string, idx []int, tools []Tool, train, test *sample) ProfileResult {
+	pr := ProfileResult{Name: name, Tools: pick(res.Names, idx), Derive: train.score(idx), Holdout: test.score(idx)}
+	for _, t := range idx {
+		pr.Bytes += tools[t].Bytes
+		pr.Tokens += tools[t].Tokens
+		if tools[t].Destructive {
+			pr.Destructive++
+		}
+	}
+	return pr
+}
+
+// usedSession is a learning session reduced to catalog tool indices.
+type usedSession struct {
+	tools []int
+	start time.Time
+}
+
+// selectSessions keeps the sessions that saw every tool, in time order
+// (stable: a session without a start keeps its place after the session
+// recorded before it), and maps their tools to catalog indices. Tools the
+// catalog lacks are dropped from the signature and counted: no profile, not
+// even full, can serve them, so they are held against none.
+func selectSessions(sessions []Session, index map[string]int) ([]usedSession, Counts, []string) {
+	c := Counts{Input: len(sessions)}
+	used := make([]usedSession, 0, len(sessions))
+	unknown := map[string]bool{}
+	keys := make([]time.Time, 0, len(sessions))
+	var last time.Time
+	for _, s := range sessions {
+		switch {
+		case s.Exploration:
+			c.Exploration++
+		case s.Profile == "" || s.Profile == profiles.FullProfile:
+			c.Full++
+		default:
+			c.Restricted++
+			continue
+		}
+		if s.Calls == 0 && len(s.Tools) == 0 {
+			c.ZeroCalls++
+		}
+		idx := make([]int, 0, len(s.Tools))
+		miss := false
+		for _, t := range s.Tools {
+			if i, ok := index[t]; ok {
+				idx = append(idx, i)
+			} else {
+				miss = true
+				unknown[t] = true
+			}
+		}
+		if miss {
+			c.UnknownCalls++
+		}
+		slices.Sort(idx)
+		idx = slices.Compact(idx)
+		if !s.Start.IsZero() {
+			last = s.Start
+		}
+		keys = append(keys, last)
+		used = append(used, usedSession{tools: idx, start: s.Start})
+	}
+	order := make([]int, len(used))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
+	sorted := make([]usedSession, len(used))
+	for i, o := range order {
+		sorted[i] = used[o]
+	}
+	names := make([]string, 0, len(unknown))
+	for n := range unknown {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return sorted, c, names
+}
+
+// sample is a set of sessions reduced to weighted signatures.
+type sample struct {
+	sigs  []Signature
+	free  int
+	total int
+}
+
+// reduce groups sessions by their distinct tool set. Signatures come out
+// sorted by tool list so that everything downstream is deterministic.
+func reduce(sessions []usedSession) *sample {
+	s := &sample{total: len(sessions)}
+	byKey := map[string]int{}
+	var key []byte
+	for _, u := range sessions {
+		if len(u.tools) == 0 {
+			s.free++
+			continue
+		}
+		key = key[:0]
+		for _, t := range u.tools {
+			key = binary.AppendUvarint(key, uint64(t))
+		}
+		if i, ok := byKey[string(key)]; ok {
+			s.sigs[i].Weight++
+			continue
+		}
+		byKey[string(key)] = len(s.sigs)
+		s.sigs = append(s.sigs, Signature{Tools: u.tools, Weight: 1})
+	}
+	slices.SortFunc(s.sigs, func(a, b Signature) int { return slices.Compare(a.Tools, b.Tools) })
+	return s
+}
+
+func (s *sample) score(tools []int) Score {
+	cov, total := Evaluate(Problem{Sigs: s.sigs, Free: s.free}, tools)
+	return Score{Covered: cov, Sessions: total}
+}
+
+// Wilson returns the 95% Wilson score interval for k successes in n trials.
+func Wilson(k, n int) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	const z = 1.959963984540054
+	p := float64(k) / float64(n)
+	nf := float64(n)
+	den := 1 + z*z/nf
+	center := (p + z*z/(2*nf)) / den
+	half := z / den * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return max(0, center-half), min(1, center+half)
+}
+
+// round4 keeps four decimals: enough for a share, short in the file.
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+
+// File renders the result in the generated file's schema (without
+// provenance, which the caller adds).
+func (res *Result) File() *profiles.File {
+	f := &profiles.File{Version: profiles.Version, Default: res.Default}
+	for _, pr := range res.Profiles {
+		m := &profiles.Measured{Sessions: pr.Derive.Sessions, HoldoutSessions: pr.Holdout.Sessions, Tools: len(pr.Tools), Bytes: pr.Bytes, TokensO200k: pr.Tokens}
+		if share, ok := pr.Derive.Share(); ok {
+			v := round4(share)
+			m.Coverage = &v
+		} else {
+			m.NotEvaluable = append(m.NotEvaluable, "coverage")
+		}
+		if share, ok := pr.Holdout.Share(); ok {
+			v := round4(share)
+			m.HoldoutCoverage = &v
+			lo, hi := Wilson(pr.Holdout.Covered, pr.Holdout.Sessions)
+			m.HoldoutCI = []float64{round4(lo), round4(hi)}
+		} else {
+			m.NotEvaluable = append(m.NotEvaluable, "holdout_coverage", "holdout_ci")
+		}
+		slices.Sort(m.NotEvaluable)
+		f.Profiles = append(f.Profiles, profiles.Profile{Name: pr.Name, Tools: slices.Clone(pr.Tools), Measured: m})
+	}
+	return f
+}
+
+// Parameters lists the derivation settings and session counts for the
+// provenance, as sorted "key=value" strings.
+func (res *Result) Parameters(cfg Config) []string {
+	var ps []string
+	for _, sp := range cfg.Specs {
+		if sp.Budget > 0 {
+			ps = append(ps, fmt.Sprintf("profile.%s.budget_tokens=%d", sp.Name, sp.Budget))
+		} else {
+			ps = append(ps, fmt.Sprintf("profile.%s.target=%s", sp.Name, fmtShare(sp.Target)))
+		}
+	}
+	c := res.Counts
+	ps = append(ps,
+		"holdout="+fmtShare(cfg.Holdout),
+		"default_target="+fmtShare(cfg.DefaultTarget),
+		fmt.Sprintf("sessions.derive=%d", c.Derive),
+		fmt.Sprintf("sessions.holdout=%d", c.Holdout),
+		fmt.Sprintf("sessions.used_full=%d", c.Full),
+		fmt.Sprintf("sessions.used_exploration=%d", c.Exploration),
+		fmt.Sprintf("sessions.skipped_restricted=%d", c.Restricted),
+		fmt.Sprintf("sessions.zero_calls=%d", c.ZeroCalls),
+		fmt.Sprintf("sessions.unknown_tool=%d", c.UnknownCalls),
+	)
+	slices.SortFunc(ps, cmp.Compare)
+	return ps
+}
+
+func fmtShare(v float64) string { return fmt.Sprintf("%g", v) }
+
+// Method describes the solver for the provenance.
+const Method = "signature-greedy + parametric-min-cut Lagrangian + destroy-and-repair local search; exact enumeration when small"

@@ -1,0 +1,313 @@
+package derive
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolprof/toolprof/profiles"
+)
+
+func TestWilson(t *testing.T) {
+	// Reference values: Wilson score interval, z = 1.96 (e.g. statsmodels
+	// proportion_confint(method="wilson")).
+	tests := []struct {
+		k, n   int
+		lo, hi float64
+	}{
+		{8, 10, 0.4902, 0.9433},
+		{0, 10, 0, 0.2775},
+		{10, 10, 0.7225, 1},
+		{50, 100, 0.4038, 0.5962},
+		{81, 263, 0.2553, 0.3662}, // Newcombe (1998), Stat Med 17:857, example (a)
+		{15, 148, 0.0624, 0.1605}, // example (b)
+	}
+	for _, tt := range tests {
+		lo, hi := Wilson(tt.k, tt.n)
+		if math.Abs(lo-tt.lo) > 1e-4 || math.Abs(hi-tt.hi) > 1e-4 {
+			t.Errorf("Wilson(%d,%d) = [%.4f, %.4f], want [%.4f, %.4f]", tt.k, tt.n, lo, hi, tt.lo, tt.hi)
+		}
+	}
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// fixture: tools a..f (tokens 10 each, e destructive), sessions in time
+// order with a known mix.
+func fixtureTools() []Tool {
+	var ts []Tool
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		ts = append(ts, Tool{Name: n, Bytes: 40, Tokens: 10, Destructive: n == "e"})
+	}
+	return ts
+}
+
+func sessionsOf(sets ...[]string) []Session {
+	out := make([]Session, len(sets))
+	for i, s := range sets {
+		out[i] = Session{Tools: s, Calls: len(s), Start: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	return out
+}
+
+func repeat(n int, set []string) [][]string {
+	out := make([][]string, n)
+	for i := range out {
+		out[i] = set
+	}
+	return out
+}
+
+func fixtureSessions() []Session {
+	var sets [][]string
+	sets = append(sets, repeat(40, []string{"a"})...)
+	sets = append(sets, repeat(25, []string{"a", "b"})...)
+	sets = append(sets, repeat(15, []string{"c"})...)
+	sets = append(sets, repeat(10, []string{"d", "e"})...)
+	sets = append(sets, repeat(5, []string{"f"})...)
+	sets = append(sets, repeat(5, nil)...)
+	// Interleave deterministically so both parts see every kind.
+	mixed := make([][]string, 0, len(sets))
+	for i := range 10 {
+		for j := i; j < len(sets); j += 10 {
+			mixed = append(mixed, sets[j])
+		}
+	}
+	return sessionsOf(mixed...)
+}
+
+func TestDeriveNestedFamily(t *testing.T) {
+	cfg := Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.2, DefaultTarget: DefaultTarget}
+	res, err := Derive(fixtureSessions(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, p := range res.Profiles {
+		names = append(names, p.Name)
+	}
+	if !slices.Equal(names, []string{"core", "standard", "full"}) {
+		t.Fatalf("profiles %v", names)
+	}
+	for k := 1; k < len(res.Profiles); k++ {
+		for _, tool := range res.Profiles[k-1].Tools {
+			if !slices.Contains(res.Profiles[k].Tools, tool) {
+				t.Errorf("%s holds %s but %s does not: not nested", res.Profiles[k-1].Name, tool, res.Profiles[k].Name)
+			}
+		}
+	}
+	core, std, full := res.Profiles[0], res.Profiles[1], res.Profiles[2]
+	if !slices.Equal(core.Tools, []string{"a", "b", "c"}) {
+		t.Errorf("core = %v, want [a b c] (covers 85 of 100)", core.Tools)
+	}
+	// e is destructive: standard may not hold it, so d+e sessions are
+	// uncoverable and the 0.95 target cannot be met.
+	if slices.Contains(std.Tools, "e") || !slices.Contains(full.Tools, "e") {
+		t.Errorf("destructive e: standard %v, full %v", std.Tools, full.Tools)
+	}
+	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], `"standard": target 0.95 unreachable`) {
+		t.Errorf("warnings %q, want standard unreachable", res.Warnings)
+	}
+	if len(full.Tools) != 6 || full.Destructive != 1 {
+		t.Errorf("full = %v", full.Tools)
+	}
+	if res.Counts.ZeroCalls != 5 || res.Counts.Derive != 80 || res.Counts.Holdout != 20 {
+		t.Errorf("counts %+v", res.Counts)
+	}
+	if res.Default != "core" {
+		t.Errorf("default %q, want core (holdout coverage %+v)", res.Default, core.Holdout)
+	}
+	if core.Baseline == nil || core.Baseline.Tokens < core.Tokens {
+		t.Errorf("baseline %+v cheaper than the solver's %d", core.Baseline, core.Tokens)
+	}
+}
+
+func TestDerivePolicy(t *testing.T) {
+	tests := []struct {
+		name    string
+		policy  profiles.Policy
+		check   func(t *testing.T, res *Result)
+		wantErr string
+	}{
+		{
+			name:   "pin forced in",
+			policy: profiles.Policy{Profiles: []profiles.PolicyProfile{{Name: "core", Pin: []string{"f"}}}},
+			check: func(t *testing.T, res *Result) {
+				for _, p := range res.Profiles {
+					if !slices.Contains(p.Tools, "f") {
+						t.Errorf("%s lacks pinned f (nested)", p.Name)
+					}
+				}
+			},
+		},
+		{
+			name:   "deny in larger profile reaches smaller",
+			policy: profiles.Policy{Profiles: []profiles.PolicyProfile{{Name: "standard", Deny: []string{"a"}}}},
+			check: func(t *testing.T, res *Result) {
+				if slices.Contains(res.Profiles[0].Tools, "a") || slices.Contains(res.Profiles[1].Tools, "a") {
+					t.Errorf("a denied in standard but held: core %v standard %v", res.Profiles[0].Tools, res.Profiles[1].Tools)
+				}
+				if !slices.Contains(res.Profiles[2].Tools, "a") {
+					t.Error("full lost a")
+				}
+			},
+		},
+		{
+			name: "allow_destructive everywhere lets standard hold e",
+			policy: profiles.Policy{Profiles: []profiles.PolicyProfile{
+				{Name: "core", AllowDestructive: true}, {Name: "standard", AllowDestructive: true}}},
+			check: func(t *testing.T, res *Result) {
+				if !slices.Contains(res.Profiles[1].Tools, "e") {
+					t.Errorf("standard %v lacks e", res.Profiles[1].Tools)
+				}
+			},
+		},
+		{
+			name:   "allow_destructive in core alone is not enough",
+			policy: profiles.Policy{Profiles: []profiles.PolicyProfile{{Name: "core", AllowDestructive: true, Pin: []string{"e"}}}},
+			wantErr: `tool "e" is pinned`,
+		},
+		{
+			name:    "pattern in pin refused",
+			policy:  profiles.Policy{Profiles: []profiles.PolicyProfile{{Name: "core", Pin: []string{"a*"}}}},
+			wantErr: "patterns are not accepted",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pol := tt.policy
+			cfg := Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Policy: &pol, Holdout: 0.2, DefaultTarget: DefaultTarget}
+			res, err := Derive(fixtureSessions(), cfg)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, res)
+		})
+	}
+}
+
+func TestDeriveSessionSelection(t *testing.T) {
+	ss := []Session{
+		{Tools: []string{"a"}, Calls: 1, Start: t0.Add(3 * time.Hour)},
+		{Tools: []string{"b"}, Calls: 1, Profile: "core"}, // restricted: skipped
+		{Tools: []string{"c"}, Calls: 2, Profile: "core", Exploration: true},
+		{Tools: []string{"zz", "a"}, Calls: 2, Profile: "full"}, // unknown tool counted
+		{Calls: 0, Start: t0},                                    // zero calls
+	}
+	res, err := Derive(ss, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.5, DefaultTarget: DefaultTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Counts
+	if c.Input != 5 || c.Full != 3 || c.Exploration != 1 || c.Restricted != 1 || c.ZeroCalls != 1 || c.UnknownCalls != 1 || !slices.Equal(c.UnknownTools, []string{"zz"}) {
+		t.Errorf("counts %+v", c)
+	}
+	// Time order: zero-call (t0) first, then a (3h) with the undated c and
+	// zz+a after it; holdout 0.5 of 4 -> 2 newest: {c}, {a} (unknown dropped).
+	if c.Derive != 2 || c.Holdout != 2 {
+		t.Fatalf("split %d/%d", c.Derive, c.Holdout)
+	}
+	if !res.DataFrom.Equal(t0) || !res.DataUntil.Equal(t0.Add(3*time.Hour)) {
+		t.Errorf("window %v..%v", res.DataFrom, res.DataUntil)
+	}
+	full := res.Profiles[len(res.Profiles)-1]
+	if full.Holdout.Covered != 2 {
+		t.Errorf("full holdout %+v: a session whose only miss is an unknown tool counts as covered", full.Holdout)
+	}
+}
+
+func TestNotEvaluable(t *testing.T) {
+	tests := []struct {
+		name     string
+		sessions []Session
+		holdout  float64
+		want     []string
+	}{
+		{"no holdout", fixtureSessions(), 0, []string{"holdout_ci", "holdout_coverage"}},
+		{"no sessions", nil, 0.2, []string{"coverage", "holdout_ci", "holdout_coverage"}},
+		{"all restricted", []Session{{Tools: []string{"a"}, Calls: 1, Profile: "core"}}, 0.2, []string{"coverage", "holdout_ci", "holdout_coverage"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Derive(tt.sessions, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: tt.holdout, DefaultTarget: DefaultTarget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := res.File()
+			for _, p := range f.Profiles {
+				m := p.Measured
+				if !slices.Equal(m.NotEvaluable, tt.want) {
+					t.Errorf("%s not_evaluable %v, want %v", p.Name, m.NotEvaluable, tt.want)
+				}
+				if slices.Contains(tt.want, "holdout_coverage") && (m.HoldoutCoverage != nil || m.HoldoutCI != nil) {
+					t.Errorf("%s: holdout figure written without sessions", p.Name)
+				}
+				if slices.Contains(tt.want, "coverage") && m.Coverage != nil {
+					t.Errorf("%s: coverage written without sessions", p.Name)
+				}
+			}
+			if f.Default != profiles.FullProfile {
+				t.Errorf("default %q without held-out evidence, want full", f.Default)
+			}
+		})
+	}
+}
+
+func TestDeriveBudgetSpec(t *testing.T) {
+	res, err := Derive(fixtureSessions(), Config{Tools: fixtureTools(), Specs: []Spec{{Name: "tiny", Budget: 20}}, Holdout: 0.2, DefaultTarget: DefaultTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Profiles[0]; got.Tokens > 20 || !slices.Equal(got.Tools, []string{"a", "b"}) {
+		t.Errorf("tiny = %v (%d tokens), want [a b]", got.Tools, got.Tokens)
+	}
+}
+
+func TestDeriveRejectsBadSpecs(t *testing.T) {
+	tests := []struct {
+		specs []Spec
+		want  string
+	}{
+		{[]Spec{{Name: "full", Target: 0.5}}, "reserved"},
+		{[]Spec{{Name: "a", Target: 0.5}, {Name: "a", Target: 0.6}}, "twice"},
+		{[]Spec{{Name: "a", Target: 0.9}, {Name: "b", Target: 0.6}}, "smallest first"},
+		{[]Spec{{Name: "a", Target: 1.5}}, "target 1.5"},
+	}
+	for _, tt := range tests {
+		_, err := Derive(nil, Config{Tools: fixtureTools(), Specs: tt.specs, Holdout: 0.2})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("specs %v: err %v, want %q", tt.specs, err, tt.want)
+		}
+	}
+	if _, err := Derive(nil, Config{Tools: fixtureTools(), Holdout: 1}); err == nil {
+		t.Error("holdout 1 accepted")
+	}
+}
+
+func TestDeriveDeterministic(t *testing.T) {
+	cfg := Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.2, DefaultTarget: DefaultTarget}
+	var outs []string
+	for range 2 {
+		res, err := Derive(fixtureSessions(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := profiles.Encode(&b, res.File()); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, b.String()+fmt.Sprint(res.Parameters(cfg)))
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("two runs differ:\n%s\n---\n%s", outs[0], outs[1])
+	}
+}
