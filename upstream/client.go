@@ -1,0 +1,518 @@
+// Package upstream connects toolprof to the MCP servers of a launch
+// document and keeps them connected.
+//
+// A [Client] is one server: a stdio subprocess (mcp.CommandTransport) or a
+// streamable HTTP endpoint (mcp.StreamableClientTransport, with the declared
+// headers added to every request). When its session ends (the process dies,
+// the HTTP session is lost) the Client reconnects with exponential backoff;
+// calls meanwhile fail at once with an error wrapping [ErrUnavailable].
+// Errors leave this package with every resolved variable value scrubbed.
+//
+// A [Set] is many Clients behind the gateway's Upstream interface. With more
+// than one declared server, tool and prompt names become SERVER + separator
+// + NAME (separator "__" by default). If two servers still produce the same
+// name (server "a" with tool "b__c" and server "a__b" with tool "c"), the
+// server whose name sorts first keeps it and the other's tool is hidden and
+// reported in [Health.Shadowed]: the same outcome on every start.
+//
+// # Environment of stdio servers
+//
+// A stdio server gets the variables named in Options.InheritEnv from
+// toolprof's own environment (by default [DefaultInheritEnv]: the list the
+// official TypeScript SDK passes, plus locale and temp dir), then its
+// declared env, which wins. MCP clients such as Claude Code pass their whole
+// environment; toolprof does not, so that a credential meant for one server
+// is not handed to every server: declare what a server needs in its env,
+// e.g. "GITHUB_TOKEN": "${GITHUB_TOKEN}". Nothing is written into a
+// server's working directory.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/launch"
+)
+
+// ErrUnavailable is wrapped by every error that means the upstream could not
+// be reached: not connected yet, down and restarting, or died mid-call. The
+// gateway maps it to upstream_unavailable.
+var ErrUnavailable = errors.New("upstream unavailable")
+
+// DefaultInheritEnv returns the names of the variables a stdio server
+// inherits from toolprof's environment unless Options.InheritEnv says
+// otherwise.
+func DefaultInheritEnv() []string {
+	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"}
+}
+
+// State is where a Client is in its life.
+type State string
+
+// Client states.
+const (
+	StateConnecting State = "connecting" // first attempt running
+	StateReady      State = "ready"      // session open
+	StateDown       State = "down"       // no session; reconnecting with backoff
+	StateClosed     State = "closed"     // Close was called
+)
+
+// Backoff spaces reconnection attempts: Initial, doubling up to Max. A
+// session that lasted at least Max resets the sequence.
+type Backoff struct {
+	Initial time.Duration // default 100ms
+	Max     time.Duration // default 30s
+}
+
+func (b Backoff) delay(failures int) time.Duration {
+	d := b.Initial
+	for range failures {
+		d *= 2
+		if d >= b.Max {
+			return b.Max
+		}
+	}
+	return d
+}
+
+// Options configure a Client.
+type Options struct {
+	// Implementation is what toolprof tells upstreams it is.
+	Implementation *mcp.Implementation
+	// InheritEnv names the variables a stdio server inherits; nil means
+	// DefaultInheritEnv(), an empty non-nil slice means none.
+	InheritEnv []string
+	// Stderr receives stdio servers' stderr; nil discards it.
+	Stderr io.Writer
+	// Backoff spaces reconnection attempts.
+	Backoff Backoff
+	// ConnectTimeout bounds each background reconnection (default 30s).
+	ConnectTimeout time.Duration
+	// OnToolsChanged is called, on its own goroutine, with the server's name
+	// when its tool list may have changed: a tools/list_changed notification
+	// or a reconnection.
+	OnToolsChanged func(server string)
+	// OnPromptsChanged and OnResourcesChanged are the same for prompts and
+	// resources (list_changed notifications only).
+	OnPromptsChanged   func(server string)
+	OnResourcesChanged func(server string)
+	// OnProgress receives the server's progress notifications, whose tokens
+	// are the ones the caller put in CallToolParamsRaw.Meta.
+	OnProgress func(ctx context.Context, server string, p *mcp.ProgressNotificationParams)
+	// OnLog receives the server's notifications/message.
+	OnLog func(ctx context.Context, server string, p *mcp.LoggingMessageParams)
+	// Logger records connection events (never resolved values).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Implementation == nil {
+		o.Implementation = &mcp.Implementation{Name: "toolprof", Version: "1"}
+	}
+	if o.InheritEnv == nil {
+		o.InheritEnv = DefaultInheritEnv()
+	}
+	if o.Backoff.Initial <= 0 {
+		o.Backoff.Initial = 100 * time.Millisecond
+	}
+	if o.Backoff.Max < o.Backoff.Initial {
+		o.Backoff.Max = max(30*time.Second, o.Backoff.Initial)
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Client is one upstream server, reconnected whenever its session ends.
+type Client struct {
+	srv    launch.ResolvedServer
+	opts   Options
+	client *mcp.Client
+	closed chan struct{} // closed by Close
+	done   chan struct{} // closed when the supervisor has stopped
+	once   sync.Once
+
+	mu        sync.Mutex
+	started   bool
+	state     State
+	session   *mcp.ClientSession
+	pid       int
+	restarts  int
+	lastErr   string // scrubbed
+	tools     []*mcp.Tool
+	toolsSeen bool
+}
+
+// NewClient prepares a Client for srv; Start connects it.
+func NewClient(srv launch.ResolvedServer, opts Options) *Client {
+	c := &Client{srv: srv, opts: opts.withDefaults(), closed: make(chan struct{}), done: make(chan struct{}), state: StateConnecting}
+	name := srv.Name
+	o := c.opts
+	async := func(f func(string)) {
+		if f != nil {
+			go f(name)
+		}
+	}
+	c.client = mcp.NewClient(o.Implementation, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { async(o.OnToolsChanged) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { async(o.OnPromptsChanged) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { async(o.OnResourcesChanged) },
+		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+			if o.OnProgress != nil {
+				o.OnProgress(ctx, name, r.Params)
+			}
+		},
+		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
+			if o.OnLog != nil {
+				o.OnLog(ctx, name, r.Params)
+			}
+		},
+	})
+	return c
+}
+
+// Name is the server's name in the launch document.
+func (c *Client) Name() string { return c.srv.Name }
+
+// Start makes the first connection attempt and starts supervising the
+// session. On failure it returns the (scrubbed) error and keeps retrying in
+// the background; Close stops it either way.
+func (c *Client) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return fmt.Errorf("upstream %q: already started", c.srv.Name)
+	}
+	c.started = true
+	c.mu.Unlock()
+	err := c.connect(ctx)
+	go c.supervise(err != nil)
+	return err
+}
+
+// connect opens a session and publishes it.
+func (c *Client) connect(ctx context.Context) error {
+	t, cmd, err := c.transport()
+	if err != nil {
+		return c.recordFailure(err)
+	}
+	cs, err := c.client.Connect(ctx, t, nil)
+	if err != nil {
+		return c.recordFailure(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == StateClosed {
+		go cs.Close()
+		return fmt.Errorf("upstream %q: closed: %w", c.srv.Name, ErrUnavailable)
+	}
+	c.session, c.state, c.lastErr, c.pid = cs, StateReady, "", 0
+	if cmd != nil && cmd.Process != nil {
+		c.pid = cmd.Process.Pid
+	}
+	c.opts.Logger.Info("upstream connected", "server", c.srv.Name, "pid", c.pid)
+	return nil
+}
+
+func (c *Client) recordFailure(err error) error {
+	msg := c.srv.Scrub(err.Error())
+	c.mu.Lock()
+	if c.state != StateClosed {
+		c.state, c.lastErr = StateDown, msg
+	}
+	c.mu.Unlock()
+	c.opts.Logger.Warn("upstream connect failed", "server", c.srv.Name, "err", msg)
+	return fmt.Errorf("upstream %q: connect: %s: %w", c.srv.Name, msg, ErrUnavailable)
+}
+
+// transport builds a fresh transport (a command can be started only once).
+func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
+	switch c.srv.Transport {
+	case launch.Stdio:
+		cmd := exec.Command(c.srv.Command, c.srv.Args...)
+		cmd.Dir = c.srv.Cwd
+		cmd.Stderr = c.opts.Stderr
+		for _, k := range c.opts.InheritEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(c.srv.Env)) {
+			cmd.Env = append(cmd.Env, k+"="+c.srv.Env[k])
+		}
+		if cmd.Env == nil {
+			cmd.Env = []string{} // nil would mean the whole parent environment
+		}
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd, nil
+	case launch.StreamableHTTP:
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		return &mcp.StreamableClientTransport{
+			Endpoint:   c.srv.URL,
+			HTTPClient: &http.Client{Transport: headerTransport{base: base, headers: c.srv.Headers}},
+		}, nil, nil
+	}
+	return nil, nil, fmt.Errorf("unknown transport %q", c.srv.Transport)
+}
+
+// headerTransport adds the declared headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(req)
+}
+
+// supervise waits for each session to end and reconnects with backoff.
+func (c *Client) supervise(startFailed bool) {
+	defer close(c.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-c.closed
+		cancel()
+	}()
+	failures := 0
+	if startFailed {
+		failures = 1
+	}
+	for {
+		c.mu.Lock()
+		cs := c.session
+		c.mu.Unlock()
+		if cs != nil {
+			began := time.Now()
+			waitErr := cs.Wait()
+			c.mu.Lock()
+			c.session = nil
+			if c.state == StateClosed {
+				c.mu.Unlock()
+				return
+			}
+			c.state, c.restarts = StateDown, c.restarts+1
+			c.lastErr = "session ended"
+			if waitErr != nil {
+				c.lastErr = "session ended: " + c.srv.Scrub(waitErr.Error())
+			}
+			c.mu.Unlock()
+			_ = cs.Close() // reaps the process
+			c.opts.Logger.Warn("upstream down", "server", c.srv.Name)
+			if time.Since(began) >= c.opts.Backoff.Max {
+				failures = 0
+			}
+		}
+		wait := time.NewTimer(c.opts.Backoff.delay(failures))
+		select {
+		case <-c.closed:
+			wait.Stop()
+			return
+		case <-wait.C:
+		}
+		attempt, cancelAttempt := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+		err := c.connect(attempt)
+		cancelAttempt()
+		if err != nil {
+			failures++
+			continue
+		}
+		// A new session may offer different tools, and the ones it offers
+		// are callable again.
+		if f := c.opts.OnToolsChanged; f != nil {
+			go f(c.srv.Name)
+		}
+		failures++ // a crash right after connecting keeps backing off
+	}
+}
+
+// Restarts is how many times a session ended without Close.
+func (c *Client) Restarts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.restarts
+}
+
+// Close ends the session (terminating a stdio server) and stops
+// reconnecting.
+func (c *Client) Close() error {
+	var err error
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.state = StateClosed
+		cs, started := c.session, c.started
+		c.session, c.started = nil, true // a later Start must not run
+		c.mu.Unlock()
+		close(c.closed)
+		if cs != nil {
+			err = cs.Close()
+		}
+		if started {
+			<-c.done
+		}
+	})
+	return err
+}
+
+// live returns the current session, or an ErrUnavailable error.
+func (c *Client) live() (*mcp.ClientSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == nil {
+		why := c.lastErr
+		if why == "" {
+			why = string(c.state)
+		}
+		return nil, fmt.Errorf("upstream %q is %s (%s): %w", c.srv.Name, c.state, why, ErrUnavailable)
+	}
+	return c.session, nil
+}
+
+// mapErr turns a session error into what callers see: the upstream's own
+// JSON-RPC error (scrubbed), the caller's context error, or ErrUnavailable.
+func (c *Client) mapErr(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return &jsonrpc.Error{Code: rpc.Code, Message: c.srv.Scrub(rpc.Message), Data: rpc.Data}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("upstream %q: %s: %w", c.srv.Name, op, ctx.Err())
+	}
+	return fmt.Errorf("upstream %q: %s: %s: %w", c.srv.Name, op, c.srv.Scrub(err.Error()), ErrUnavailable)
+}
+
+// ListTools lists every tool the upstream offers, following its pagination.
+func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	cs, err := c.live()
+	if err != nil {
+		return nil, err
+	}
+	var tools []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, c.mapErr(ctx, "tools/list", err)
+		}
+		tools = append(tools, t)
+	}
+	c.mu.Lock()
+	c.tools, c.toolsSeen = tools, true
+	c.mu.Unlock()
+	return tools, nil
+}
+
+// KnownTools is the result of the last successful ListTools, and whether
+// there was one: what a Set shows for an upstream that is down.
+func (c *Client) KnownTools() ([]*mcp.Tool, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools, c.toolsSeen
+}
+
+// CallTool forwards the call with its raw arguments and _meta (progress
+// token included) and returns the upstream's result as it came.
+func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	cs, err := c.live()
+	if err != nil {
+		return nil, err
+	}
+	p := &mcp.CallToolParams{Meta: params.Meta, Name: params.Name, InputResponses: params.InputResponses, RequestState: params.RequestState}
+	if len(params.Arguments) > 0 {
+		p.Arguments = params.Arguments // forwarded byte for byte
+	}
+	res, err := cs.CallTool(ctx, p)
+	return res, c.mapErr(ctx, "tools/call "+params.Name, err)
+}
+
+// ListResources passes one resources/list page through.
+func (c *Client) ListResources(ctx context.Context, params *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
+	return pass(c, ctx, "resources/list", func(cs *mcp.ClientSession) (*mcp.ListResourcesResult, error) {
+		return cs.ListResources(ctx, params)
+	})
+}
+
+// ReadResource passes resources/read through.
+func (c *Client) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	return pass(c, ctx, "resources/read", func(cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, params)
+	})
+}
+
+// ListResourceTemplates passes one resources/templates/list page through.
+func (c *Client) ListResourceTemplates(ctx context.Context, params *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
+	return pass(c, ctx, "resources/templates/list", func(cs *mcp.ClientSession) (*mcp.ListResourceTemplatesResult, error) {
+		return cs.ListResourceTemplates(ctx, params)
+	})
+}
+
+// ListPrompts passes one prompts/list page through.
+func (c *Client) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams) (*mcp.ListPromptsResult, error) {
+	return pass(c, ctx, "prompts/list", func(cs *mcp.ClientSession) (*mcp.ListPromptsResult, error) {
+		return cs.ListPrompts(ctx, params)
+	})
+}
+
+// GetPrompt passes prompts/get through.
+func (c *Client) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return pass(c, ctx, "prompts/get", func(cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, params)
+	})
+}
+
+func pass[R any](c *Client, ctx context.Context, op string, f func(*mcp.ClientSession) (R, error)) (R, error) {
+	var zero R
+	cs, err := c.live()
+	if err != nil {
+		return zero, err
+	}
+	res, err := f(cs)
+	if err != nil {
+		return zero, c.mapErr(ctx, op, err)
+	}
+	return res, nil
+}
+
+// Health is one upstream's state as the health output shows it.
+type Health struct {
+	Name      string           `json:"name"`
+	Transport launch.Transport `json:"transport"`
+	State     State            `json:"state"`
+	PID       int              `json:"pid,omitempty"` // stdio servers while ready
+	Restarts  int              `json:"restarts"`
+	LastError string           `json:"last_error,omitempty"` // scrubbed
+	Tools     int              `json:"tools"`                // as last listed
+	Shadowed  []string         `json:"shadowed,omitempty"`   // tool names hidden by a collision (Set only)
+}
+
+// Health reports the Client's state.
+func (c *Client) Health() Health {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := Health{Name: c.srv.Name, Transport: c.srv.Transport, State: c.state, Restarts: c.restarts, LastError: c.lastErr, Tools: len(c.tools)}
+	if c.session != nil {
+		h.PID = c.pid
+	}
+	return h
+}

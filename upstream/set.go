@@ -1,0 +1,278 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/launch"
+)
+
+// DefaultSeparator joins a server's name and a tool or prompt name.
+const DefaultSeparator = "__"
+
+// SetOptions configure a Set.
+type SetOptions struct {
+	// Client configures every Client of the Set.
+	Client Options
+	// Separator joins server and tool names; "" means DefaultSeparator.
+	Separator string
+	// RequireAll makes StartSet fail when any server fails to start;
+	// otherwise the others serve and the failed one keeps retrying.
+	RequireAll bool
+}
+
+// Set is many upstreams served as one: it implements the gateway's Upstream
+// interface (ListTools, CallTool).
+type Set struct {
+	clients    []*Client // sorted by server name
+	sep        string
+	namespaced bool
+
+	mu       sync.Mutex
+	shadowed map[string][]string // server -> its tool names hidden by a collision
+}
+
+// StartSet connects every server of doc concurrently. A server that fails
+// to start is reported in Health and retried in the background, unless
+// opts.RequireAll, when StartSet closes everything and returns the errors.
+func StartSet(ctx context.Context, doc *launch.Resolved, opts SetOptions) (*Set, error) {
+	if opts.Separator == "" {
+		opts.Separator = DefaultSeparator
+	}
+	servers := slices.Clone(doc.Servers)
+	slices.SortFunc(servers, func(a, b launch.ResolvedServer) int { return strings.Compare(a.Name, b.Name) })
+	s := &Set{sep: opts.Separator, namespaced: len(servers) > 1, shadowed: map[string][]string{}}
+	for _, srv := range servers {
+		s.clients = append(s.clients, NewClient(srv, opts.Client))
+	}
+	errs := make([]error, len(s.clients))
+	var wg sync.WaitGroup
+	for i, c := range s.clients {
+		wg.Go(func() { errs[i] = c.Start(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil && opts.RequireAll {
+		s.Close()
+		return nil, fmt.Errorf("start upstreams (all required): %w", err)
+	}
+	return s, nil
+}
+
+// Namespaced reports whether names carry their server's prefix.
+func (s *Set) Namespaced() bool { return s.namespaced }
+
+// Client returns the named server's Client, for the pass-through of
+// resources and prompts.
+func (s *Set) Client(name string) (*Client, bool) {
+	for _, c := range s.clients {
+		if c.Name() == name {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// Clients returns the Clients sorted by server name.
+func (s *Set) Clients() []*Client { return slices.Clone(s.clients) }
+
+// Name is the name a server's tool or prompt is served under.
+func (s *Set) Name(server, name string) string {
+	if !s.namespaced {
+		return name
+	}
+	return server + s.sep + name
+}
+
+// ListTools lists every upstream's tools under their served names. An
+// upstream that is down contributes the tools it last listed, so that
+// calling them answers upstream_unavailable instead of the tools vanishing;
+// one that never listed contributes none. It fails only when no upstream
+// could be listed and none has listed before.
+func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	seen := map[string]bool{}
+	shadowed := map[string][]string{}
+	var errs []error
+	listed := false
+	for _, c := range s.clients {
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			errs = append(errs, err)
+			var ok bool
+			if tools, ok = c.KnownTools(); !ok {
+				continue
+			}
+		}
+		listed = true
+		for _, t := range tools {
+			name := s.Name(c.Name(), t.Name)
+			if seen[name] {
+				shadowed[c.Name()] = append(shadowed[c.Name()], t.Name)
+				continue
+			}
+			seen[name] = true
+			if name != t.Name {
+				renamed := *t
+				renamed.Name = name
+				t = &renamed
+			}
+			out = append(out, t)
+		}
+	}
+	s.mu.Lock()
+	s.shadowed = shadowed
+	s.mu.Unlock()
+	if !listed && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// route finds the Client and upstream name behind a served name: the first
+// server, in name order, whose prefix matches and that lists the tool, or
+// else the first whose prefix matches (which then answers for itself).
+func (s *Set) route(name string, has func(*Client, string) bool) (*Client, string, bool) {
+	if !s.namespaced {
+		if len(s.clients) == 0 {
+			return nil, "", false
+		}
+		return s.clients[0], name, true
+	}
+	var fallback *Client
+	var fallbackName string
+	for _, c := range s.clients {
+		rest, ok := strings.CutPrefix(name, c.Name()+s.sep)
+		if !ok || rest == "" {
+			continue
+		}
+		if has(c, rest) {
+			return c, rest, true
+		}
+		if fallback == nil {
+			fallback, fallbackName = c, rest
+		}
+	}
+	return fallback, fallbackName, fallback != nil
+}
+
+func knowsTool(c *Client, name string) bool {
+	tools, _ := c.KnownTools()
+	return slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t.Name == name })
+}
+
+// CallTool routes a call by its served name and forwards it with its raw
+// arguments. Only the owning upstream's state matters: a crashed server
+// fails its own tools with ErrUnavailable and no one else's. A name no
+// server can own is the JSON-RPC invalid-params error an MCP server gives
+// for an unknown tool.
+func (s *Set) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	c, name, ok := s.route(params.Name, knowsTool)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", params.Name)}
+	}
+	p := *params
+	p.Name = name
+	return c.CallTool(ctx, &p)
+}
+
+// ListPrompts lists every upstream's prompts (all pages) under served
+// names; an upstream that is down is skipped.
+func (s *Set) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
+	var out []*mcp.Prompt
+	seen := map[string]bool{}
+	for _, c := range s.clients {
+		prompts, err := allPages(ctx, func(cursor string) ([]*mcp.Prompt, string, error) {
+			res, err := c.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.Prompts, res.NextCursor, nil
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, p := range prompts {
+			name := s.Name(c.Name(), p.Name)
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if name != p.Name {
+				renamed := *p
+				renamed.Name = name
+				p = &renamed
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// GetPrompt routes prompts/get by served name.
+func (s *Set) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	c, name, ok := s.route(params.Name, func(*Client, string) bool { return true })
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", params.Name)}
+	}
+	p := *params
+	p.Name = name
+	return c.GetPrompt(ctx, &p)
+}
+
+func allPages[T any](ctx context.Context, page func(cursor string) ([]T, string, error)) ([]T, error) {
+	var out []T
+	cursor := ""
+	for {
+		items, next, err := page(cursor)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+		if next == "" {
+			return out, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cursor = next
+	}
+}
+
+// Health reports every upstream, sorted by name, with the tools the last
+// ListTools hid because of a name collision.
+func (s *Set) Health() []Health {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Health, 0, len(s.clients))
+	for _, c := range s.clients {
+		h := c.Health()
+		h.Shadowed = slices.Clone(s.shadowed[c.Name()])
+		out = append(out, h)
+	}
+	return out
+}
+
+// Close closes every upstream.
+func (s *Set) Close() error {
+	errs := make([]error, len(s.clients))
+	var wg sync.WaitGroup
+	for i, c := range s.clients {
+		wg.Go(func() { errs[i] = c.Close() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
