@@ -1,0 +1,223 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// writeTestSegment records n calls through a recorder and returns the
+// closed segment's path.
+func writeTestSegment(t *testing.T, dir string, n int) string {
+	t.Helper()
+	r, _ := openTestRecorder(t, dir, RecorderOptions{Replica: "seg"})
+	r.Session(Session{ID: "seg/1", Start: time.Now()})
+	for i := range n {
+		r.Call(Call{Session: "seg/1", Seq: uint64(i), Tool: fmt.Sprintf("tool_%d", i%50), Start: time.Now()})
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segs, err := ListSegments([]string{dir})
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("segments: %+v %v", segs, err)
+	}
+	return segs[0].Path
+}
+
+func TestLockedSegment(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		file     string
+		readSkip bool // readers leave a live writer's open segment out instead of failing
+	}{
+		{"open segment of a live server", "seg-20260301T000000.000000000Z-live.open.db", true},
+		{"closed segment held by another process", "seg-20260301T000000.000000000Z-live.db", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTestSegment(t, dir, 10)
+			path := filepath.Join(dir, tc.file)
+			_, out, stdin := startChild(t, "hold:"+path)
+			if !out.Scan() || out.Text() != "HELD" {
+				t.Fatalf("holder: %q", out.Text())
+			}
+			err := OpenSegmentCheck(path)
+			if !errors.Is(err, ErrSegmentLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "stop that process") {
+				t.Fatalf("open held segment: %v, want ErrSegmentLocked naming the file and what to do", err)
+			}
+			snap, err := Scan(context.Background(), []string{dir}, Window{})
+			if tc.readSkip {
+				if err != nil || len(snap.Skipped) != 1 || snap.Skipped[0].Path != path || len(snap.Calls) != 10 {
+					t.Fatalf("scan with a live open segment: %v, %+v", err, snap)
+				}
+			} else if !errors.Is(err, ErrSegmentLocked) {
+				t.Fatalf("scan with a held closed segment: %v, want ErrSegmentLocked", err)
+			}
+			// Once the holder exits the segment opens.
+			stdin.Close()
+			for range 1000 {
+				if err = OpenSegmentCheck(path); !errors.Is(err, ErrSegmentLocked) {
+					break
+				}
+			}
+			if err != nil {
+				t.Fatalf("after the holder exited: %v", err)
+			}
+		})
+	}
+}
+
+func TestBadSegmentsGiveClearErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		damage  func(t *testing.T, path string)
+		want    error
+		message string
+	}{
+		{"newer schema", func(t *testing.T, path string) {
+			editSegment(t, path, func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketMeta).Put(metaSchema, binary.AppendUvarint(nil, SchemaVersion+1))
+			})
+		}, ErrNewerSchema, "schema version 2, this build reads up to 1; upgrade toolprof"},
+		{"truncated to half", func(t *testing.T, path string) {
+			fi, _ := os.Stat(path)
+			if err := os.Truncate(path, fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrDamaged, "its meta page says"},
+		{"truncated inside the meta pages", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 100); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrDamaged, "move the file out"},
+		{"not a telemetry segment", func(t *testing.T, path string) {
+			os.Remove(path)
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("other")); return err })
+			db.Close()
+		}, ErrNotSegment, `no "meta" bucket`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := writeTestSegment(t, dir, 20000)
+			if err := OpenSegmentCheck(path); err != nil {
+				t.Fatalf("intact segment: %v", err)
+			}
+			tc.damage(t, path)
+			for _, read := range []func() error{
+				func() error { return OpenSegmentCheck(path) },
+				func() error { _, err := ReadUsage(context.Background(), []string{dir}, Window{}); return err },
+			} {
+				err := read()
+				if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.message) {
+					t.Fatalf("got %v\nwant %v naming %s and saying %q", err, tc.want, path, tc.message)
+				}
+			}
+		})
+	}
+}
+
+func editSegment(t *testing.T, path string, fn func(*bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(fn); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+}
+
+func TestReadersMergeDirectories(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	for i, dir := range dirs {
+		r, _ := openTestRecorder(t, dir, RecorderOptions{Replica: fmt.Sprintf("replica%d", i)})
+		id := r.NewSessionID()
+		r.Session(Session{ID: id, Start: time.Now()})
+		r.Call(Call{Session: id, Seq: 1, Tool: fmt.Sprintf("tool%d", i)})
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	usage, err := ReadUsage(context.Background(), dirs, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(usage) != 2 || usage[0].Tools[0] != "tool0" || usage[1].Tools[0] != "tool1" {
+		t.Fatalf("merged usage %+v", usage)
+	}
+	if _, err := ReadUsage(context.Background(), []string{filepath.Join(dirs[0], "missing")}, Window{}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("missing directory: %v", err)
+	}
+	if _, err := ReadUsage(context.Background(), nil, Window{}); err == nil {
+		t.Fatal("no directory accepted")
+	}
+}
+
+func TestFileIsCompactAndSequential(t *testing.T) {
+	// FillPercent near 1 on append-only buckets: a half-filled page would
+	// double the bytes per call. 64 bytes per call event is the target.
+	dir := t.TempDir()
+	const n = 100000
+	path := writeTestSegment(t, dir, n)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per := float64(fi.Size()) / n; per > 64 {
+		t.Fatalf("%.1f bytes per call event, want <= 64", per)
+	}
+}
+
+func TestCompactRemovesOnlyOldClosedSegments(t *testing.T) {
+	dir := t.TempDir()
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 12, 0, 0, 0, time.UTC) }
+	write := func(replica string, start, end time.Time, open bool) string {
+		path := segmentPath(dir, replica, start, open)
+		db, err := createSegment(path, replica, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := newSegmentWriter(db, path)
+		if err := w.commit([]event{{kind: eventCall, call: Call{Session: replica + "/1", Tool: "t", Start: end}}}, 0, false); err != nil {
+			t.Fatal(err)
+		}
+		if open {
+			db.Close()
+			return path
+		}
+		if err := w.close(end, 0); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	old := write("a", day(1), day(2), false)
+	straddles := write("b", day(2), day(4), false)
+	recent := write("c", day(5), day(6), false)
+	openOld := write("d", day(1), day(1), true)
+	removed, err := Compact(context.Background(), dir, day(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0] != old {
+		t.Fatalf("removed %v, want only %s", removed, old)
+	}
+	for _, p := range []string{straddles, recent, openOld} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v (should be kept)", p, err)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func TestDecodeTrace(t *testing.T) {
+	good := `{"session": "s1", "client": {"name": "c", "version": "1"}, "calls": [{"tool": "a"}, {"tool": "b", "ok": false}]}`
+	for _, tc := range []struct {
+		name      string
+		input     string
+		skipBad   bool
+		sessions  int
+		badLines  []int
+		wantError string
+	}{
+		{"good lines and blank lines", good + "\n\n" + strings.Replace(good, "s1", "s2", 1) + "\n", false, 2, nil, ""},
+		{"malformed JSON without skip", good + "\n{\"session\": \n", false, 0, []int{2}, "t.jsonl:2: not a session object"},
+		{"malformed JSON with skip", good + "\n{\"session\": \n", true, 1, []int{2}, ""},
+		{"missing tool", `{"session": "s", "calls": [{"ok": true}]}`, false, 0, []int{1}, `calls[0]: missing "tool"`},
+		{"missing session", `{"calls": []}`, false, 0, []int{1}, `missing "session"`},
+		{"bad outcome", `{"session": "s", "calls": [{"tool": "a", "outcome": "great"}]}`, false, 0, []int{1}, `outcome "great": want one of`},
+		{"duplicate session", good + "\n" + good, true, 1, []int{2}, ""},
+		{"two values on a line", good + good, false, 0, []int{1}, "more than one JSON value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, bad, err := DecodeTrace(strings.NewReader(tc.input), "t.jsonl", tc.skipBad)
+			if tc.wantError == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantError != "" && (err == nil || !strings.Contains(err.Error(), tc.wantError)) {
+				t.Fatalf("error %v, want one containing %q", err, tc.wantError)
+			}
+			if len(ts) != tc.sessions {
+				t.Fatalf("%d sessions, want %d", len(ts), tc.sessions)
+			}
+			var lines []int
+			for _, b := range bad {
+				if b.File != "t.jsonl" {
+					t.Errorf("line error names file %q", b.File)
+				}
+				lines = append(lines, b.Line)
+			}
+			if !reflect.DeepEqual(lines, tc.badLines) {
+				t.Fatalf("bad lines %v, want %v", lines, tc.badLines)
+			}
+		})
+	}
+}
+
+func TestUsageFromTrace(t *testing.T) {
+	started := time.Date(2025, 8, 20, 9, 43, 42, 0, time.UTC)
+	ok, notOK := true, false
+	got := UsageFromTrace([]TraceSession{
+		{Session: "a", Client: TraceClient{"c", "1"}, Started: &started, Profile: "p", Calls: []TraceCall{{Tool: "x"}, {Tool: "y", OK: &ok}, {Tool: "x", OK: &notOK}, {Tool: "z", Outcome: "denied"}, {Tool: "q", Outcome: "unknown_tool"}}},
+		{Session: "b", Calls: nil},
+	})
+	want := []Usage{
+		{Session: Session{ID: "a", Start: started, ClientName: "c", ClientVersion: "1", Profile: "p"}, Tools: []string{"q", "x", "y", "z"}, Calls: 5, Denied: 1, Unknown: 1},
+		{Session: Session{ID: "b"}, Calls: 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestImportExportRoundTrip imports testdata/sessions.jsonl (every optional
+// field, arguments carrying a marker), exports it, and compares with the
+// golden export; re-importing the export changes nothing.
+func TestImportExportRoundTrip(t *testing.T) {
+	in, err := os.ReadFile("testdata/sessions.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces, _, err := DecodeTrace(bytes.NewReader(in), "sessions.jsonl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	res, err := Import(context.Background(), dir, traces, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sessions != len(traces) || res.Path == "" {
+		t.Fatalf("import result %+v", res)
+	}
+	export := func() []byte {
+		sessions, calls, err := ReadAll(context.Background(), []string{dir}, Window{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := EncodeTrace(&buf, sessions, calls); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	got := export()
+	golden := filepath.Join("testdata", "sessions.export.jsonl")
+	if *update {
+		os.WriteFile(golden, got, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("export differs from %s (run with -update after checking):\n%s", golden, got)
+	}
+	// The usage of the export equals the usage of the original trace.
+	reread, _, err := DecodeTrace(bytes.NewReader(got), "export", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := func(us []Usage) map[string]Usage {
+		m := map[string]Usage{}
+		for _, u := range us {
+			u.Session.Start = time.Time{} // absent "started" became the import time
+			m[u.Session.ID] = u
+		}
+		return m
+	}
+	a, b := byID(UsageFromTrace(traces)), byID(UsageFromTrace(reread))
+	if len(a) != len(traces) || !reflect.DeepEqual(a, b) {
+		t.Fatalf("usage changed by the round trip:\n%+v\n%+v", a, b)
+	}
+	// Importing the export into a fresh directory exports identically.
+	dir2 := t.TempDir()
+	if _, err := Import(context.Background(), dir2, reread, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	dir = dir2
+	if again := export(); !bytes.Equal(again, got) {
+		t.Fatalf("export -> import -> export changed:\n%s\nvs\n%s", again, got)
+	}
+	// Importing the same sessions again skips them instead of doubling calls.
+	res, err = Import(context.Background(), dir2, reread, now)
+	if err != nil || res.Sessions != 0 || len(res.Skipped) != len(reread) || res.Path != "" {
+		t.Fatalf("re-import: %+v %v", res, err)
+	}
+}
+
+func TestImportStoresNoArguments(t *testing.T) {
+	const marker = "SECRET-MARKER-7f3a9c"
+	in := `{"session": "p1", "client": {"name": "c", "version": "1"}, "calls": [{"tool": "read_file", "arguments": {"path": "/home/` + marker + `", "token": "` + marker + `"}, "ok": true}]}`
+	traces, _, err := DecodeTrace(strings.NewReader(in), "p.jsonl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(traces[0].Calls[0].Arguments), marker) {
+		t.Fatal("the marker did not reach the decoded trace: the test would prove nothing")
+	}
+	dir := t.TempDir()
+	if _, err := Import(context.Background(), dir, traces, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	assertNoMarker(t, dir, marker, 1)
+}
+
+// assertNoMarker checks that no file under dir contains marker, and that
+// at least files were looked at.
+func assertNoMarker(t *testing.T, dir, marker string, files int) {
+	t.Helper()
+	seen := 0
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		seen++
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(marker)) {
+			t.Errorf("%s contains the argument marker", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < files {
+		t.Fatalf("looked at %d files, want at least %d", seen, files)
+	}
+}
+
+func TestImportFailureWritesNothing(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "file")
+	os.WriteFile(file, nil, 0o600)
+	_, err := Import(context.Background(), filepath.Join(file, "dir"), []TraceSession{{Session: "s"}}, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "telemetry directory") {
+		t.Fatalf("import into an impossible directory: %v", err)
+	}
+	var pe *os.PathError
+	if !errors.As(err, &pe) {
+		t.Fatalf("error does not carry the path: %v", err)
+	}
+}
