@@ -49,6 +49,7 @@ type command struct {
 // commands lists the subcommands. Each is implemented in its own file.
 func commands() map[string]command {
 	return map[string]command{
+		"doctor": {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
 		"launch": {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
 	}
 }
