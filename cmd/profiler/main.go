@@ -49,6 +49,7 @@ type command struct {
 // commands lists the subcommands. Each is implemented in its own file.
 func commands() map[string]command {
 	return map[string]command{
+		"check":  {summary: "which sessions of a trace a profiles file would refuse, and why", run: runCheck},
 		"doctor": {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
 		"launch": {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
 	}
