@@ -245,6 +245,9 @@ func allPages[T any](ctx context.Context, page func(cursor string) ([]T, string,
 		if next == "" {
 			return out, nil
 		}
+		if next == cursor {
+			return nil, fmt.Errorf("upstream repeated cursor %q", next)
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,62 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The helper server is this test binary re-executed as a real stdio MCP
+// server. It exists for what the everything-server cannot be configured to
+// do: list tools in small pages, offer tools with chosen (colliding) names,
+// and report its environment and working directory.
+const helperEnv = "TOOLPROF_UPSTREAM_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		if err := runHelperServer(); err != nil {
+			fmt.Fprintln(os.Stderr, "helper server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runHelperServer serves, over stdio, the tools named in HELPER_TOOLS (each
+// answers "HELPER_ID:tool"), plus "getenv" (the value of the variable named
+// by argument "name", and whether it is set) and "getwd", in pages of
+// HELPER_PAGE_SIZE.
+func runHelperServer() error {
+	pageSize, _ := strconv.Atoi(os.Getenv("HELPER_PAGE_SIZE"))
+	s := mcp.NewServer(&mcp.Implementation{Name: "helper", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})
+	id := os.Getenv("HELPER_ID")
+	for _, name := range strings.Split(os.Getenv("HELPER_TOOLS"), ",") {
+		if name == "" {
+			continue
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: id + ":" + name}}}, nil, nil
+		})
+	}
+	type getenvIn struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "getenv"}, func(_ context.Context, _ *mcp.CallToolRequest, in getenvIn) (*mcp.CallToolResult, any, error) {
+		v, ok := os.LookupEnv(in.Name)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%v:%s", ok, v)}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "getwd"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: wd}}}, nil, nil
+	})
+	return s.Run(context.Background(), &mcp.StdioTransport{})
+}
