@@ -283,6 +283,11 @@ bot = "w1"
 	if !d.Rejected() || !strings.Contains(d.Reject, `workspace "w2"`) || !strings.Contains(d.Reject, "rev unlabelled") {
 		t.Fatalf("%+v", d)
 	}
+	// "" is valid even when the registry does not list it.
+	d, _ = s.Check(context.Background(), CallInfo{Writes: true, InputSchema: schema, Arguments: json.RawMessage(`{"workspace":""}`)})
+	if d.Rejected() || len(d.Warnings) > 0 {
+		t.Fatalf("empty value refused: %+v", d)
+	}
 	d, _ = s.Check(context.Background(), CallInfo{Writes: true, InputSchema: schema, Arguments: json.RawMessage(`{"workspace":"@auto","project_id":"@auto"}`), Client: "bot"})
 	if d.Rejected() || string(d.Arguments) != `{"workspace":"w1","project_id":"@auto"}` {
 		t.Fatalf("%+v", d)
