@@ -61,6 +61,10 @@ type ExchangeOptions struct {
 	// that pages does. Without it the client sends one tools/list with no
 	// cursor, as most clients do.
 	Paginate bool
+	// FirstCursor is the cursor of the first tools/list request when
+	// paginating, for servers that list everything to a request without
+	// one and page only on request (the gateway's StartCursor).
+	FirstCursor string
 	// ClientInfo is the clientInfo sent in initialize; nil sends
 	// {"name":"toolprof-bench","version":"1"}.
 	ClientInfo *mcp.Implementation
@@ -103,7 +107,7 @@ func MeasureExchange(ctx context.Context, srv *mcp.Server, opts ExchangeOptions)
 	if r := cs.InitializeResult(); r != nil {
 		ex.Instructions = r.Instructions
 	}
-	listErr := listTools(ctx, cs, opts.Paginate, ex)
+	listErr := listTools(ctx, cs, opts, ex)
 	closeErr := cs.Close()
 	// The server session ends when the client closes its end of the pipes.
 	_ = ss.Wait()
@@ -136,8 +140,11 @@ func MeasureExchange(ctx context.Context, srv *mcp.Server, opts ExchangeOptions)
 }
 
 // listTools sends tools/list once, or until the cursors run out.
-func listTools(ctx context.Context, cs *mcp.ClientSession, paginate bool, ex *Exchange) error {
+func listTools(ctx context.Context, cs *mcp.ClientSession, opts ExchangeOptions, ex *Exchange) error {
 	params := &mcp.ListToolsParams{}
+	if opts.Paginate {
+		params.Cursor = opts.FirstCursor
+	}
 	for {
 		res, err := cs.ListTools(ctx, params)
 		if err != nil {
@@ -148,7 +155,7 @@ func listTools(ctx context.Context, cs *mcp.ClientSession, paginate bool, ex *Ex
 		if res.NextCursor == "" {
 			return nil
 		}
-		if !paginate {
+		if !opts.Paginate {
 			ex.NextCursor = res.NextCursor
 			return nil
 		}

@@ -18,6 +18,8 @@ type ServeFunc func(profile string) (*mcp.Server, error)
 type MeasureOptions struct {
 	// Paginate makes the measuring client follow nextCursor.
 	Paginate bool
+	// FirstCursor starts the paging (see ExchangeOptions).
+	FirstCursor string
 	// Missing lists, per profile, tools it names that no upstream offers
 	// (see MissingTools); they are reported, not measured.
 	Missing map[string][]string
@@ -44,7 +46,7 @@ func MeasureProfiles(ctx context.Context, r *profiles.Resolved, serve ServeFunc,
 		if err != nil {
 			return nil, fmt.Errorf("measure profile %q: serve: %w", name, err)
 		}
-		ex, err := MeasureExchange(ctx, srv, ExchangeOptions{Counter: c, Paginate: opts.Paginate})
+		ex, err := MeasureExchange(ctx, srv, ExchangeOptions{Counter: c, Paginate: opts.Paginate, FirstCursor: opts.FirstCursor})
 		if err != nil {
 			return nil, fmt.Errorf("measure profile %q: %w", name, err)
 		}

@@ -49,9 +49,16 @@ type command struct {
 // commands lists the subcommands. Each is implemented in its own file.
 func commands() map[string]command {
 	return map[string]command{
-		"check":  {summary: "which sessions of a trace a profiles file would refuse, and why", run: runCheck},
-		"doctor": {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
-		"launch": {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
+		"import":  {summary: "store session traces (JSON Lines) in a telemetry directory", run: runImport},
+		"export":  {summary: "write telemetry as session JSON Lines", run: runExport},
+		"stats":   {summary: "summarise telemetry: sessions, calls, drops, per tool, client and outcome", run: runStats},
+		"compact": {summary: "remove closed telemetry segments older than a date", run: runCompact},
+		"derive": {summary: "derive nested tool profiles from measured sessions (profiles.generated.toml)", run: runDerive},
+		"bench":   {summary: "measure the tokens of each profile's initialize + tools/list exchange", run: runBench},
+		"catalog": {summary: "write the tools/list catalog of live upstreams", run: runCatalog},
+		"check":   {summary: "which sessions of a trace a profiles file would refuse, and why", run: runCheck},
+		"doctor":  {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
+		"launch":  {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
 	}
 }
 

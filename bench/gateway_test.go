@@ -1,0 +1,150 @@
+package bench_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/profiles"
+)
+
+// tinyGateway serves the fixed three-tool catalog under the test profiles
+// with the gateway's own code, as profiler bench --catalog does.
+func tinyGateway(t testing.TB, pageSize int) (*gateway.Gateway, *profiles.Resolved, *profiles.Set, *catalog.Catalog) {
+	t.Helper()
+	cat, err := catalog.Load(filepath.Join("testdata", "tiny-catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := profiles.Load(filepath.Join("testdata", "profiles.generated.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := set.Resolve(cat.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New(context.Background(), gateway.Options{
+		Upstream:      gateway.NewCatalogUpstream(cat),
+		Profiles:      resolved,
+		PageSize:      pageSize,
+		ServerName:    "toolprof",
+		ServerVersion: "test",
+		CursorKey:     []byte("fixed cursor key for golden files"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g, resolved, set, cat
+}
+
+// TestGatewayExchangeGolden captures the exchange of each served profile of
+// the tiny catalog and compares it byte for byte with testdata.
+func TestGatewayExchangeGolden(t *testing.T) {
+	c, err := bench.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, resolved, _, _ := tinyGateway(t, 2)
+	for _, tc := range []struct {
+		profile  string
+		paginate bool
+		golden   string
+		tools    []string
+	}{
+		{"notes", false, "exchange-notes.golden", []string{"read_note", "write_note"}},
+		{"reader", false, "exchange-reader.golden", []string{"read_note"}},
+		{"full", false, "exchange-full.golden", []string{"delete_note", "read_note", "write_note"}},
+		{"full", true, "exchange-full-paged.golden", []string{"delete_note", "read_note", "write_note"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			srv, err := g.Server(tc.profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex, err := bench.MeasureExchange(context.Background(), srv, bench.ExchangeOptions{
+				Counter: c, Paginate: tc.paginate, FirstCursor: gateway.StartCursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bench.Golden(t, tc.golden, bench.Transcript(ex))
+			var names []string
+			for _, tool := range ex.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, tc.tools) {
+				t.Errorf("listed %v, want %v", names, tc.tools)
+			}
+			if want := resolved.Profiles[tc.profile].Instructions; ex.Instructions != want {
+				t.Errorf("instructions %q, want the profile's %q", ex.Instructions, want)
+			}
+			wantPages := 1
+			if tc.paginate {
+				wantPages = 2 // three tools, two a page
+			}
+			if ex.Pages != wantPages || ex.NextCursor != "" {
+				t.Errorf("pages %d (cursor left %q), want %d", ex.Pages, ex.NextCursor, wantPages)
+			}
+		})
+	}
+}
+
+// TestMeasureProfilesReportsMissingTools: a profile naming a tool the
+// catalog lacks is measured without it and reported, not a failure.
+func TestMeasureProfilesReportsMissingTools(t *testing.T) {
+	c, err := bench.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, resolved, set, cat := tinyGateway(t, 20)
+	r, err := bench.MeasureProfiles(context.Background(), resolved, g.Server, c,
+		bench.MeasureOptions{Missing: bench.MissingTools(set, cat.Tools)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Missing["notes"]; !slices.Equal(got, []string{"vanished_tool"}) {
+		t.Errorf("missing for notes = %v, want [vanished_tool]", got)
+	}
+	if len(r.Missing) != 1 {
+		t.Errorf("missing = %v, want only notes", r.Missing)
+	}
+	var names []string
+	for _, p := range r.Profiles {
+		names = append(names, p.Name)
+	}
+	if !slices.Equal(names, []string{"notes", "reader", "full"}) {
+		t.Errorf("profiles %v, want file order then full", names)
+	}
+	notes, full := r.Profile("notes"), r.Profile("full")
+	if notes.Tools != 2 || full.Tools != 3 || full.ShareOfFull != 1 {
+		t.Errorf("notes tools %d, full tools %d share %v", notes.Tools, full.Tools, full.ShareOfFull)
+	}
+	if notes.Coverage == nil || *notes.Coverage != 0.95 || notes.HoldoutCoverage == nil || *notes.HoldoutCoverage != 0.8 {
+		t.Errorf("notes coverage figures not carried from the profiles file: %v %v", notes.Coverage, notes.HoldoutCoverage)
+	}
+	if r.Profile("reader").Coverage != nil {
+		t.Error("reader has no measured figures; coverage should be absent")
+	}
+	if want := notes.Tokens[bench.O200kBase] * 10000 / full.Tokens[bench.O200kBase]; int(notes.ShareOfFull*10000+0.5) != want && int(notes.ShareOfFull*10000) != want {
+		t.Errorf("share %v, want about %d/10000", notes.ShareOfFull, want)
+	}
+	if notes.Effects["read"] != 1 || notes.Effects["mutate"] != 1 || notes.Effects["destructive"] != 0 || full.Effects["destructive"] != 1 {
+		t.Errorf("effects notes %v full %v", notes.Effects, full.Effects)
+	}
+	if len(r.ToolCosts) != 3 {
+		t.Errorf("%d tool costs, want one per catalog tool", len(r.ToolCosts))
+	}
+	var md strings.Builder
+	if err := r.WriteMarkdown(&md, bench.RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "vanished_tool") {
+		t.Errorf("markdown does not report the missing tool:\n%s", md.String())
+	}
+}

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/upstream"
+)
+
+// servedName and servedVersion are the identity cmd/server gives the
+// gateway; the bench uses the same so that initialize costs what it costs
+// in production.
+const (
+	servedName    = "toolprof"
+	servedVersion = "0.1.0"
+)
+
+// budgetFlags collects repeated --max-tokens NAME=N.
+type budgetFlags []bench.Budget
+
+func (b *budgetFlags) String() string {
+	parts := make([]string, len(*b))
+	for i, x := range *b {
+		parts[i] = x.Profile + "=" + strconv.Itoa(x.Tokens)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (b *budgetFlags) Set(v string) error {
+	name, n, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=N, e.g. core=2000", v)
+	}
+	tokens, err := strconv.Atoi(n)
+	if err != nil || tokens < 0 {
+		return fmt.Errorf("%q: N must be a whole number of o200k_base tokens, e.g. %s=2000", v, name)
+	}
+	for _, x := range *b {
+		if x.Profile == name {
+			return fmt.Errorf("%q: profile %q already has a budget", v, name)
+		}
+	}
+	*b = append(*b, bench.Budget{Profile: name, Tokens: tokens})
+	return nil
+}
+
+// sourceFlags say where tools come from: a recorded catalog, a launch
+// document, or a command after --.
+type sourceFlags struct {
+	catalog, launch, persona string
+	command                  []string
+}
+
+func (s *sourceFlags) register(fs *flag.FlagSet, withCatalog bool) {
+	if withCatalog {
+		fs.StringVar(&s.catalog, "catalog", "", "recorded tools/list catalog `FILE` to price, served by the gateway's code")
+	}
+	fs.StringVar(&s.launch, "launch", "", "launch document `FILE` (.mcp.json) whose servers are started and measured")
+	fs.StringVar(&s.persona, "persona", "", "persona `NAME` merged into the launch document (with --launch)")
+}
+
+// check validates that exactly one source was given.
+func (s *sourceFlags) check(cmd string, withCatalog bool) error {
+	n := 0
+	for _, set := range []bool{s.catalog != "", s.launch != "", len(s.command) > 0} {
+		if set {
+			n++
+		}
+	}
+	want := "--launch FILE or -- CMD ARGS"
+	if withCatalog {
+		want = "--catalog FILE, --launch FILE or -- CMD ARGS"
+	}
+	switch {
+	case n == 0:
+		return usagef("%s: no tool source: give %s", cmd, want)
+	case n > 1:
+		return usagef("%s: more than one tool source: give only one of %s", cmd, want)
+	case s.persona != "" && s.launch == "":
+		return usagef("%s: --persona needs --launch", cmd)
+	}
+	return nil
+}
+
+// toolSource is an opened source of tools.
+type toolSource struct {
+	up    gateway.Upstream
+	desc  string // what was measured, for reports
+	close func() error
+}
+
+// open starts or loads the source. The caller closes it.
+func (s *sourceFlags) open(ctx context.Context, stderr io.Writer) (*toolSource, error) {
+	switch {
+	case s.catalog != "":
+		cat, err := catalog.Load(s.catalog)
+		if err != nil {
+			return nil, err
+		}
+		hash, err := cat.Hash()
+		if err != nil {
+			return nil, fmt.Errorf("catalog %s: %w", s.catalog, err)
+		}
+		return &toolSource{
+			up:    gateway.NewCatalogUpstream(cat),
+			desc:  fmt.Sprintf("catalog %s (%d tools, %s)", filepath.ToSlash(s.catalog), len(cat.Tools), hash),
+			close: func() error { return nil },
+		}, nil
+	case s.launch != "":
+		doc, err := launch.Load(s.launch, s.persona)
+		if err != nil {
+			return nil, err
+		}
+		resolved, err := doc.Resolve(os.LookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", s.launch, err)
+		}
+		set, err := upstream.StartSet(ctx, resolved, upstream.SetOptions{
+			RequireAll: true,
+			Client:     upstream.Options{Stderr: stderr},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("launch %s: %w", s.launch, err)
+		}
+		return &toolSource{up: set, desc: "launch document " + filepath.ToSlash(s.launch), close: set.Close}, nil
+	default:
+		cmd := exec.Command(s.command[0], s.command[1:]...)
+		cmd.Stderr = stderr
+		up, err := gateway.NewClientUpstream(ctx, &mcp.CommandTransport{Command: cmd})
+		if err != nil {
+			return nil, fmt.Errorf("start upstream %q: %w", strings.Join(s.command, " "), err)
+		}
+		return &toolSource{up: up, desc: "upstream " + strings.Join(s.command, " "), close: up.Close}, nil
+	}
+}
+
+// runBench measures what each profile's initialize + tools/list exchange
+// costs, served by the gateway's own code.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: profiler bench [--profiles FILE] (--catalog FILE | --launch FILE | -- CMD ARGS) [flags]\n\n"+
+			"Measures the bytes and tokens (o200k_base, cl100k_base) of the initialize + tools/list\n"+
+			"exchange of every profile, as the gateway serves it.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var src sourceFlags
+	src.register(fs, true)
+	profilesPath := fs.String("profiles", "", "generated profiles `FILE` (profiles.toml beside it is merged in); none: measure the full catalog only")
+	format := fs.String("format", "table", "output `format`: table, markdown or json")
+	baselinePath := fs.String("baseline", "", "earlier JSON report or profiles `FILE` to compare against (adds before/after/delta)")
+	var budgets budgetFlags
+	fs.Var(&budgets, "max-tokens", "`NAME=N`: exit 1 when profile NAME costs more than N o200k_base tokens (repeatable)")
+	paginate := fs.Bool("paginate", false, "measure a client that pages tools/list (starting with cursor \""+gateway.StartCursor+"\") instead of one request without cursor")
+	pageSize := fs.Int("page-size", gateway.DefaultPageSize, "tools per page when paging")
+	out := fs.String("out", "", "write the report to `FILE` (atomically) instead of stdout")
+	results := fs.Bool("results", false, "write a results document: the markdown table headed by the command, date, source and tokenizers")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usagef("bench: %v", err)
+	}
+	src.command = fs.Args()
+	if err := src.check("bench", true); err != nil {
+		return err
+	}
+	if *format != "table" && *format != "markdown" && *format != "json" {
+		return usagef("bench: --format %q: want table, markdown or json", *format)
+	}
+	if *results && *format == "json" {
+		return usagef("bench: --results writes markdown; drop --format json")
+	}
+	if *pageSize < 1 {
+		return usagef("bench: --page-size %d: must be at least 1", *pageSize)
+	}
+
+	var set *profiles.Set
+	if *profilesPath != "" {
+		if set, err = profiles.Load(*profilesPath); err != nil {
+			return err
+		}
+	}
+	var baseline *bench.Baseline
+	if *baselinePath != "" {
+		if baseline, err = bench.LoadBaseline(*baselinePath); err != nil {
+			return err
+		}
+	}
+	counter, err := bench.NewCounter()
+	if err != nil {
+		return err
+	}
+
+	source, err := src.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := source.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", source.desc, cerr)
+		}
+	}()
+	tools, err := source.up.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("list tools of %s: %w", source.desc, err)
+	}
+	resolved := profiles.Full(tools)
+	var missing map[string][]string
+	if set != nil {
+		if resolved, err = set.Resolve(tools); err != nil {
+			return fmt.Errorf("profiles %s: %w", *profilesPath, err)
+		}
+		missing = bench.MissingTools(set, tools)
+	}
+	for _, w := range resolved.Warnings {
+		fmt.Fprintln(stderr, "bench: warning:", w)
+	}
+	g, err := gateway.New(ctx, gateway.Options{
+		Upstream:      source.up,
+		Profiles:      resolved,
+		PageSize:      *pageSize,
+		ServerName:    servedName,
+		ServerVersion: servedVersion,
+	})
+	if err != nil {
+		return err
+	}
+	opts := bench.MeasureOptions{Missing: missing}
+	if *paginate {
+		opts.Paginate, opts.FirstCursor = true, gateway.StartCursor
+	}
+	report, err := bench.MeasureProfiles(ctx, resolved, g.Server, counter, opts)
+	if err != nil {
+		return err
+	}
+	if _, err := report.CheckBudgets(budgets); err != nil {
+		return usagef("bench: --max-tokens: %v", err)
+	}
+
+	var buf bytes.Buffer
+	render := bench.RenderOptions{Budgets: budgets, Baseline: baseline}
+	switch {
+	case *results:
+		err = writeResultsDocument(&buf, report, render, resultsHeader{
+			command:  "profiler bench " + strings.Join(args, " "),
+			date:     time.Now().UTC(),
+			source:   source.desc,
+			profiles: *profilesPath,
+		})
+	case *format == "json":
+		err = report.WriteJSON(&buf)
+	case *format == "markdown":
+		err = report.WriteMarkdown(&buf, render)
+	default:
+		err = report.WriteTable(&buf, render)
+	}
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := replaceFile(*out, buf.Bytes()); err != nil {
+			return err
+		}
+	} else if _, err := stdout.Write(buf.Bytes()); err != nil {
+		return err
+	}
+
+	over, _ := report.CheckBudgets(budgets)
+	if len(over) > 0 {
+		errs := make([]error, len(over))
+		for i, o := range over {
+			errs[i] = o
+		}
+		return exitError{1, fmt.Errorf("over budget: %w", errors.Join(errs...))}
+	}
+	return nil
+}
+
+// resultsHeader is what a results document states about how it was made.
+type resultsHeader struct {
+	command  string
+	date     time.Time
+	source   string
+	profiles string
+}
+
+// writeResultsDocument writes the committed benchmark result: how it was
+// produced, then the markdown table.
+func writeResultsDocument(w io.Writer, r *bench.Report, opts bench.RenderOptions, h resultsHeader) error {
+	profilesDesc := "none (full catalog only)"
+	if h.profiles != "" {
+		profilesDesc = "`" + filepath.ToSlash(h.profiles) + "`"
+	}
+	fmt.Fprintf(w, "# Token cost of the initialize + tools/list exchange, per profile\n\n")
+	fmt.Fprintf(w, "Generated by `%s` on %s. Do not edit by hand: rerun the command.\n\n", h.command, h.date.Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "- Tools: %s\n", h.source)
+	fmt.Fprintf(w, "- Profiles: %s\n", profilesDesc)
+	fmt.Fprintf(w, "- Tokenizers: %s (tiktoken BPE, github.com/tiktoken-go/tokenizer, offline); share of full is on o200k_base\n", strings.Join(r.Tokenizers, ", "))
+	fmt.Fprintf(w, "- Exchange: the JSON-RPC messages a client speaking MCP %s sends and receives over stdio: initialize and its result, notifications/initialized, tools/list and its result; bytes exclude the newline framing\n", bench.ProtocolVersion)
+	fmt.Fprintf(w, "- Before is the full catalog (profile `full`), after each profile; bytes/4 is shown only as a labelled estimate\n\n")
+	return r.WriteMarkdown(w, opts)
+}
+
+// replaceFile replaces path with data through a temporary file in the
+// same directory, so a reader never sees half a file.
+func replaceFile(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

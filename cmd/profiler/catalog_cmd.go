@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/toolprof/toolprof/catalog"
+)
+
+// runCatalog writes the tools/list dump of live upstreams (every page) in
+// the catalog format, so that profiler bench --catalog can price it later
+// without running them.
+func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := flag.NewFlagSet("catalog", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: profiler catalog (--launch FILE | -- CMD ARGS) [--out FILE]\n\n"+
+			"Writes the tools the upstreams offer, as a tools/list result {\"tools\": [...]}.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	var src sourceFlags
+	src.register(fs, false)
+	out := fs.String("out", "", "write the catalog to `FILE` (atomically) instead of stdout")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usagef("catalog: %v", err)
+	}
+	src.command = fs.Args()
+	if err := src.check("catalog", false); err != nil {
+		return err
+	}
+	source, err := src.open(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := source.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", source.desc, cerr)
+		}
+	}()
+	tools, err := source.up.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("list tools of %s: %w", source.desc, err)
+	}
+	var buf bytes.Buffer
+	if err := (&catalog.Catalog{Tools: tools}).Write(&buf); err != nil {
+		return fmt.Errorf("encode catalog: %w", err)
+	}
+	// Read it back: what is written must load as a catalog.
+	if _, err := catalog.Decode(bytes.NewReader(buf.Bytes())); err != nil {
+		return fmt.Errorf("%s: %w", source.desc, err)
+	}
+	if *out != "" {
+		if err := replaceFile(*out, buf.Bytes()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "catalog: wrote %d tools of %s to %s\n", len(tools), source.desc, *out)
+		return nil
+	}
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
