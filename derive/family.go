@@ -130,6 +130,7 @@ type Result struct {
 	// denials, for drawing the frontier.
 	Problem Problem
 	Names   []string // tool index -> name for Problem
+	options Options
 }
 
 // Derive learns a nested family of profiles from sessions (in recorded or
@@ -154,7 +155,7 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 		names[i] = t.Name
 		costs[i] = t.Tokens
 	}
-	res := &Result{Names: names}
+	res := &Result{Names: names, options: cfg.Options}
 
 	used, counts, unknown := selectSessions(sessions, index)
 	res.Counts = counts

@@ -166,8 +166,8 @@ func TestDerivePolicy(t *testing.T) {
 			},
 		},
 		{
-			name:   "allow_destructive in core alone is not enough",
-			policy: profiles.Policy{Profiles: []profiles.PolicyProfile{{Name: "core", AllowDestructive: true, Pin: []string{"e"}}}},
+			name:    "allow_destructive in core alone is not enough",
+			policy:  profiles.Policy{Profiles: []profiles.PolicyProfile{{Name: "core", AllowDestructive: true, Pin: []string{"e"}}}},
 			wantErr: `tool "e" is pinned`,
 		},
 		{
@@ -201,7 +201,7 @@ func TestDeriveSessionSelection(t *testing.T) {
 		{Tools: []string{"b"}, Calls: 1, Profile: "core"}, // restricted: skipped
 		{Tools: []string{"c"}, Calls: 2, Profile: "core", Exploration: true},
 		{Tools: []string{"zz", "a"}, Calls: 2, Profile: "full"}, // unknown tool counted
-		{Calls: 0, Start: t0},                                    // zero calls
+		{Calls: 0, Start: t0}, // zero calls
 	}
 	res, err := Derive(ss, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.5, DefaultTarget: DefaultTarget})
 	if err != nil {

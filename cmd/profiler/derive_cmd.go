@@ -1,0 +1,451 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// deriveFlags are profiler derive's settings after parsing.
+type deriveFlags struct {
+	telemetry, traces, profileSpecs listFlag
+	catalog, policy, out            string
+	target, holdout, defaultTarget  float64
+	minSessions, budget             int
+	force, check, skipBad           bool
+	summary, plot                   string
+}
+
+func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.Spec, error) {
+	f := &deriveFlags{}
+	fl := flag.NewFlagSet("derive", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Var(&f.telemetry, "telemetry", "telemetry `DIR` to read (repeatable)")
+	fl.Var(&f.traces, "trace", "session JSON Lines `FILE` to read instead of telemetry (repeatable)")
+	fl.StringVar(&f.catalog, "catalog", "", "tools/list catalog `FILE` (required)")
+	fl.StringVar(&f.policy, "policy", "", "hand-written profiles.toml (default: profiles.toml beside --out, if present)")
+	fl.StringVar(&f.out, "out", "profiles.generated.toml", "generated profiles `FILE`")
+	fl.Float64Var(&f.target, "target", 0, "derive a single profile, core, covering this `share` of sessions (instead of --profile)")
+	fl.Var(&f.profileSpecs, "profile", "derived profile `NAME=SHARE`, smallest first (repeatable; default core=0.8 standard=0.95); full is always added")
+	fl.IntVar(&f.budget, "budget-tokens", 0, "derive the smallest profile as the most sessions within `N` o200k tokens instead of a target")
+	fl.Float64Var(&f.holdout, "holdout", derive.DefaultHoldout, "newest `share` of sessions held out to test")
+	fl.Float64Var(&f.defaultTarget, "default-target", derive.DefaultTarget, "the file's default is the smallest profile whose held-out coverage reaches this `share`")
+	fl.IntVar(&f.minSessions, "min-sessions", derive.DefaultMinSessions, "refuse to write with fewer unrestricted sessions than `N` (see --force)")
+	fl.BoolVar(&f.force, "force", false, "write even below --min-sessions")
+	fl.BoolVar(&f.check, "check", false, "write nothing; exit 1 when --out differs from what would be written")
+	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (reported) instead of failing")
+	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
+	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png`")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, err
+		}
+		return nil, nil, usagef("derive: %v", err)
+	}
+	set := map[string]bool{}
+	fl.Visit(func(x *flag.Flag) { set[x.Name] = true })
+	switch {
+	case fl.NArg() > 0:
+		return nil, nil, usagef("derive: unexpected argument %q (pass several inputs as repeated --telemetry or --trace)", fl.Arg(0))
+	case len(f.telemetry) == 0 && len(f.traces) == 0:
+		return nil, nil, usagef("derive: give sessions with --telemetry DIR or --trace FILE.jsonl")
+	case len(f.telemetry) > 0 && len(f.traces) > 0:
+		return nil, nil, usagef("derive: --telemetry and --trace are exclusive; import traces into telemetry (profiler import) to combine them")
+	case f.catalog == "":
+		return nil, nil, usagef("derive: --catalog FILE is required")
+	case f.out == "":
+		return nil, nil, usagef("derive: --out must name a file")
+	case !(f.holdout >= 0 && f.holdout < 1):
+		return nil, nil, usagef("derive: --holdout %v: want a share from 0 up to (not including) 1", f.holdout)
+	case !(f.defaultTarget >= 0 && f.defaultTarget <= 1):
+		return nil, nil, usagef("derive: --default-target %v: want a share from 0 to 1", f.defaultTarget)
+	case f.minSessions < 0:
+		return nil, nil, usagef("derive: --min-sessions %d: want a count >= 0", f.minSessions)
+	case f.budget < 0:
+		return nil, nil, usagef("derive: --budget-tokens %d: want a positive token count", f.budget)
+	case f.summary != "" && f.summary != "markdown":
+		return nil, nil, usagef("derive: --summary %q: want markdown", f.summary)
+	case set["target"] && len(f.profileSpecs) > 0:
+		return nil, nil, usagef("derive: --target and --profile are exclusive: --target T is short for --profile core=T")
+	case set["target"] && !(f.target >= 0 && f.target <= 1):
+		return nil, nil, usagef("derive: --target %v: want a share from 0 to 1", f.target)
+	}
+	specs := derive.DefaultSpecs()
+	if set["target"] {
+		specs = []derive.Spec{{Name: "core", Target: f.target}}
+	}
+	if len(f.profileSpecs) > 0 {
+		specs = nil
+		for _, v := range f.profileSpecs {
+			name, val, ok := strings.Cut(v, "=")
+			share, err := strconv.ParseFloat(val, 64)
+			if !ok || name == "" || err != nil || !(share >= 0 && share <= 1) {
+				return nil, nil, usagef("derive: --profile %q: want NAME=SHARE with SHARE from 0 to 1, e.g. core=0.8", v)
+			}
+			specs = append(specs, derive.Spec{Name: name, Target: share})
+		}
+	}
+	if f.budget > 0 {
+		specs[0].Budget = f.budget
+	}
+	return f, specs, nil
+}
+
+// runDerive implements profiler derive.
+func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, specs, err := parseDeriveFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	cat, err := catalog.Load(f.catalog)
+	if err != nil {
+		return err
+	}
+	hash, err := cat.Hash()
+	if err != nil {
+		return fmt.Errorf("catalog %s: %w", f.catalog, err)
+	}
+	policy, err := loadDerivePolicy(f)
+	if err != nil {
+		return err
+	}
+	tools, err := costedTools(cat, policy)
+	if err != nil {
+		return err
+	}
+	sessions, unknownOutcomes, err := readDeriveSessions(ctx, f, stderr)
+	if err != nil {
+		return err
+	}
+	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget}
+	if err := checkSpecNames(specs); err != nil {
+		return err
+	}
+	res, err := derive.Derive(sessions, cfg)
+	if err != nil {
+		return fmt.Errorf("derive: %w", err)
+	}
+	c := res.Counts
+	fmt.Fprintf(stderr, "derive: %d sessions read; learning from %d (%d full or no profile recorded, %d exploration); %d served a smaller profile, skipped; %d with no tool call, covered by every profile; %d calling a tool the catalog lacks%s; %d calls recorded as unknown_tool\n",
+		c.Input, c.Used(), c.Full, c.Exploration, c.Restricted, c.ZeroCalls, c.UnknownCalls, unknownList(c.UnknownTools), unknownOutcomes)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "derive: warning: %s\n", w)
+	}
+	if c.Used() < f.minSessions {
+		msg := fmt.Sprintf("only %d unrestricted sessions (served full or exploration), below --min-sessions %d: coverage measured on so few says little", c.Used(), f.minSessions)
+		if !f.force {
+			return exitError{1, fmt.Errorf("derive: %s; record more sessions served full (or with --explore), or pass --force to write anyway", msg)}
+		}
+		fmt.Fprintf(stderr, "derive: warning: %s (--force given: writing anyway)\n", msg)
+	}
+
+	file := res.File()
+	file.Provenance = &profiles.Provenance{
+		Generator:   "toolprof profiler derive",
+		Sessions:    c.Used(),
+		CatalogHash: hash,
+		Method:      derive.Method,
+		Parameters:  res.Parameters(cfg),
+		Tokenizer:   bench.O200kBase,
+	}
+	if !res.DataFrom.IsZero() {
+		file.Provenance.DataFrom = res.DataFrom.UTC().Format(time.RFC3339)
+		file.Provenance.DataUntil = res.DataUntil.UTC().Format(time.RFC3339)
+	}
+	var buf bytes.Buffer
+	if err := profiles.Encode(&buf, file); err != nil {
+		return err
+	}
+	current, curBytes, err := loadCurrent(f.out)
+	if err != nil {
+		return err
+	}
+	if f.summary == "markdown" {
+		fmt.Fprint(stdout, derive.Markdown(filepath.Base(f.out), current, file, res))
+	} else {
+		printDeriveReport(stdout, res)
+	}
+	if f.plot != "" {
+		var png bytes.Buffer
+		if err := res.Plot(&png); err != nil {
+			return err
+		}
+		if err := writeDerivedAtomic(f.plot, png.Bytes()); err != nil {
+			return err
+		}
+	}
+	if f.check {
+		if curBytes != nil && bytes.Equal(curBytes, buf.Bytes()) {
+			fmt.Fprintf(stderr, "derive: %s is up to date\n", f.out)
+			return nil
+		}
+		why := "differs from"
+		if curBytes == nil {
+			why = "does not exist; it would be"
+		}
+		return exitError{1, fmt.Errorf("derive: %s %s what derive would write now; run profiler derive without --check to update it", f.out, why)}
+	}
+	if err := profiles.WriteFile(f.out, file); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "derive: wrote %s (default %s)\n", f.out, file.Default)
+	return nil
+}
+
+// checkSpecNames rejects a --profile name the file could not hold.
+func checkSpecNames(specs []derive.Spec) error {
+	for _, sp := range specs {
+		if sp.Name == profiles.FullProfile {
+			return usagef("derive: --profile full: full is always derived (every tool); name only the profiles below it")
+		}
+		probe := &profiles.File{Version: profiles.Version, Default: sp.Name, Profiles: []profiles.Profile{{Name: sp.Name}}}
+		if err := profiles.Encode(io.Discard, probe); err != nil {
+			return usagef("derive: --profile %q: %v", sp.Name, err)
+		}
+	}
+	return nil
+}
+
+func unknownList(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	const show = 5
+	if len(names) > show {
+		return fmt.Sprintf(" (%s, and %d more)", strings.Join(names[:show], ", "), len(names)-show)
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}
+
+func loadDerivePolicy(f *deriveFlags) (*profiles.Policy, error) {
+	path := f.policy
+	if path == "" {
+		path = profiles.PolicyPathFor(f.out)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	return profiles.LoadPolicy(path)
+}
+
+func costedTools(cat *catalog.Catalog, policy *profiles.Policy) ([]derive.Tool, error) {
+	counter, err := bench.NewCounter()
+	if err != nil {
+		return nil, err
+	}
+	costs, err := bench.ToolCosts(cat.Tools, counter)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]derive.Tool, len(costs))
+	for i, c := range costs {
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase],
+			Destructive: profiles.EffectOf(cat.Tools[i], policy).Kind == profiles.KindDestructive}
+	}
+	return tools, nil
+}
+
+// loadCurrent reads the file at path: nil when it does not exist. A file
+// that exists but does not load is still compared byte for byte by --check
+// (and differs), but has no profiles to summarise against.
+func loadCurrent(path string) (*profiles.File, []byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read current %s: %w", path, err)
+	}
+	cur, err := profiles.DecodeFile(bytes.NewReader(b), path)
+	if err != nil {
+		return nil, b, nil
+	}
+	return cur, b, nil
+}
+
+// readDeriveSessions reads sessions from telemetry directories or trace
+// files, in recorded or imported order, and counts calls telemetry recorded
+// as unknown_tool.
+func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) ([]derive.Session, int, error) {
+	intern := map[string]string{}
+	name := func(s string) string {
+		if v, ok := intern[s]; ok {
+			return v
+		}
+		intern[s] = s
+		return s
+	}
+	var out []derive.Session
+	unknown := 0
+	add := func(u telemetry.Usage) {
+		tools := make([]string, len(u.Tools))
+		for i, t := range u.Tools {
+			tools[i] = name(t)
+		}
+		unknown += u.Unknown
+		out = append(out, derive.Session{Tools: tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration})
+	}
+	if len(f.telemetry) > 0 {
+		us, err := telemetry.ReadUsage(ctx, f.telemetry, telemetry.Window{})
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, u := range us {
+			add(u)
+		}
+		return out, unknown, nil
+	}
+	for _, path := range f.traces {
+		if err := readTraceFile(ctx, path, f.skipBad, stderr, add); err != nil {
+			return nil, 0, err
+		}
+	}
+	return out, unknown, nil
+}
+
+// traceChunk is how many lines are decoded at a time, so that a large trace
+// never sits in memory as decoded trace sessions all at once.
+const traceChunk = 1 << 15
+
+func readTraceFile(ctx context.Context, path string, skipBad bool, stderr io.Writer, add func(telemetry.Usage)) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open trace: %w", err)
+	}
+	defer fh.Close()
+	br := bufio.NewReaderSize(fh, 1<<20)
+	seen := map[string]int{}
+	var bad []error
+	var chunk bytes.Buffer
+	first, lines := 1, 0
+	flush := func() error {
+		if lines == 0 {
+			return nil
+		}
+		ts, lineErrs, err := telemetry.DecodeTrace(&chunk, path, true)
+		if err != nil {
+			return err
+		}
+		for _, le := range lineErrs {
+			le.Line += first - 1
+			bad = append(bad, &le)
+		}
+		for _, u := range telemetry.UsageFromTrace(ts) {
+			if prev, dup := seen[u.Session.ID]; dup {
+				bad = append(bad, fmt.Errorf("%s: session %q appears again (first as session %d); session ids must be unique", path, u.Session.ID, prev))
+				continue
+			}
+			seen[u.Session.ID] = len(seen) + 1
+			add(u)
+		}
+		chunk.Reset()
+		first += lines
+		lines = 0
+		return ctx.Err()
+	}
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			chunk.Write(line)
+			if line[len(line)-1] != '\n' {
+				chunk.WriteByte('\n')
+			}
+			lines++
+			if lines == traceChunk {
+				if ferr := flush(); ferr != nil {
+					return ferr
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read trace %s: %w", path, err)
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		if !skipBad {
+			return fmt.Errorf("trace %s: %d malformed line(s), first %w (pass --skip-bad to derive from the rest)", path, len(bad), bad[0])
+		}
+		for _, le := range bad {
+			fmt.Fprintf(stderr, "derive: skipped %v\n", le)
+		}
+	}
+	return nil
+}
+
+func printDeriveReport(w io.Writer, res *derive.Result) {
+	full := res.Profiles[len(res.Profiles)-1]
+	share := func(tokens int) string {
+		if full.Tokens == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(tokens)/float64(full.Tokens))
+	}
+	cov := func(s derive.Score) string {
+		v, ok := s.Share()
+		if !ok {
+			return "not evaluable"
+		}
+		return fmt.Sprintf("%.1f%% of %d", 100*v, s.Sessions)
+	}
+	fmt.Fprintf(w, "%-12s %5s %8s %8s  %-18s %-18s | %s\n", "profile", "tools", "tokens", "of full", "coverage", "held-out", "top-k baseline: tools tokens of-full held-out")
+	for _, p := range res.Profiles {
+		base := ""
+		if b := p.Baseline; b != nil {
+			base = fmt.Sprintf("%d %d %s %s", len(b.Tools), b.Tokens, share(b.Tokens), cov(b.Holdout))
+		}
+		fmt.Fprintf(w, "%-12s %5d %8d %8s  %-18s %-18s | %s\n", p.Name, len(p.Tools), p.Tokens, share(p.Tokens), cov(p.Derive), cov(p.Holdout), base)
+	}
+	fmt.Fprintf(w, "default: %s\n", res.Default)
+}
+
+// writeDerivedAtomic writes data to path through a temporary file in the same
+// directory and a rename.
+func writeDerivedAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package derive
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolprof/toolprof/profiles"
+)
+
+// Markdown describes, for a pull request, what a newly derived file changes
+// against the current one (nil when there is none): per profile the tools
+// added and removed and the token and coverage deltas, with the top-k
+// baseline beside each derived profile.
+func Markdown(name string, cur, next *profiles.File, res *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### toolprof: %s\n\n", name)
+	c := res.Counts
+	fmt.Fprintf(&b, "Learned from %d sessions (%d full or unrecorded profile, %d exploration); %d restricted sessions skipped; %d with no tool call (covered by every profile); %d calling a tool the catalog lacks. Derive part %d, held-out part %d.\n\n",
+		c.Used(), c.Full, c.Exploration, c.Restricted, c.ZeroCalls, c.UnknownCalls, c.Derive, c.Holdout)
+	if cur == nil {
+		b.WriteString("No current file: everything below is new.\n\n")
+	} else if cur.Default != next.Default {
+		fmt.Fprintf(&b, "Default profile: `%s` → `%s`.\n\n", cur.Default, next.Default)
+	}
+	old := map[string]*profiles.Profile{}
+	if cur != nil {
+		for i := range cur.Profiles {
+			old[cur.Profiles[i].Name] = &cur.Profiles[i]
+		}
+	}
+	b.WriteString("| profile | tools | tokens o200k | Δ tokens | held-out coverage | Δ held-out coverage | top-k baseline: tools, tokens, held-out coverage |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---|\n")
+	for i, p := range next.Profiles {
+		o := old[p.Name]
+		dTok, dCov := "new", "new"
+		if o != nil {
+			dTok = fmt.Sprintf("%+d", p.Measured.TokensO200k-measuredTokens(o))
+			dCov = deltaShare(o.Measured, p.Measured)
+		}
+		base := "—"
+		if bl := res.Profiles[i].Baseline; bl != nil {
+			base = fmt.Sprintf("%d, %d, %s", len(bl.Tools), bl.Tokens, shareText(bl.Holdout))
+		}
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s | %s | %s |\n", p.Name, p.Measured.Tools, p.Measured.TokensO200k, dTok, holdoutText(p.Measured), dCov, base)
+	}
+	b.WriteString("\n")
+	for _, p := range next.Profiles {
+		o := old[p.Name]
+		if o == nil {
+			continue
+		}
+		added, removed := diff(o.Tools, p.Tools)
+		if len(added)+len(removed) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "- `%s`:", p.Name)
+		if len(added) > 0 {
+			fmt.Fprintf(&b, " added %s", codeList(added))
+		}
+		if len(removed) > 0 {
+			if len(added) > 0 {
+				b.WriteString(";")
+			}
+			fmt.Fprintf(&b, " removed %s", codeList(removed))
+		}
+		b.WriteString("\n")
+	}
+	if cur != nil {
+		for _, p := range cur.Profiles {
+			if !slices.ContainsFunc(next.Profiles, func(q profiles.Profile) bool { return q.Name == p.Name }) {
+				fmt.Fprintf(&b, "- `%s`: profile removed\n", p.Name)
+			}
+		}
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "\n> warning: %s\n", w)
+	}
+	return b.String()
+}
+
+func measuredTokens(p *profiles.Profile) int {
+	if p.Measured == nil {
+		return 0
+	}
+	return p.Measured.TokensO200k
+}
+
+func holdoutText(m *profiles.Measured) string {
+	if m == nil || m.HoldoutCoverage == nil {
+		return "not evaluable"
+	}
+	s := fmt.Sprintf("%.1f%%", 100**m.HoldoutCoverage)
+	if len(m.HoldoutCI) == 2 {
+		s += fmt.Sprintf(" [%.1f, %.1f]", 100*m.HoldoutCI[0], 100*m.HoldoutCI[1])
+	}
+	return s
+}
+
+func deltaShare(o, n *profiles.Measured) string {
+	if o == nil || n == nil || o.HoldoutCoverage == nil || n.HoldoutCoverage == nil {
+		return "not evaluable"
+	}
+	return fmt.Sprintf("%+.1f pts", 100*(*n.HoldoutCoverage-*o.HoldoutCoverage))
+}
+
+func shareText(s Score) string {
+	v, ok := s.Share()
+	if !ok {
+		return "not evaluable"
+	}
+	return fmt.Sprintf("%.1f%%", 100*v)
+}
+
+func diff(old, next []string) (added, removed []string) {
+	for _, t := range next {
+		if !slices.Contains(old, t) {
+			added = append(added, t)
+		}
+	}
+	for _, t := range old {
+		if !slices.Contains(next, t) {
+			removed = append(removed, t)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	return added, removed
+}
+
+func codeList(ts []string) string {
+	q := make([]string, len(ts))
+	for i, t := range ts {
+		q[i] = "`" + t + "`"
+	}
+	return strings.Join(q, ", ")
+}
