@@ -473,6 +473,17 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 		}
 		problems = append(problems, checkNames(pp.Pin, key+".pin", "tool", name, loc, nil)...)
 		problems = append(problems, checkNames(pp.Deny, key+".deny", "tool", name, loc, nil)...)
+		for _, k := range []struct {
+			key  string
+			list []string
+		}{{"pin", pp.Pin}, {"deny", pp.Deny}} {
+			for j, t := range k.list {
+				if isPattern(t) {
+					add(&Error{File: name, Line: loc.elementLine(key+"."+k.key, t, 0), Key: fmt.Sprintf("%s.%s[%d]", key, k.key, j),
+						Msg: fmt.Sprintf("%q: %s takes exact tool names; patterns ('*') are accepted only in destructive and [[effect]]", t, k.key)})
+				}
+			}
+		}
 		for j, t := range pp.Deny {
 			if slices.Contains(pp.Pin, t) {
 				add(&Error{File: name, Line: loc.elementLine(key+".deny", t, 0), Key: fmt.Sprintf("%s.deny[%d]", key, j),

@@ -186,6 +186,8 @@ read_only = false
 		{name: "deny on full", src: "version = 1\n[[profile]]\nname = \"full\"\ndeny = [\"x\"]\n", wantLine: 4, wantKey: "profile[0].deny", wantMsg: "deny is not allowed there"},
 		{name: "read_only on full", src: "version = 1\n[[profile]]\nname = \"full\"\nread_only = true\n", wantLine: 4, wantKey: "profile[0].read_only", wantMsg: "cannot be read_only"},
 		{name: "instructions on full are fine", src: "version = 1\n[[profile]]\nname = \"full\"\ninstructions = \"everything\"\n"},
+		{name: "pattern in pin", src: "version = 1\n[[profile]]\nname = \"a\"\npin = [\"read_*\"]\n", wantLine: 4, wantKey: "profile[0].pin[0]", wantMsg: "pin takes exact tool names; patterns ('*') are accepted only in destructive and [[effect]]"},
+		{name: "pattern in deny", src: "version = 1\n[[profile]]\nname = \"a\"\ndeny = [\n  \"x\",\n  \"delete_*\",\n]\n", wantLine: 6, wantKey: "profile[0].deny[1]", wantMsg: "deny takes exact tool names"},
 		{name: "bad default name", src: "version = 1\ndefault = \"a/b\"\n", wantLine: 2, wantKey: "default", wantMsg: "is not valid"},
 	}
 	runDecodeCases(t, tests, func(src, name string) error {

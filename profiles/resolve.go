@@ -124,6 +124,40 @@ func (p *ResolvedProfile) Has(tool string) bool {
 	return ok
 }
 
+// mayHold reports whether the profile's destructive and read-only rules
+// let it hold a tool of effect e.
+func (p *ResolvedProfile) mayHold(e Effect) bool {
+	if e.Kind == KindDestructive && !p.AllowDestructive {
+		return false
+	}
+	return !p.ReadOnly || e.Kind.ReadOnly()
+}
+
+// GroupTools returns the tools that switching group on adds to a session of
+// profile: the group's offered tools that the profile does not already hold
+// and that its destructive and read-only rules allow, sorted. The profile
+// must offer the group.
+func (r *Resolved) GroupTools(profile, group string) ([]string, error) {
+	p, ok := r.Profiles[profile]
+	if !ok {
+		return nil, fmt.Errorf("no profile %q; valid profiles: %s", profile, strings.Join(r.Names(), ", "))
+	}
+	if !slices.Contains(p.Groups, group) {
+		return nil, fmt.Errorf("profile %q does not offer group %q; it offers: %s", profile, group, listOrNone(p.Groups))
+	}
+	g, ok := r.Groups[group]
+	if !ok {
+		return nil, fmt.Errorf("no group %q", group)
+	}
+	var out []string
+	for _, t := range g.Tools {
+		if !p.Has(t) && p.mayHold(r.effects[t]) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // Names returns the profile names, sorted.
 func (r *Resolved) Names() []string { return sortedKeys(r.Profiles) }
 
@@ -237,6 +271,9 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 		if pp != nil {
 			for _, t := range pp.Pin {
 				if !r.Offers(t) {
+					if gen != nil && slices.Contains(gen.Tools, t) {
+						continue // already warned about
+					}
 					warn("profile %q names tool %q that no upstream offers (pinned in %s)", name, t, policyName)
 					continue
 				}
@@ -312,6 +349,21 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 		}
 		slices.Sort(rg.Tools)
 		r.Groups[g.Name] = rg
+	}
+
+	for _, name := range r.Order {
+		p := r.Profiles[name]
+		for _, g := range p.Groups {
+			rg, ok := r.Groups[g]
+			if !ok {
+				continue
+			}
+			for _, t := range rg.Tools {
+				if !p.mayHold(r.effects[t]) && !p.Has(t) {
+					warn("profile %q: group %q cannot switch on tool %q (%s) in this profile", name, g, t, r.effects[t].Kind)
+				}
+			}
+		}
 	}
 
 	r.Default = s.Default()

@@ -371,3 +371,87 @@ func TestPolicyPathFor(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupTools(t *testing.T) {
+	file := &File{Version: 1, Default: "core",
+		Profiles: []Profile{
+			{Name: "core", Tools: []string{"read_file"}, Groups: []string{"fs"}},
+			{Name: "ro", Tools: []string{"read_file"}, Groups: []string{"fs"}, ReadOnly: true},
+			{Name: "admin", Tools: []string{}, Groups: []string{"fs"}},
+			{Name: "plain", Tools: []string{"read_file"}},
+		},
+		Groups: []Group{{Name: "fs", Description: "files", Tools: []string{"read_file", "list_dir", "write_file", "delete_file"}}},
+	}
+	s := &Set{File: file, Policy: &Policy{Profiles: []PolicyProfile{{Name: "admin", AllowDestructive: true}}}}
+	r, err := s.Resolve(offered())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		profile, group string
+		want           []string
+		wantErr        string
+	}{
+		{profile: "core", group: "fs", want: []string{"list_dir", "write_file"}}, // destructive delete_file bounded, read_file already held
+		{profile: "ro", group: "fs", want: []string{"list_dir"}},                 // read-only keeps read tools only
+		{profile: "admin", group: "fs", want: []string{"delete_file", "list_dir", "read_file", "write_file"}},
+		{profile: "plain", group: "fs", wantErr: `profile "plain" does not offer group "fs"; it offers: none`},
+		{profile: "nope", group: "fs", wantErr: `no profile "nope"; valid profiles: admin, core, full, plain, ro`},
+	}
+	for _, tt := range tests {
+		got, err := r.GroupTools(tt.profile, tt.group)
+		if tt.wantErr != "" {
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("GroupTools(%q, %q) err = %v, want %q", tt.profile, tt.group, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("GroupTools(%q, %q) = %v, %v; want %v", tt.profile, tt.group, got, err, tt.want)
+		}
+	}
+	for _, w := range []string{
+		`profile "core": group "fs" cannot switch on tool "delete_file" (destructive) in this profile`,
+		`profile "ro": group "fs" cannot switch on tool "write_file" (mutate) in this profile`,
+	} {
+		if !slices.Contains(r.Warnings, w) {
+			t.Errorf("no warning %q in %q", w, r.Warnings)
+		}
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w, `"admin"`) {
+			t.Errorf("unexpected warning for admin: %q", w)
+		}
+	}
+}
+
+// TestNewUpstreamToolNeedsOneEdit: a tool added upstream is served under
+// full with no edit, and one pin puts it in another profile.
+func TestNewUpstreamToolNeedsOneEdit(t *testing.T) {
+	tools := append(offered(), &mcp.Tool{Name: "new_tool", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}})
+	r, err := (&Set{File: baseFile()}).Resolve(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Allowed("full", "new_tool") || r.Allowed("core", "new_tool") {
+		t.Fatalf("new tool: full %v core %v; want only full", r.Allowed("full", "new_tool"), r.Allowed("core", "new_tool"))
+	}
+	r, err = (&Set{File: baseFile(), Policy: &Policy{Profiles: []PolicyProfile{{Name: "core", Pin: []string{"new_tool"}}}}}).Resolve(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Allowed("core", "new_tool") {
+		t.Error("one pin did not add the new tool to core")
+	}
+}
+
+func TestUnknownToolWarnedOnce(t *testing.T) {
+	file := &File{Version: 1, Default: "core", Profiles: []Profile{{Name: "core", Tools: []string{"gone"}}}}
+	r, err := (&Set{File: file, Policy: &Policy{Profiles: []PolicyProfile{{Name: "core", Pin: []string{"gone"}}}}}).Resolve(offered())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`profile "core" names tool "gone" that no upstream offers`}; !slices.Equal(r.Warnings, want) {
+		t.Errorf("warnings = %q, want %q", r.Warnings, want)
+	}
+}
