@@ -1,0 +1,470 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// telemetryDirs is a repeatable --telemetry flag: one directory per replica.
+type telemetryDirs []string
+
+func (d *telemetryDirs) String() string { return strings.Join(*d, ",") }
+func (d *telemetryDirs) Set(v string) error {
+	if v == "" {
+		return errors.New("empty directory")
+	}
+	*d = append(*d, v)
+	return nil
+}
+
+// telemetryTime is a --since/--until flag: RFC 3339 or a UTC date.
+type telemetryTime struct{ t time.Time }
+
+func (t *telemetryTime) String() string {
+	if t.t.IsZero() {
+		return ""
+	}
+	return t.t.Format(time.RFC3339)
+}
+
+func (t *telemetryTime) Set(v string) error {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
+		if p, err := time.Parse(layout, v); err == nil {
+			t.t = p.UTC()
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-01T12:00:00Z) or a UTC date (2026-03-01)", v)
+}
+
+// parseTelemetryFlags parses fs and maps errors to usage errors; help is nil.
+func parseTelemetryFlags(name string, fs *flag.FlagSet, args []string) (help bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return false, usagef("%s: %v", name, err)
+	}
+	return false, nil
+}
+
+// runImport stores session traces (JSON Lines) in a telemetry directory.
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var dirs telemetryDirs
+	fs.Var(&dirs, "telemetry", "telemetry `DIR` to import into (required, once)")
+	var catalogs telemetryDirs
+	fs.Var(&catalogs, "catalog", "tools/list catalog `FILE` (repeatable): calls to tools in none of them are counted (and kept)")
+	skipBad := fs.Bool("skip-bad", false, "import the good lines of a file with malformed lines (reported on stderr); without it nothing is written")
+	if help, err := parseTelemetryFlags("import", fs, args); help || err != nil {
+		return err
+	}
+	switch {
+	case len(dirs) != 1:
+		return usagef("import: give exactly one --telemetry DIR to import into (got %d)", len(dirs))
+	case fs.NArg() == 0:
+		return usagef("import: no trace files given (want FILE.jsonl...)")
+	}
+	known := map[string]bool{}
+	for _, path := range catalogs {
+		c, err := catalog.Load(path)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		for _, n := range c.Names() {
+			known[n] = true
+		}
+	}
+
+	var all []telemetry.TraceSession
+	from := map[string]string{} // session id -> file
+	var bad []string
+	for _, path := range fs.Args() {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		ts, lineErrs, err := telemetry.DecodeTrace(f, path, true)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		for _, le := range lineErrs {
+			bad = append(bad, le.Error())
+		}
+		for _, t := range ts {
+			if prev, dup := from[t.Session]; dup {
+				bad = append(bad, fmt.Sprintf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, prev))
+				continue
+			}
+			from[t.Session] = path
+			all = append(all, t)
+		}
+	}
+	for _, b := range bad {
+		fmt.Fprintln(stderr, "import:", b)
+	}
+	if len(bad) > 0 && !*skipBad {
+		return fmt.Errorf("import: %d malformed line(s), nothing written (fix them, or pass --skip-bad to import the rest)", len(bad))
+	}
+	res, err := telemetry.Import(ctx, dirs[0], all, time.Now())
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	skipped := map[string]bool{}
+	for _, id := range res.Skipped {
+		skipped[id] = true
+	}
+	unknown := 0
+	for _, t := range all {
+		if skipped[t.Session] {
+			continue
+		}
+		for _, c := range t.Calls {
+			if !known[c.Tool] {
+				unknown++
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "imported %d sessions, %d calls into %s", res.Sessions, res.Calls, dirs[0])
+	if res.Path != "" {
+		fmt.Fprintf(stdout, " (%s)", res.Path)
+	}
+	fmt.Fprintln(stdout)
+	if len(bad) > 0 {
+		fmt.Fprintf(stdout, "skipped %d malformed line(s)\n", len(bad))
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(stdout, "skipped %d session(s) already in the telemetry directory\n", len(res.Skipped))
+	}
+	if len(catalogs) > 0 {
+		fmt.Fprintf(stdout, "%d call(s) to tools in no catalog given (kept)\n", unknown)
+	}
+	return nil
+}
+
+// readTelemetryFlags declares the flags shared by the readers.
+func readTelemetryFlags(fs *flag.FlagSet) (*telemetryDirs, *telemetryTime, *telemetryTime) {
+	var dirs telemetryDirs
+	var since, until telemetryTime
+	fs.Var(&dirs, "telemetry", "telemetry `DIR` (required; repeat for one directory per replica)")
+	fs.Var(&since, "since", "only sessions started at or after `TIME` (RFC 3339 or YYYY-MM-DD, UTC)")
+	fs.Var(&until, "until", "only sessions started before `TIME` (RFC 3339 or YYYY-MM-DD, UTC)")
+	return &dirs, &since, &until
+}
+
+func telemetryWindow(name string, dirs telemetryDirs, since, until *telemetryTime) (telemetry.Window, error) {
+	if len(dirs) == 0 {
+		return telemetry.Window{}, usagef("%s: --telemetry DIR is required", name)
+	}
+	if !since.t.IsZero() && !until.t.IsZero() && !since.t.Before(until.t) {
+		return telemetry.Window{}, usagef("%s: --since %s is not before --until %s", name, since, until)
+	}
+	return telemetry.Window{Since: since.t, Until: until.t}, nil
+}
+
+func reportSkipped(name string, stderr io.Writer, snap *telemetry.Snapshot) {
+	for _, s := range snap.Skipped {
+		fmt.Fprintf(stderr, "%s: left out %s: a running server writes it; it is read once rotated\n", name, s.Path)
+	}
+}
+
+// runExport writes telemetry as session JSON Lines, the format import reads.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dirs, since, until := readTelemetryFlags(fs)
+	if help, err := parseTelemetryFlags("export", fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("export: unexpected argument %q", fs.Arg(0))
+	}
+	w, err := telemetryWindow("export", *dirs, since, until)
+	if err != nil {
+		return err
+	}
+	snap, err := telemetry.Scan(ctx, *dirs, w)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	reportSkipped("export", stderr, snap)
+	if err := telemetry.EncodeTrace(stdout, snap.Sessions, snap.Calls); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// telemetryStats is the stats report; its JSON form is the --format json output.
+type telemetryStats struct {
+	Since    *time.Time `json:"since,omitempty"`
+	Until    *time.Time `json:"until,omitempty"`
+	Sessions int        `json:"sessions"`
+	Calls    int        `json:"calls"`
+	Dropped  uint64     `json:"dropped_events"`
+	Segments int        `json:"segments"`
+	Skipped  []string   `json:"skipped_segments,omitempty"`
+	Tools    []toolStat `json:"tools"`
+	Clients  []toolStat `json:"clients"`
+	Outcomes []toolStat `json:"outcomes"`
+}
+
+// toolStat is one row of a breakdown: calls and sessions per key.
+type toolStat struct {
+	Name     string `json:"name"`
+	Calls    int    `json:"calls"`
+	Sessions int    `json:"sessions"`
+}
+
+func buildTelemetryStats(snap *telemetry.Snapshot) telemetryStats {
+	st := telemetryStats{Sessions: len(snap.Sessions), Calls: len(snap.Calls), Dropped: snap.Dropped, Segments: len(snap.Segments)}
+	for _, s := range snap.Skipped {
+		st.Skipped = append(st.Skipped, s.Path)
+	}
+	var first, last time.Time
+	client := map[string]string{}
+	for _, s := range snap.Sessions {
+		if first.IsZero() || s.Start.Before(first) {
+			first = s.Start
+		}
+		last = later(last, later(s.Start, s.End))
+		name := s.ClientName
+		if name == "" {
+			name = "(unnamed)"
+		}
+		if s.ClientVersion != "" {
+			name += " " + s.ClientVersion
+		}
+		client[s.ID] = name
+	}
+	type acc struct {
+		calls    int
+		sessions map[string]bool
+	}
+	tally := func(m map[string]*acc, key, session string) {
+		a := m[key]
+		if a == nil {
+			a = &acc{sessions: map[string]bool{}}
+			m[key] = a
+		}
+		a.calls++
+		a.sessions[session] = true
+	}
+	tools, clients, outcomes := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}
+	for _, s := range snap.Sessions { // sessions without calls still count
+		a := clients[client[s.ID]]
+		if a == nil {
+			a = &acc{sessions: map[string]bool{}}
+			clients[client[s.ID]] = a
+		}
+		a.sessions[s.ID] = true
+	}
+	for _, c := range snap.Calls {
+		last = later(last, c.Start.Add(c.Duration))
+		tally(tools, c.Tool, c.Session)
+		tally(clients, client[c.Session], c.Session)
+		o := string(c.Outcome)
+		if o == "" {
+			o = "(not recorded)"
+		}
+		tally(outcomes, o, c.Session)
+	}
+	rows := func(m map[string]*acc) []toolStat {
+		out := make([]toolStat, 0, len(m))
+		for k, a := range m {
+			out = append(out, toolStat{Name: k, Calls: a.calls, Sessions: len(a.sessions)})
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Calls != out[j].Calls {
+				return out[i].Calls > out[j].Calls
+			}
+			return out[i].Name < out[j].Name
+		})
+		return out
+	}
+	st.Tools, st.Clients, st.Outcomes = rows(tools), rows(clients), rows(outcomes)
+	if !first.IsZero() {
+		st.Since, st.Until = &first, &last
+	}
+	return st
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// runStats summarises telemetry: window, totals, per-tool, per-client and
+// per-outcome breakdowns.
+func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dirs, since, until := readTelemetryFlags(fs)
+	format := fs.String("format", "table", "output `FORMAT`: table, markdown or json")
+	if help, err := parseTelemetryFlags("stats", fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("stats: unexpected argument %q", fs.Arg(0))
+	}
+	if *format != "table" && *format != "markdown" && *format != "json" {
+		return usagef("stats: --format %q: want table, markdown or json", *format)
+	}
+	w, err := telemetryWindow("stats", *dirs, since, until)
+	if err != nil {
+		return err
+	}
+	snap, err := telemetry.Scan(ctx, *dirs, w)
+	if err != nil {
+		return fmt.Errorf("stats: %w", err)
+	}
+	reportSkipped("stats", stderr, snap)
+	st := buildTelemetryStats(snap)
+	var buf bytes.Buffer
+	switch *format {
+	case "json":
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(st)
+	case "markdown":
+		err = writeStatsMarkdown(&buf, st)
+	default:
+		err = writeStatsTable(&buf, st)
+	}
+	if err != nil {
+		return fmt.Errorf("stats: %w", err)
+	}
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
+func (st telemetryStats) summary() [][2]string {
+	window := "(no sessions)"
+	if st.Since != nil {
+		window = st.Since.UTC().Format(time.RFC3339) + " .. " + st.Until.UTC().Format(time.RFC3339)
+	}
+	rows := [][2]string{
+		{"window", window},
+		{"sessions", fmt.Sprint(st.Sessions)},
+		{"calls", fmt.Sprint(st.Calls)},
+		{"dropped events", fmt.Sprint(st.Dropped)},
+		{"segments", fmt.Sprint(st.Segments)},
+	}
+	if len(st.Skipped) > 0 {
+		rows = append(rows, [2]string{"segments left out (being written)", fmt.Sprint(len(st.Skipped))})
+	}
+	return rows
+}
+
+func (st telemetryStats) sections() []struct {
+	title string
+	rows  []toolStat
+} {
+	return []struct {
+		title string
+		rows  []toolStat
+	}{{"tool", st.Tools}, {"client", st.Clients}, {"outcome", st.Outcomes}}
+}
+
+func writeStatsTable(w io.Writer, st telemetryStats) error {
+	render := func(header []string, rows [][]string) error {
+		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}))
+		t.Header(header)
+		if err := t.Bulk(rows); err != nil {
+			return err
+		}
+		return t.Render()
+	}
+	var summary [][]string
+	for _, r := range st.summary() {
+		summary = append(summary, []string{r[0], r[1]})
+	}
+	if err := render([]string{"telemetry", ""}, summary); err != nil {
+		return err
+	}
+	for _, sec := range st.sections() {
+		rows := make([][]string, 0, len(sec.rows))
+		for _, r := range sec.rows {
+			rows = append(rows, []string{r.Name, fmt.Sprint(r.Calls), fmt.Sprint(r.Sessions)})
+		}
+		if err := render([]string{sec.title, "calls", "sessions"}, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markdownCell escapes what would break a GitHub table cell.
+func markdownCell(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func writeStatsMarkdown(w io.Writer, st telemetryStats) error {
+	var b strings.Builder
+	b.WriteString("| telemetry | |\n| --- | ---: |\n")
+	for _, r := range st.summary() {
+		fmt.Fprintf(&b, "| %s | %s |\n", markdownCell(r[0]), markdownCell(r[1]))
+	}
+	for _, sec := range st.sections() {
+		fmt.Fprintf(&b, "\n| %s | calls | sessions |\n| --- | ---: | ---: |\n", sec.title)
+		for _, r := range sec.rows {
+			fmt.Fprintf(&b, "| %s | %d | %d |\n", markdownCell(r.Name), r.Calls, r.Sessions)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// runCompact removes closed segments whose events all precede --before.
+func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var dirs telemetryDirs
+	fs.Var(&dirs, "telemetry", "telemetry `DIR` (required; repeatable)")
+	var before telemetryTime
+	fs.Var(&before, "before", "remove closed segments whose events are all before `DATE` (YYYY-MM-DD or RFC 3339, UTC) (required)")
+	if help, err := parseTelemetryFlags("compact", fs, args); help || err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("compact: unexpected argument %q", fs.Arg(0))
+	case len(dirs) == 0:
+		return usagef("compact: --telemetry DIR is required")
+	case before.t.IsZero():
+		return usagef("compact: --before DATE is required")
+	}
+	total := 0
+	for _, dir := range dirs {
+		removed, err := telemetry.Compact(ctx, dir, before.t)
+		for _, p := range removed {
+			fmt.Fprintln(stdout, "removed", p)
+		}
+		total += len(removed)
+		if err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
+	}
+	fmt.Fprintf(stdout, "removed %d segment(s) entirely before %s\n", total, before.t.Format(time.RFC3339))
+	return nil
+}
