@@ -481,6 +481,13 @@ func (c *Client) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*m
 	})
 }
 
+// Complete passes completion/complete through.
+func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return pass(c, ctx, "completion/complete", func(cs *mcp.ClientSession) (*mcp.CompleteResult, error) {
+		return cs.Complete(ctx, params)
+	})
+}
+
 func pass[R any](c *Client, ctx context.Context, op string, f func(*mcp.ClientSession) (R, error)) (R, error) {
 	var zero R
 	cs, err := c.live()

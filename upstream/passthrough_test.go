@@ -1,0 +1,121 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/toolprof/toolprof/internal/testupstream"
+)
+
+func TestPassThrough(t *testing.T) {
+	bin := testupstream.EverythingServer(t)
+	var (
+		mu   sync.Mutex
+		logs []string
+	)
+	s := startSet(t, `{"mcpServers": {"a": `+stdioEntry(bin, nil)+`, "b": `+stdioEntry(bin, nil)+`}}`, nil,
+		SetOptions{Client: Options{OnLog: func(_ context.Context, server string, p *mcp.LoggingMessageParams) {
+			mu.Lock()
+			defer mu.Unlock()
+			logs = append(logs, server+":"+p.Data.(string))
+		}}})
+	ctx := context.Background()
+	b, ok := s.Client("b")
+	if !ok {
+		t.Fatal("no client b")
+	}
+
+	resources, err := b.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range resources.Resources {
+		uris = append(uris, r.URI)
+	}
+	if !slices.Contains(uris, "test://static-text") {
+		t.Errorf("resources = %q", uris)
+	}
+	read, err := b.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"})
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text == "" {
+		t.Errorf("read = %+v, %v", read, err)
+	}
+	templates, err := b.ListResourceTemplates(ctx, nil)
+	if err != nil || len(templates.ResourceTemplates) == 0 || templates.ResourceTemplates[0].URITemplate != "test://template/{id}/data" {
+		t.Errorf("templates = %+v, %v", templates, err)
+	}
+
+	prompts, err := s.ListPrompts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range prompts {
+		names = append(names, p.Name)
+	}
+	if !slices.Contains(names, "a__test_simple_prompt") || !slices.Contains(names, "b__test_prompt_with_arguments") {
+		t.Errorf("prompts = %q", names)
+	}
+	got, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "b__test_prompt_with_arguments", Arguments: map[string]string{"arg1": "one", "arg2": "two"}})
+	if err != nil || len(got.Messages) == 0 {
+		t.Fatalf("get prompt = %+v, %v", got, err)
+	}
+	if tc, ok := got.Messages[0].Content.(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "one") || !strings.Contains(tc.Text, "two") {
+		t.Errorf("prompt message = %+v", got.Messages[0].Content)
+	}
+	var rpc *jsonrpc.Error
+	if _, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "zzz"}); !errors.As(err, &rpc) {
+		t.Errorf("unknown prompt: %v, want a JSON-RPC error", err)
+	}
+
+	if res, err := b.Complete(ctx, &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "test_prompt_with_arguments"},
+		Argument: mcp.CompleteParamsArgument{Name: "arg1", Value: "o"},
+	}); err != nil || res == nil {
+		t.Errorf("complete = %+v, %v", res, err)
+	}
+
+	// The log level travels in the call's _meta, which is forwarded as is.
+	logged := &mcp.CallToolParamsRaw{Name: "b__test_tool_with_logging", Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}}
+	if _, err := s.CallTool(ctx, logged); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "three log messages", func() bool { mu.Lock(); defer mu.Unlock(); return len(logs) >= 3 })
+	mu.Lock()
+	if logs[0] != "b:Tool execution started" {
+		t.Errorf("logs = %q", logs)
+	}
+	mu.Unlock()
+}
+
+func TestCancellationPassesThrough(t *testing.T) {
+	bin := testupstream.EverythingServer(t)
+	s := startSet(t, `{"mcpServers": {"a": `+stdioEntry(bin, nil)+`}}`, nil, SetOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := call(ctx, s, "test_tool_with_progress", "")
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrUnavailable) {
+		t.Errorf("cancelled call: err = %v, want the context's error and not unavailable", err)
+	}
+	if h := health(s, "a"); h.State != StateReady {
+		t.Errorf("after a cancelled call health = %+v", h)
+	}
+}
+
+func TestRequireAllLeavesNothingRunning(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	bin := testupstream.EverythingServer(t)
+	doc := resolve(t, `{"mcpServers": {"good": `+stdioEntry(bin, nil)+`, "gone": `+stdioEntry("/nonexistent/x", nil)+`}}`, nil)
+	if _, err := StartSet(context.Background(), doc, SetOptions{RequireAll: true}); err == nil {
+		t.Fatal("StartSet succeeded")
+	}
+}
