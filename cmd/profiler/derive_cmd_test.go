@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// A distinct name so that it cannot collide with another command's -update.
+var updateDerive = flag.Bool("update-derive", false, "rewrite profiler derive golden files")
+
+// deriveFixture writes a catalog of six tools (e destructive) and a trace of
+// n sessions with start times, mixing five tool sets.
+func deriveFixture(t *testing.T, n int, extra ...string) (dir, catalogPath, tracePath string) {
+	t.Helper()
+	dir = t.TempDir()
+	var tools []map[string]any
+	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
+		tool := map[string]any{"name": name, "description": strings.Repeat("does "+name+" ", 3+len(tools)), "inputSchema": map[string]any{"type": "object"}}
+		if name == "e" {
+			tool["annotations"] = map[string]any{"destructiveHint": true}
+		}
+		tools = append(tools, tool)
+	}
+	cat, _ := json.Marshal(map[string]any{"tools": tools})
+	catalogPath = filepath.Join(dir, "catalog.json")
+	if err := os.WriteFile(catalogPath, cat, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sets := [][]string{{"a"}, {"a", "b"}, {"c"}, {"a"}, {"d", "e"}, {"a", "b"}, {"c"}, {"a"}, {"f"}, {}}
+	var b strings.Builder
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		var calls []string
+		for _, tl := range sets[i%len(sets)] {
+			calls = append(calls, fmt.Sprintf(`{"tool":%q}`, tl))
+		}
+		fmt.Fprintf(&b, `{"session":"s%d","client":{"name":"test","version":"1"},"started":%q,"calls":[%s]}`+"\n",
+			i, start.Add(time.Duration(i)*time.Hour).Format(time.RFC3339), strings.Join(calls, ","))
+	}
+	for _, line := range extra {
+		b.WriteString(line + "\n")
+	}
+	tracePath = filepath.Join(dir, "trace.jsonl")
+	if err := os.WriteFile(tracePath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, catalogPath, tracePath
+}
+
+func runDeriveArgs(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"derive"}, args...), &out, &errb)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestDeriveWritesGoldenAndIsDeterministic(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	outA, outB := filepath.Join(dir, "a", "profiles.generated.toml"), filepath.Join(dir, "b", "profiles.generated.toml")
+	for _, out := range []string{outA, outB} {
+		os.MkdirAll(filepath.Dir(out), 0o755)
+		if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	a, _ := os.ReadFile(outA)
+	b, _ := os.ReadFile(outB)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("two runs differ:\n%s\n---\n%s", a, b)
+	}
+	golden := filepath.Join("testdata", "derive", "profiles.generated.toml")
+	if *updateDerive {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		if err := os.WriteFile(golden, a, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/profiler -run TestDeriveWritesGolden -update-derive)", err)
+	}
+	if !bytes.Equal(a, want) {
+		t.Errorf("output differs from %s (refresh with -update-derive):\n%s", golden, a)
+	}
+	f, err := profiles.LoadFile(outA)
+	if err != nil {
+		t.Fatalf("written file does not load: %v", err)
+	}
+	for _, p := range f.Profiles {
+		if p.Name != profiles.FullProfile && strings.Contains(strings.Join(p.Tools, ","), "e") {
+			t.Errorf("profile %s holds destructive e", p.Name)
+		}
+	}
+	if f.Provenance.DataFrom != "2026-03-01T00:00:00Z" || f.Provenance.DataUntil != "2026-03-05T03:00:00Z" {
+		t.Errorf("data window %s..%s", f.Provenance.DataFrom, f.Provenance.DataUntil)
+	}
+}
+
+func TestDeriveCheck(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	args := []string{"--trace", trace, "--catalog", cat, "--out", out}
+	if _, stderr, code := runDeriveArgs(t, append(args, "--check")...); code != 1 || !strings.Contains(stderr, "does not exist") {
+		t.Errorf("check without file: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("--check wrote the file")
+	}
+	if _, stderr, code := runDeriveArgs(t, args...); code != 0 {
+		t.Fatalf("write: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runDeriveArgs(t, append(args, "--check")...); code != 0 || !strings.Contains(stderr, "up to date") {
+		t.Errorf("check of fresh file: exit %d, %s", code, stderr)
+	}
+	data, _ := os.ReadFile(out)
+	os.WriteFile(out, bytes.Replace(data, []byte(`default = "`), []byte(`default = "x`), 1), 0o644)
+	edited, _ := os.ReadFile(out)
+	if _, stderr, code := runDeriveArgs(t, append(args, "--check")...); code != 1 || !strings.Contains(stderr, "differs from") {
+		t.Errorf("check of edited file: exit %d, %s", code, stderr)
+	}
+	if now, _ := os.ReadFile(out); !bytes.Equal(now, edited) {
+		t.Error("--check rewrote the file")
+	}
+}
+
+func TestDeriveMinSessions(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 10)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	_, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out)
+	if code != 1 || !strings.Contains(stderr, "only 10 unrestricted sessions") || !strings.Contains(stderr, "--min-sessions 30") {
+		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("file written below --min-sessions")
+	}
+	_, stderr, code = runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--force")
+	if code != 0 || !strings.Contains(stderr, "--force given") {
+		t.Errorf("--force: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("--force did not write: %v", err)
+	}
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--min-sessions", "5"); code != 0 {
+		t.Errorf("--min-sessions 5: exit %d, %s", code, stderr)
+	}
+}
+
+func TestDeriveUnknownToolsAndBadLines(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 60,
+		`{"session":"u1","client":{"name":"x"},"started":"2026-03-01T00:30:00Z","calls":[{"tool":"zz"},{"tool":"a"}]}`,
+		`{"session":"u2","client":{"name":"x"},"calls":[{"tool":"yy","outcome":"unknown_tool"}]}`)
+	out := filepath.Join(dir, "p.toml")
+	_, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out)
+	if code != 0 {
+		t.Fatalf("unknown tools were fatal: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "2 calling a tool the catalog lacks (yy, zz)") || !strings.Contains(stderr, "1 calls recorded as unknown_tool") {
+		t.Errorf("unknown tools not counted: %s", stderr)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	data, _ := os.ReadFile(trace)
+	os.WriteFile(bad, append(data, []byte("{not json\n")...), 0o644)
+	_, stderr, code = runDeriveArgs(t, "--trace", bad, "--catalog", cat, "--out", out)
+	if code != 1 || !strings.Contains(stderr, "bad.jsonl:63:") || !strings.Contains(stderr, "--skip-bad") {
+		t.Errorf("malformed line: exit %d, %s", code, stderr)
+	}
+	_, stderr, code = runDeriveArgs(t, "--trace", bad, "--catalog", cat, "--out", out, "--skip-bad")
+	if code != 0 || !strings.Contains(stderr, "skipped") {
+		t.Errorf("--skip-bad: exit %d, %s", code, stderr)
+	}
+}
+
+func TestDeriveFromTelemetry(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 60)
+	f, _ := os.Open(trace)
+	ts, _, err := telemetry.DecodeTrace(f, trace, false)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Half the sessions served core: they must be skipped.
+	for i := range ts {
+		if i%2 == 1 {
+			ts[i].Profile = "core"
+		}
+	}
+	tdir := filepath.Join(dir, "telemetry")
+	if _, err := telemetry.Import(context.Background(), tdir, ts, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "p.toml")
+	_, stderr, code := runDeriveArgs(t, "--telemetry", tdir, "--catalog", cat, "--out", out, "--min-sessions", "30")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "learning from 30 (30 full or no profile recorded, 0 exploration); 30 served a smaller profile, skipped") {
+		t.Errorf("session kinds not reported: %s", stderr)
+	}
+}
+
+func TestDerivePolicyAndSummary(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// profiles.toml beside --out is read by default.
+	os.WriteFile(filepath.Join(dir, "profiles.toml"), []byte("version = 1\n\n[[profile]]\nname = \"core\"\npin = [\"f\"]\n"), 0o644)
+	stdout, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--summary", "markdown")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"| `core` |", "- `core`: added `f`", "top-k baseline", "Learned from 100 sessions"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	// An explicit --policy that does not exist is an error.
+	_, stderr, code = runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--policy", filepath.Join(dir, "nope.toml"))
+	if code != 1 || !strings.Contains(stderr, "nope.toml") {
+		t.Errorf("missing --policy: exit %d, %s", code, stderr)
+	}
+}
+
+func TestDerivePlot(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	png := filepath.Join(dir, "frontier.png")
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", filepath.Join(dir, "p.toml"), "--plot", png); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(png)
+	if err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+		t.Errorf("plot not a PNG: %v", err)
+	}
+}
+
+func TestDeriveProfilesAndBudgetFlags(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	out := filepath.Join(dir, "p.toml")
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--profile", "small=0.5", "--profile", "big=0.9"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := profiles.LoadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range f.Profiles {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "small,big,full" {
+		t.Errorf("profiles %v", names)
+	}
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--budget-tokens", "40", "--target", "0.9"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, _ = profiles.LoadFile(out)
+	if f.Profiles[0].Name != "core" || f.Profiles[0].Measured.TokensO200k > 40 {
+		t.Errorf("budget profile %+v", f.Profiles[0].Measured)
+	}
+}
+
+func TestDeriveUsageErrors(t *testing.T) {
+	_, cat, trace := deriveFixture(t, 10)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--catalog", cat}, "--telemetry DIR or --trace"},
+		{[]string{"--trace", trace}, "--catalog FILE is required"},
+		{[]string{"--trace", trace, "--telemetry", "x", "--catalog", cat}, "exclusive"},
+		{[]string{"--trace", trace, "--catalog", cat, "--holdout", "1"}, "--holdout 1"},
+		{[]string{"--trace", trace, "--catalog", cat, "--profile", "core"}, "NAME=SHARE"},
+		{[]string{"--trace", trace, "--catalog", cat, "--profile", "core=2"}, "NAME=SHARE"},
+		{[]string{"--trace", trace, "--catalog", cat, "--profile", "full=0.9"}, "full is always derived"},
+		{[]string{"--trace", trace, "--catalog", cat, "--profile", "bad name=0.9"}, "not valid"},
+		{[]string{"--trace", trace, "--catalog", cat, "--target", "0.5", "--profile", "a=0.5"}, "exclusive"},
+		{[]string{"--trace", trace, "--catalog", cat, "--summary", "html"}, "want markdown"},
+		{[]string{"--trace", trace, "--catalog", cat, "extra"}, "unexpected argument"},
+		{[]string{"--nope"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runDeriveArgs(t, tt.args...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", filepath.Join(t.TempDir(), "none.json")); code != 1 || !strings.Contains(stderr, "none.json") {
+		t.Errorf("missing catalog: exit %d, %s", code, stderr)
+	}
+}
+
