@@ -301,4 +301,3 @@ func TestDeriveUsageErrors(t *testing.T) {
 		t.Errorf("missing catalog: exit %d, %s", code, stderr)
 	}
 }
-
