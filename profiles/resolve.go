@@ -116,12 +116,26 @@ type ResolvedProfile struct {
 	// AllowDestructive is set for "full" and for profiles that profiles.toml
 	// allows to hold destructive tools; it bounds what a group may switch on.
 	AllowDestructive bool
+	// members indexes Tools for the per-call gate; nil in a profile built
+	// by hand, which falls back to binary search.
+	members map[string]struct{}
 }
 
 // Has reports whether the profile holds tool.
 func (p *ResolvedProfile) Has(tool string) bool {
+	if p.members != nil {
+		_, ok := p.members[tool]
+		return ok
+	}
 	_, ok := slices.BinarySearch(p.Tools, tool)
 	return ok
+}
+
+func (p *ResolvedProfile) index() {
+	p.members = make(map[string]struct{}, len(p.Tools))
+	for _, t := range p.Tools {
+		p.members[t] = struct{}{}
+	}
 }
 
 // mayHold reports whether the profile's destructive and read-only rules
@@ -203,7 +217,9 @@ func Full(tools []*mcp.Tool) *Resolved {
 		r.Tools = append(r.Tools, t.Name)
 	}
 	slices.Sort(r.Tools)
-	r.Profiles[FullProfile] = &ResolvedProfile{Name: FullProfile, Tools: slices.Clone(r.Tools), AllowDestructive: true}
+	full := &ResolvedProfile{Name: FullProfile, Tools: slices.Clone(r.Tools), AllowDestructive: true}
+	full.index()
+	r.Profiles[FullProfile] = full
 	r.Order = []string{FullProfile}
 	return r
 }
@@ -353,6 +369,7 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 
 	for _, name := range r.Order {
 		p := r.Profiles[name]
+		p.index()
 		for _, g := range p.Groups {
 			rg, ok := r.Groups[g]
 			if !ok {

@@ -455,3 +455,10 @@ func TestUnknownToolWarnedOnce(t *testing.T) {
 		t.Errorf("warnings = %q, want %q", r.Warnings, want)
 	}
 }
+
+func TestHasWithoutIndex(t *testing.T) {
+	p := &ResolvedProfile{Name: "hand", Tools: []string{"a", "c"}}
+	if !p.Has("a") || !p.Has("c") || p.Has("b") {
+		t.Errorf("Has on a hand-built profile: a %v c %v b %v", p.Has("a"), p.Has("c"), p.Has("b"))
+	}
+}
