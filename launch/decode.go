@@ -250,13 +250,13 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 		}
 	}
 	for k := range e.env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return Server{}, p.fail(e.has["env"], name, "env", "invalid variable name %q", k)
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(k, "${") {
+			return Server{}, p.fail(e.has["env"], name, "env", "invalid variable name %q (names are taken literally; ${...} is expanded only in values)", k)
 		}
 	}
 	for k := range e.headers {
-		if k == "" || strings.ContainsAny(k, " \t\r\n:") {
-			return Server{}, p.fail(e.has["headers"], name, "headers", "invalid header name %q", k)
+		if k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.Contains(k, "${") {
+			return Server{}, p.fail(e.has["headers"], name, "headers", "invalid header name %q (names are taken literally; ${...} is expanded only in values)", k)
 		}
 	}
 	return s, nil

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,6 +168,10 @@ func TestDecodeStrict(t *testing.T) {
 			DecodeError{Line: 1, Server: "s", Msg: "a server entry must be a JSON object"}},
 		{"duplicate server", "{\"mcpServers\": {\"s\": {\"command\": \"x\"},\n \"s\": {\"command\": \"y\"}}}",
 			DecodeError{Line: 2, Key: "s", Msg: "duplicate key"}},
+		{"variable in env name", `{"mcpServers": {"s": {"command": "x", "env": {"${A}": "1"}}}}`,
+			DecodeError{Line: 1, Server: "s", Key: "env", Msg: `invalid variable name "${A}"`}},
+		{"variable in header name", `{"mcpServers": {"s": {"url": "http://h", "headers": {"X-${A}": "1"}}}}`,
+			DecodeError{Line: 1, Server: "s", Key: "headers", Msg: `invalid header name "X-${A}"`}},
 		{"bad server name", `{"mcpServers": {"a b": {"command": "x"}}}`,
 			DecodeError{Line: 1, Server: "a b", Msg: "invalid server name"}},
 		{"syntax error", "{\"mcpServers\": {\n\"s\": {\"command\": \"x\",}}}",
@@ -254,6 +260,27 @@ func TestResolve(t *testing.T) {
 	}
 	if string(pretty) != string(want) {
 		t.Errorf("redacted =\n%s\nwant\n%s", pretty, want)
+	}
+
+	// Printing, encoding or logging the resolved forms by mistake shows the
+	// redacted template, not the values.
+	var logBuf strings.Builder
+	slog.New(slog.NewTextHandler(&logBuf, nil)).Info("x", "server", cli, "doc", r, "ptr", &cli)
+	encoded, _ := json.Marshal(struct {
+		S ResolvedServer
+		R *Resolved
+	}{cli, r})
+	for _, shown := range []string{
+		fmt.Sprintf("%v %+v %#v %s %v", cli, cli, cli, cli, &cli),
+		fmt.Sprintf("%v %+v %#v", *r, *r, *r),
+		string(encoded), logBuf.String(),
+	} {
+		if strings.Contains(shown, secret) || strings.Contains(shown, "k3y-value") {
+			t.Errorf("resolved values shown: %s", shown)
+		}
+		if !strings.Contains(shown, "${TOKEN}") {
+			t.Errorf("template not shown: %s", shown)
+		}
 	}
 
 	msg := "dial https://h.example/mcp?key=k3y-value: Bearer " + secret + " refused"

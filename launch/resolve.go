@@ -1,8 +1,10 @@
 package launch
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -226,3 +228,34 @@ func (s *ResolvedServer) Scrub(msg string) string {
 	}
 	return msg
 }
+
+// String, GoString, MarshalJSON and LogValue show the redacted template, so
+// a ResolvedServer printed, encoded or logged by mistake leaks nothing.
+func (s ResolvedServer) String() string {
+	b, _ := json.Marshal(s.Template.redacted())
+	return string(b)
+}
+
+// GoString is String, for %#v.
+func (s ResolvedServer) GoString() string { return s.String() }
+
+// MarshalJSON encodes the redacted template.
+func (s ResolvedServer) MarshalJSON() ([]byte, error) { return json.Marshal(s.Template.redacted()) }
+
+// LogValue logs the redacted template.
+func (s ResolvedServer) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// String shows the redacted document.
+func (r Resolved) String() string {
+	b, _ := json.Marshal(r.Redacted())
+	return string(b)
+}
+
+// GoString is String, for %#v.
+func (r Resolved) GoString() string { return r.String() }
+
+// MarshalJSON encodes the redacted document.
+func (r Resolved) MarshalJSON() ([]byte, error) { return json.Marshal(r.Redacted()) }
+
+// LogValue logs the redacted document.
+func (r Resolved) LogValue() slog.Value { return slog.StringValue(r.String()) }
