@@ -95,6 +95,11 @@ tools = "x"
 		{name: "wrong type version", src: "version = \"1\"\ndefault = \"full\"\n", wantLine: 1, wantKey: "version", wantMsg: "want an integer, got a string"},
 		{name: "wrong type read_only", src: "version = 1\ndefault = \"a\"\n[[profile]]\nname = \"a\"\ntools = []\nread_only = \"yes\"\n", wantLine: 6, wantKey: "profile[0].read_only", wantMsg: "want true or false"},
 		{name: "profile as table", src: "version = 1\ndefault = \"full\"\n[profile]\nname = \"a\"\n", wantLine: 3, wantKey: "profile", wantMsg: "want an array of tables, got a table"},
+		{name: "wrong type float", src: "version = 1\ndefault = \"a\"\n[[profile]]\nname = \"a\"\ntools = []\n[profile.measured]\ncoverage = \"high\"\n", wantLine: 7, wantKey: "profile[0].measured.coverage", wantMsg: "want a number, got a string"},
+		{name: "wrong type table", src: "version = 1\ndefault = \"a\"\n[[profile]]\nname = \"a\"\ntools = []\nmeasured = 3\n", wantLine: 6, wantKey: "profile[0].measured", wantMsg: "want a table, got an integer"},
+		{name: "wrong type datetime", src: "version = 1\ndefault = \"full\"\n[provenance]\ndata_from = 2025-08-01T00:00:00Z\n", wantLine: 4, wantKey: "provenance.data_from", wantMsg: "want a string, got a datetime"},
+		{name: "bad group name", src: "version = 1\ndefault = \"full\"\n[[group]]\nname = \"\"\ndescription = \"\"\ntools = []\n", wantLine: 4, wantKey: "group[0].name", wantMsg: "group name \"\" is not valid"},
+		{name: "group tool twice", src: "version = 1\ndefault = \"full\"\n[[group]]\nname = \"g\"\ndescription = \"\"\ntools = [\"a\",\n\"a\"]\n", wantLine: 7, wantKey: "group[0].tools[1]", wantMsg: `tool "a" listed twice (first at line 6)`},
 		{name: "missing version", src: "default = \"full\"\n", wantLine: 0, wantKey: "version", wantMsg: "missing; add version = 1"},
 		{name: "future version", src: "version = 2\ndefault = \"full\"\n", wantLine: 1, wantKey: "version", wantMsg: "version 2 is not readable by this build; readable versions: 1"},
 		{name: "zero version", src: "\nversion = 0\ndefault = \"full\"\n", wantLine: 2, wantKey: "version", wantMsg: "version 0 is not readable"},
@@ -239,5 +244,22 @@ func TestLoadFileNamesPath(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.File != path || e.Line != 3 || e.Key != "x" {
 		t.Fatalf("err = %v, want %s:3: x", err, path)
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&Error{File: "p.toml", Line: 3, Key: "colour", Msg: "unknown key"}, "p.toml:3: colour: unknown key"},
+		{&Error{File: "p.toml", Key: "version", Msg: "missing"}, "p.toml: version: missing"},
+		{&Error{File: "p.toml", Line: 2, Msg: "invalid TOML"}, "p.toml:2: invalid TOML"},
+		{Errors{{File: "a", Line: 1, Key: "k", Msg: "m"}, {File: "a", Line: 2, Key: "j", Msg: "n"}}, "a:1: k: m\na:2: j: n"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
 	}
 }
