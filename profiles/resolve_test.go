@@ -462,3 +462,59 @@ func TestHasWithoutIndex(t *testing.T) {
 		t.Errorf("Has on a hand-built profile: a %v c %v b %v", p.Has("a"), p.Has("c"), p.Has("b"))
 	}
 }
+
+// TestExample loads the documented example pair under testdata/example and
+// checks what each of its profiles serves.
+func TestExample(t *testing.T) {
+	s, err := Load(filepath.Join("testdata", "example", "profiles.generated.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := ptr(true)
+	tools := []*mcp.Tool{
+		{Name: "get_file_contents", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: tr}},
+		{Name: "list_commits", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		{Name: "create_issue"},
+		{Name: "delete_branch"},
+		{Name: "force_push", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false)}},
+		{Name: "run_query"},
+		{Name: "fetch_url", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+	}
+	r, err := s.Resolve(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"core":       {"get_file_contents", "list_commits"},
+		"standard":   {"create_issue", "fetch_url", "list_commits"},
+		"review":     {"get_file_contents", "list_commits", "run_query"},
+		"maintainer": {"delete_branch", "get_file_contents"},
+		"full":       {"create_issue", "delete_branch", "fetch_url", "force_push", "get_file_contents", "list_commits", "run_query"},
+	}
+	if got := r.Names(); !slices.Equal(got, []string{"core", "full", "maintainer", "review", "standard"}) {
+		t.Errorf("Names = %v", got)
+	}
+	for name, tools := range want {
+		if got := r.Profiles[name].Tools; !slices.Equal(got, tools) {
+			t.Errorf("%s = %v, want %v", name, got, tools)
+		}
+	}
+	if r.Default != "core" || r.Profiles["core"].Instructions != "Read code and history. Ask before changing anything.\n" {
+		t.Errorf("Default %q, core instructions %q", r.Default, r.Profiles["core"].Instructions)
+	}
+	effects := map[string]Effect{
+		"get_file_contents": {KindRead, false}, // the "*" rule clears the annotation's external
+		"fetch_url":         {KindRead, true},  // the exact rule beats "*"
+		"run_query":         {KindEvaluate, false},
+		"force_push":        {KindDestructive, false},
+		"delete_branch":     {KindDestructive, false},
+	}
+	for tool, e := range effects {
+		if got := r.Effect(tool); got != e {
+			t.Errorf("Effect(%s) = %+v, want %+v", tool, got, e)
+		}
+	}
+	if want := []string{`profile "standard": destructive tool "delete_branch" removed (only full holds destructive tools unless ` + s.PolicyPath + ` sets allow_destructive = true for the profile)`}; !slices.Equal(r.Warnings, want) {
+		t.Errorf("warnings = %q, want %q", r.Warnings, want)
+	}
+}
