@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,7 +107,21 @@ type toolSource struct {
 	close func() error
 }
 
-// open starts or loads the source. The caller closes it.
+// serialWriter serialises writes: started upstreams copy their stderr
+// into it from their own goroutines while the command writes too.
+type serialWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *serialWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// open starts or loads the source. The caller closes it. stderr should be a
+// serialWriter when the command also writes to it.
 func (s *sourceFlags) open(ctx context.Context, stderr io.Writer) (*toolSource, error) {
 	switch {
 	case s.catalog != "":
@@ -154,6 +169,7 @@ func (s *sourceFlags) open(ctx context.Context, stderr io.Writer) (*toolSource, 
 // runBench measures what each profile's initialize + tools/list exchange
 // costs, served by the gateway's own code.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	stderr = &serialWriter{w: stderr}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {

@@ -15,6 +15,7 @@ import (
 // the catalog format, so that profiler bench --catalog can price it later
 // without running them.
 func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	stderr = &serialWriter{w: stderr}
 	fs := flag.NewFlagSet("catalog", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
