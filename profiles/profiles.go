@@ -18,9 +18,7 @@
 //
 // The hand-written file wins wherever both speak. Per profile:
 //
-//   - tools = (generated tools ∪ pin) − deny, keeping only offered tools; a
-//     tool no upstream offers is a warning, never an error, so an upstream
-//     dropping a tool does not stop the server;
+//   - tools = (generated tools ∪ pin) − deny, keeping only offered tools;
 //   - instructions and read_only come from profiles.toml when it sets them;
 //   - a [[profile]] in profiles.toml that the generated file lacks is a new
 //     profile made of its pins;
@@ -35,7 +33,14 @@
 // entry may carry instructions, groups and measured figures (its tool list
 // is informational), and profiles.toml may replace its instructions.
 // profiles.toml's default overrides the generated default; either must name
-// an existing profile. Groups keep only offered tools.
+// an existing profile. Groups keep only offered tools, and switching a group
+// on (GroupTools) never adds a tool the profile's destructive or read-only
+// rules exclude.
+//
+// pin and deny take exact tool names; '*' patterns are accepted only in
+// destructive and [[effect]], where a typo cannot silently widen a profile.
+// Every tool a file names that no upstream offers is a Warning, never an
+// error, so an upstream dropping a tool does not stop the server.
 //
 // Adding a tool upstream needs no edit at all to be served under full, and
 // one edit (a pin, or the next derivation) to join another profile.

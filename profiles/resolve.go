@@ -341,7 +341,11 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 		if _, done := r.Profiles[pp.Name]; done || pp.Name == FullProfile {
 			continue
 		}
-		r.Profiles[pp.Name] = build(pp.Name, nil, pp)
+		rp := build(pp.Name, nil, pp)
+		if len(rp.Tools) == 0 {
+			warn("profile %q is defined only in %s and serves no tools (pin some, or check the name against the generated profiles: %s)", pp.Name, policyName, strings.Join(fileProfileNames(s.File), ", "))
+		}
+		r.Profiles[pp.Name] = rp
 		r.Order = append(r.Order, pp.Name)
 	}
 	full := &ResolvedProfile{Name: FullProfile, Tools: slices.Clone(r.Tools), AllowDestructive: true}

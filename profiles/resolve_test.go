@@ -76,6 +76,13 @@ func TestResolveMerge(t *testing.T) {
 			wantInstr: map[string]string{"sql": "sql only"},
 		},
 		{
+			name:      "policy-only profile serving nothing is a warning",
+			file:      baseFile(),
+			policy:    &Policy{Profiles: []PolicyProfile{{Name: "cor", Instructions: ptr("typo")}}},
+			wantTools: map[string][]string{"cor": nil},
+			wantWarn:  []string{`profile "cor" is defined only in profiles.toml and serves no tools (pin some, or check the name against the generated profiles: core, full, standard)`},
+		},
+		{
 			name:      "instruction override",
 			file:      baseFile(),
 			policy:    &Policy{Profiles: []PolicyProfile{{Name: "core", Instructions: ptr("hand written")}, {Name: "full", Instructions: ptr("all of it")}}},
