@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -82,6 +83,32 @@ type Doctrine struct {
 	Body string `toml:"body"`
 }
 
+// typeErrPattern matches the decoder's type-mismatch message.
+func typeErrPattern() *regexp.Regexp {
+	return regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): (?:incompatible types: TOML value has type ([^;]+);|type mismatch for [^:]+: expected \S+ but found (.+))`)
+}
+
+// expected says what a key's value must be.
+func expected(key string) string {
+	switch {
+	case key == "version":
+		return fmt.Sprintf("the integer %d", FormatVersion)
+	case key == "instructions" || key == "registry":
+		return "a table ([" + key + "])"
+	case key == "defaults":
+		return "a table ([defaults]) of agent id = \"project id\""
+	case strings.HasPrefix(key, "defaults."):
+		return "a string (a project id)"
+	case key == "doctrine":
+		return "an array of tables ([[doctrine]] with name and body)"
+	case key == "registry.project_ids":
+		return "an array of strings"
+	case key == "registry.enforce":
+		return `one of "off", "warn", "reject"`
+	}
+	return "a string"
+}
+
 // validKeys names the keys a table accepts, for the unknown-key error.
 func validKeys(table string) []string {
 	switch table {
@@ -110,9 +137,20 @@ func Parse(path string, data []byte) (*File, error) {
 			}
 			return nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
 		}
-		// Type mismatches come as plain errors that already carry
-		// "line N (last key ...)".
+		// Type mismatches come as plain errors carrying
+		// "line N (last key ...)": restate them with what would be valid.
+		if m := typeErrPattern().FindStringSubmatch(err.Error()); m != nil {
+			return nil, fmt.Errorf("%s:%s: key %s: wrong type (%s); valid: %s",
+				path, m[1], m[2], m[3]+m[4], expected(m[2]))
+		}
 		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "toml: "))
+	}
+	// The decoder accepts a non-table value for a map field silently.
+	for _, table := range []string{"instructions", "registry", "defaults"} {
+		if md.IsDefined(table) && md.Type(table) != "Hash" {
+			return nil, fmt.Errorf("%s:%d: key %s: wrong type (%s); valid: %s",
+				path, lineOf(data, toml.Key{table}, 0), table, md.Type(table), expected(table))
+		}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]

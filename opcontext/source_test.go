@@ -306,3 +306,49 @@ func TestUnrecognisedSwitchIsLogged(t *testing.T) {
 		t.Fatalf("log: %s", logs.String())
 	}
 }
+
+// Sessions use the Source concurrently while the operator edits the file;
+// run with -race. Every answer is one of the two files' answers, never a
+// mix.
+func TestConcurrentUseDuringEdits(t *testing.T) {
+	dir := t.TempDir()
+	fileA := fmt.Sprintf(sidecar, "reject")
+	fileB := strings.ReplaceAll(fileA, `"acme-app"]`, `"acme-app", "beta-app"]`)
+	p := writeFile(t, dir, "oc.toml", fileA)
+	s := sourceAt(t, p, nil)
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				d, err := s.Check(context.Background(), CallInfo{Writes: true, InputSchema: writeSchema, Arguments: json.RawMessage(`{"project_id":"@auto"}`), Client: "claude-code"})
+				if err != nil || string(d.Arguments) != `{"project_id":"acme-app"}` {
+					errs <- fmt.Errorf("decision %+v %v", d, err)
+					return
+				}
+				s.Instructions("P.")
+				s.Findings()
+			}
+		}()
+	}
+	for i := range 50 {
+		// Write to a temp file and rename, as an editor does, so no reader
+		// sees a half-written file.
+		tmp := writeFile(t, dir, "oc.toml.tmp", []string{fileA, fileB}[i%2])
+		if err := os.Rename(tmp, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
