@@ -395,13 +395,20 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 		return nil
 	}
 	var rpc *jsonrpc.Error
-	if errors.As(err, &rpc) {
+	if errors.As(err, &rpc) && !transportRejected(rpc) {
 		return &jsonrpc.Error{Code: rpc.Code, Message: c.srv.Scrub(rpc.Message), Data: rpc.Data}
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("upstream %q: %s: %w", c.srv.Name, op, ctx.Err())
 	}
 	return fmt.Errorf("upstream %q: %s: %s: %w", c.srv.Name, op, c.srv.Scrub(err.Error()), ErrUnavailable)
+}
+
+// transportRejected reports whether rpc is the SDK's own "rejected by
+// transport" error (jsonrpc2.ErrRejected, internal to the SDK), which wraps
+// an HTTP request that could not be delivered: the upstream was not reached.
+func transportRejected(rpc *jsonrpc.Error) bool {
+	return rpc.Code == -32005 && rpc.Message == "rejected by transport"
 }
 
 // ListTools lists every tool the upstream offers, following its pagination.

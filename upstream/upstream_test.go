@@ -565,3 +565,46 @@ func TestScrubbedErrors(t *testing.T) {
 		t.Errorf("last error %q does not show where the value was redacted", h.LastError)
 	}
 }
+
+func TestStreamableHTTPServerRestart(t *testing.T) {
+	bin := testupstream.EverythingServer(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	var srv *exec.Cmd
+	startServer := func() {
+		// Stateful, so that the restarted server no longer knows the session.
+		srv = exec.Command(bin, "-http", addr, "-stateless=false")
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "everything-server listening", func() bool {
+			c, err := net.Dial("tcp", addr)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		})
+	}
+	stopServer := func() { srv.Process.Kill(); srv.Wait() }
+	startServer()
+	t.Cleanup(func() { stopServer() })
+	s := startSet(t, `{"mcpServers": {"r": {"url": "http://`+addr+`/"}}}`, nil,
+		SetOptions{Client: Options{Backoff: Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond}}})
+	ctx := context.Background()
+	if _, err := call(ctx, s, "test_simple_text", ""); err != nil {
+		t.Fatal(err)
+	}
+	stopServer()
+	_, err := call(ctx, s, "test_simple_text", "")
+	var rpc *jsonrpc.Error
+	if !errors.Is(err, ErrUnavailable) || errors.As(err, &rpc) {
+		t.Fatalf("call with the server gone: err = %v, want ErrUnavailable and no JSON-RPC error", err)
+	}
+	startServer()
+	waitFor(t, "calls succeed again", func() bool {
+		_, err := call(ctx, s, "test_simple_text", "")
+		return err == nil
+	})
+	if h := health(s, "r"); h.Restarts < 1 || h.State != StateReady {
+		t.Errorf("health = %+v, want a new session after the server came back", h)
+	}
+}
