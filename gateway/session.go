@@ -63,7 +63,9 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 					s.noteClient(req, "")
 				}
 			}
-			g.recordStart(s)
+			if err == nil && handshaken(req) {
+				g.recordStart(s)
+			}
 			return res, err
 		}
 	}
@@ -139,6 +141,15 @@ func (s *session) noteClient(req mcp.Request, negotiated string) {
 	}
 }
 
+// handshaken reports whether the request's session has completed a
+// handshake. A session that never does (such as the one a stateful HTTP
+// handler opens for a server/discover probe before the client falls back to
+// initialize) is not recorded.
+func handshaken(req mcp.Request) bool {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	return !ok || ss == nil || ss.InitializeParams() != nil
+}
+
 // recordStart records the session the first time one of its requests has
 // been handled, so that the client's identity is in the first record.
 func (g *Gateway) recordStart(s *session) {
@@ -160,10 +171,10 @@ func (g *Gateway) endSession(ss *mcp.ServerSession, s *session) {
 	g.mu.Unlock()
 	s.mu.Lock()
 	s.rec.End = time.Now()
-	s.recorded = true
+	started := s.recorded
 	rec := s.rec
 	s.mu.Unlock()
-	if g.opts.Recorder != nil {
+	if started && g.opts.Recorder != nil {
 		g.opts.Recorder.Session(rec)
 	}
 }

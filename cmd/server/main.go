@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -267,7 +268,23 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, stderr io.W
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	// Connections that have sent no request yet: Shutdown waits 5 s before
+	// it treats them as idle, so they are closed directly on shutdown.
+	var mu sync.Mutex
+	fresh := make(map[net.Conn]bool)
+	srv := &http.Server{
+		Handler:           g.HTTPHandler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnState: func(c net.Conn, st http.ConnState) {
+			mu.Lock()
+			defer mu.Unlock()
+			if st == http.StateNew {
+				fresh[c] = true
+			} else {
+				delete(fresh, c)
+			}
+		},
+	}
 	fmt.Fprintf(stderr, "server: serving profile %q on http://%s/mcp\n", g.Default(), ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -278,6 +295,11 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, stderr io.W
 	}
 	// Sessions first, so that their open streams end and Shutdown can finish.
 	g.Close()
+	mu.Lock()
+	for c := range fresh {
+		c.Close()
+	}
+	mu.Unlock()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -93,6 +93,8 @@ type served struct {
 	telemetry string
 	stderr    *syncBuffer
 	url       string // HTTP only: the /mcp endpoint
+	stopHTTP  func() error
+	cmd       *exec.Cmd
 }
 
 // upstreamArgs runs the real everything-server behind tee, which copies
@@ -124,13 +126,16 @@ func start(t *testing.T, m mode, path string, protocol string, flags ...string) 
 	args = append(args, upstreamArgs(s.upstream)...)
 	cmd := exec.Command(bins.server, args...)
 	cmd.Env = append(os.Environ(), "TOOLPROF_CURSOR_KEY="+cursorKeyHex)
+	s.cmd = cmd
 	var transport mcp.Transport
 	switch m {
 	case overStdio:
 		cmd.Stderr = s.stderr
 		transport = &mcp.CommandTransport{Command: cmd}
 	case overHTTP:
-		s.url = startHTTP(t, cmd, s.stderr) + path
+		var base string
+		base, s.stopHTTP = startHTTP(t, cmd, s.stderr)
+		s.url = base + path
 		transport = &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -145,9 +150,10 @@ func start(t *testing.T, m mode, path string, protocol string, flags ...string) 
 	return s
 }
 
-// startHTTP starts cmd (an HTTP server) and returns its base URL; the
-// server is stopped with SIGTERM at the end of the test, and must exit 0.
-func startHTTP(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) string {
+// startHTTP starts cmd (an HTTP server) and returns its base URL and a
+// function stopping it with SIGTERM, which must make it exit 0. The server is
+// stopped at the end of the test if not before.
+func startHTTP(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) (string, func() error) {
 	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -170,34 +176,76 @@ func startHTTP(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) string {
 			}
 		}
 	}()
+	var once sync.Once
+	var waitErr error
+	stop := func() error {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			<-copied
+			waitErr = cmd.Wait()
+		})
+		return waitErr
+	}
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-copied
-		if err := cmd.Wait(); err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("server after SIGTERM: %v (want exit 0)\nstderr:\n%s", err, stderr)
 		}
 	})
 	select {
 	case a := <-addr:
-		return a
+		return a, stop
 	case <-copied:
-		cmd.Wait()
 		t.Fatalf("server exited before listening:\n%s", stderr)
 	case <-time.After(20 * time.Second):
 		t.Fatalf("server did not listen:\n%s", stderr)
 	}
-	return ""
+	return "", nil
 }
 
-// upstreamCalls returns the names of the tools the gateway called upstream.
-func (s *served) upstreamCalls(t *testing.T) []string {
-	t.Helper()
-	b, err := os.ReadFile(s.upstream)
-	if err != nil {
-		t.Fatal(err)
+// stop ends the session and the server, and returns how the server exited.
+func (s *served) stop() error {
+	err := s.session.Close() // stdio: closes the server's stdin and waits for it to exit
+	if s.stopHTTP != nil {
+		err = s.stopHTTP()
 	}
+	return err
+}
+
+// upstreamLog waits until the upstream log satisfies done (tee may write
+// the log after the upstream has answered) and returns it; after 10 s it
+// returns the log as it is.
+func (s *served) upstreamLog(t *testing.T, done func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(s.upstream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(string(b)) || time.Now().After(deadline) {
+			return string(b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// upstreamCalls returns the names of the tools the gateway called upstream,
+// once the log shows a call to last (the test's final call: calls reach
+// the upstream in order over one pipe, so every earlier one is logged too).
+func (s *served) upstreamCalls(t *testing.T, last string) []string {
+	t.Helper()
 	var names []string
-	for line := range strings.Lines(string(b)) {
+	s.upstreamLog(t, func(log string) bool {
+		names = toolCalls(log)
+		return slices.Contains(names, last)
+	})
+	return names
+}
+
+// toolCalls returns the tools called in a log of JSON-RPC messages.
+func toolCalls(log string) []string {
+	var names []string
+	for line := range strings.Lines(log) {
 		var msg struct {
 			Method string `json:"method"`
 			Params struct {
@@ -244,7 +292,7 @@ func TestAllowedToolIsForwarded(t *testing.T) {
 			if res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "This is a simple text response for testing." {
 				t.Errorf("result = %+v, want the upstream's text", res)
 			}
-			if got := s.upstreamCalls(t); !reflect.DeepEqual(got, []string{"test_simple_text"}) {
+			if got := s.upstreamCalls(t, "test_simple_text"); !reflect.DeepEqual(got, []string{"test_simple_text"}) {
 				t.Errorf("upstream received calls %v, want [test_simple_text]", got)
 			}
 		})
@@ -313,7 +361,7 @@ func TestExcludedToolIsRefusedAndNeverForwarded(t *testing.T) {
 			if _, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_simple_text"}); err != nil {
 				t.Fatal(err)
 			}
-			if got := s.upstreamCalls(t); !reflect.DeepEqual(got, []string{"test_simple_text"}) {
+			if got := s.upstreamCalls(t, "test_simple_text"); !reflect.DeepEqual(got, []string{"test_simple_text"}) {
 				t.Errorf("upstream received calls %v, want only [test_simple_text]", got)
 			}
 		})
@@ -328,8 +376,11 @@ func TestUnknownToolIsInvalidParams(t *testing.T) {
 			if wireCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "no_such_tool") {
 				t.Errorf("error = %v, want JSON-RPC -32602 naming the tool", err)
 			}
-			if got := s.upstreamCalls(t); len(got) != 0 {
-				t.Errorf("upstream received calls %v, want none", got)
+			if _, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_simple_text"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.upstreamCalls(t, "test_simple_text"); !reflect.DeepEqual(got, []string{"test_simple_text"}) {
+				t.Errorf("upstream received calls %v, want only the later [test_simple_text]", got)
 			}
 		})
 	}

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	nethttp "net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// secretArgument is an argument value that must never reach telemetry.
+const secretArgument = "s3cr3t-argument-value-4f1c"
+
+func TestTelemetry(t *testing.T) {
+	wantHash := everythingCatalogHash(t)
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			s := start(t, m, "/mcp", "", "--page-size", "2")
+			ctx := context.Background()
+			listNames(t, s.session, "")
+			_, next := listNames(t, s.session, gateway.StartCursor)
+			listNames(t, s.session, next)
+			calls := []string{"test_simple_text", "test_error_handling", "test_audio_content", "no_such_tool"}
+			for _, name := range calls {
+				s.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"note": secretArgument}})
+			}
+			if err := s.stop(); err != nil {
+				t.Fatalf("server exit: %v\n%s", err, s.stderr)
+			}
+
+			sessions, recorded, err := telemetry.ReadAll(ctx, []string{s.telemetry}, telemetry.Window{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sessions) != 1 {
+				t.Fatalf("%d sessions recorded, want 1: %+v", len(sessions), sessions)
+			}
+			got := sessions[0]
+			wantProtocol := "2026-07-28" // the go-sdk client opens with server/discover on stdio
+			if m == overHTTP {
+				wantProtocol = "2025-11-25"
+			}
+			want := telemetry.Session{
+				ID: got.ID, Start: got.Start, End: got.End,
+				Transport: string(m), ClientName: "toolprof-test", ClientVersion: "1.2.3",
+				ProtocolVersion: wantProtocol, Profile: "core", ServerVersion: version,
+				CatalogHash: wantHash, ToolsListCalls: 3, ToolsListPages: 3,
+			}
+			if got.ID == "" || got.Start.IsZero() || got.End.Before(got.Start) {
+				t.Errorf("session id %q start %v end %v: want an id and start <= end", got.ID, got.Start, got.End)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("session\n got %+v\nwant %+v", got, want)
+			}
+			var outcomes []telemetry.Outcome
+			for i, c := range recorded {
+				outcomes = append(outcomes, c.Outcome)
+				if c.Session != got.ID || c.Seq != uint64(i+1) || c.Tool != calls[i] || c.RequestBytes == 0 {
+					t.Errorf("call %d = %+v", i, c)
+				}
+				if c.Outcome != telemetry.OutcomeUnknownTool && c.ResponseBytes == 0 {
+					t.Errorf("call %d (%s): no response size", i, c.Tool)
+				}
+			}
+			wantOutcomes := []telemetry.Outcome{telemetry.OutcomeOK, telemetry.OutcomeToolError, telemetry.OutcomeDenied, telemetry.OutcomeUnknownTool}
+			if !reflect.DeepEqual(outcomes, wantOutcomes) {
+				t.Errorf("outcomes %v, want %v", outcomes, wantOutcomes)
+			}
+			assertNotStored(t, s.telemetry, secretArgument)
+		})
+	}
+}
+
+// assertNotStored fails if any file under dir contains secret.
+func assertNotStored(t *testing.T, dir, secret string) {
+	t.Helper()
+	files := 0
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Error(err)
+		}
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s holds an argument value", path)
+		}
+		return nil
+	})
+	if files == 0 {
+		t.Errorf("no telemetry files in %s", dir)
+	}
+}
+
+// everythingCatalogHash connects to the everything-server directly and
+// hashes its catalog.
+func everythingCatalogHash(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bins.everything)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var c catalog.Catalog
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Tools = append(c.Tools, tool)
+	}
+	h, err := c.Hash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestExploreServesFullAndMarks(t *testing.T) {
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			s := start(t, m, "/mcp", "", "--explore", "1")
+			names, _ := listNames(t, s.session, "")
+			if !reflect.DeepEqual(names, membership["full"]) {
+				t.Errorf("exploration session lists %v, want full", names)
+			}
+			res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_audio_content"})
+			if err != nil || res.IsError {
+				t.Errorf("exploration call outside core: %v %+v, want forwarded", err, res)
+			}
+			if want := instructions["full"]; s.session.InitializeResult().Instructions != want {
+				t.Errorf("instructions %q, want full's", s.session.InitializeResult().Instructions)
+			}
+			if err := s.stop(); err != nil {
+				t.Fatal(err)
+			}
+			sessions, _, err := telemetry.ReadAll(context.Background(), []string{s.telemetry}, telemetry.Window{})
+			if err != nil || len(sessions) != 1 {
+				t.Fatalf("sessions %+v, %v", sessions, err)
+			}
+			if !sessions[0].Exploration || sessions[0].Profile != "full" {
+				t.Errorf("session profile %q exploration %v, want full and marked", sessions[0].Profile, sessions[0].Exploration)
+			}
+		})
+	}
+}
+
+func TestRawArgumentsForwarded(t *testing.T) {
+	// Keys out of order and nested: a gateway that decoded and re-encoded
+	// the arguments would sort them.
+	args := json.RawMessage(`{"name":"Ada","email":"ada@example.org","address":{"street":"1 Way","city":"X"},"contactMethod":"email"}`)
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			s := start(t, m, "/mcp/standard", "", "--profile", "standard")
+			res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "json_schema_2020_12_tool", Arguments: args})
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			want := `"arguments":` + string(args)
+			log := s.upstreamLog(t, func(log string) bool { return strings.Contains(log, want) })
+			if !strings.Contains(log, want) {
+				t.Errorf("upstream did not receive the arguments byte for byte; log:\n%s", log)
+			}
+		})
+	}
+}
+
+func TestCancelledCall(t *testing.T) {
+	s := start(t, overStdio, "", "", "--profile", "standard")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "test_tool_with_progress"})
+		done <- err
+	}()
+	// The upstream sleeps 150 ms in this tool; cancel once the call is out.
+	s.upstreamCalls(t, "test_tool_with_progress")
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("call: %v, want cancelled", err)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	_, calls, err := telemetry.ReadAll(context.Background(), []string{s.telemetry}, telemetry.Window{})
+	if err != nil || len(calls) != 1 || calls[0].Outcome != telemetry.OutcomeCancelled {
+		t.Errorf("calls %+v, %v: want one cancelled call", calls, err)
+	}
+}
+
+func TestNoProfilesFileServesFull(t *testing.T) {
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			s := start(t, m, "/mcp", "", "--profiles", filepath.Join(t.TempDir(), "absent.toml"))
+			names, _ := listNames(t, s.session, "")
+			if !reflect.DeepEqual(names, membership["full"]) {
+				t.Errorf("lists %v, want every tool", names)
+			}
+			if !strings.Contains(s.stderr.String(), `serving every tool as profile "full"`) {
+				t.Errorf("stderr does not say full is served:\n%s", s.stderr)
+			}
+		})
+	}
+}
+
+// warningProfiles names a tool the everything-server does not offer.
+const warningProfiles = `version = 1
+default = "core"
+
+[[profile]]
+name = "core"
+tools = ["test_simple_text", "gone_tool"]
+`
+
+func TestStartupWarningAndHealth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "profiles.generated.toml")
+	if err := os.WriteFile(path, []byte(warningProfiles), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bins.server, append([]string{"--profiles", path, "--health"}, upstreamArgs(filepath.Join(t.TempDir(), "log"))...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("--health: %v\n%s", err, &stderr)
+	}
+	if !strings.Contains(stderr.String(), "warning:") || !strings.Contains(stderr.String(), "gone_tool") {
+		t.Errorf("stderr has no startup warning naming gone_tool:\n%s", &stderr)
+	}
+	var h gateway.Health
+	if err := json.Unmarshal(stdout.Bytes(), &h); err != nil {
+		t.Fatalf("health %q: %v", &stdout, err)
+	}
+	if h.Default != "core" || !reflect.DeepEqual(h.Profiles, []string{"core", "full"}) || h.Upstream.Tools != len(membership["full"]) {
+		t.Errorf("health = %+v", h)
+	}
+	if len(h.Warnings) != 1 || !strings.Contains(h.Warnings[0], "gone_tool") {
+		t.Errorf("health warnings %q, want the missing tool", h.Warnings)
+	}
+}
+
+func TestMaxProfileCeiling(t *testing.T) {
+	t.Run("http", func(t *testing.T) {
+		s := start(t, overHTTP, "/mcp/standard", "", "--max-profile", "standard")
+		if names, _ := listNames(t, s.session, ""); !reflect.DeepEqual(names, membership["standard"]) {
+			t.Errorf("/mcp/standard lists %v", names)
+		}
+		base := strings.TrimSuffix(s.url, "/mcp/standard")
+		resp, err := nethttp.Post(base+"/mcp/full", "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != nethttp.StatusForbidden || !strings.Contains(string(body), `ceiling profile "standard"`) || !strings.Contains(string(body), "core, standard") {
+			t.Errorf("/mcp/full: %d %q, want 403 naming the ceiling and the servable profiles", resp.StatusCode, body)
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		args := append([]string{"--profiles", profilesFile, "--telemetry", t.TempDir(), "--profile", "full", "--max-profile", "standard"},
+			upstreamArgs(filepath.Join(t.TempDir(), "log"))...)
+		cmd := exec.Command(bins.server, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), `ceiling profile "standard"`) {
+			t.Errorf("--profile full --max-profile standard: %v\n%s\nwant exit 2 naming the ceiling", err, &stderr)
+		}
+	})
+}
+
+func TestStdioShutdown(t *testing.T) {
+	t.Run("stdin EOF", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd := exec.Command(bins.server, append([]string{"--profiles", profilesFile, "--telemetry", dir},
+			upstreamArgs(filepath.Join(t.TempDir(), "log"))...)...)
+		cmd.Stdin = strings.NewReader("")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("exit after stdin EOF: %v (want 0)\n%s", err, &stderr)
+		}
+	})
+	t.Run("SIGTERM", func(t *testing.T) {
+		s := start(t, overStdio, "", "")
+		listNames(t, s.session, "")
+		// The server's process: the client session's command.
+		if err := signalServer(s, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.session.Wait(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+			t.Logf("session wait: %v", err)
+		}
+		if err := s.stop(); err != nil {
+			t.Fatalf("exit after SIGTERM: %v (want 0)\n%s", err, s.stderr)
+		}
+		sessions, _, err := telemetry.ReadAll(context.Background(), []string{s.telemetry}, telemetry.Window{})
+		if err != nil || len(sessions) != 1 || sessions[0].End.IsZero() {
+			t.Errorf("sessions %+v, %v: want one ended session flushed", sessions, err)
+		}
+	})
+}
+
+func signalServer(s *served, sig os.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("no server process")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "no upstream command"},
+		{[]string{"--page-size", "0", "--", "x"}, "--page-size 0"},
+		{[]string{"--explore", "1.5", "--", "x"}, "--explore 1.5"},
+		{[]string{"--http", "0.0.0.0:8080", "--", "x"}, "not a loopback address"},
+		{[]string{"--http", "nonsense", "--", "x"}, "want HOST:PORT"},
+		{[]string{"--no-such-flag"}, "no-such-flag"},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		err := run(context.Background(), c.args, strings.NewReader(""), io.Discard, &stderr)
+		if code := exitCode(err, io.Discard); code != 2 || !strings.Contains(err.Error()+stderr.String(), c.want) {
+			t.Errorf("run %q: %v (exit %d), want exit 2 saying %q", c.args, err, code, c.want)
+		}
+	}
+}
