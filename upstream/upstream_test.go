@@ -39,7 +39,7 @@ var _ gatewayUpstream = (*Client)(nil)
 
 // resolve builds a Resolved document from .mcp.json text, with vars as the
 // environment.
-func resolve(t *testing.T, mcpJSON string, vars map[string]string) *launch.Resolved {
+func resolve(t testing.TB, mcpJSON string, vars map[string]string) *launch.Resolved {
 	t.Helper()
 	servers, err := launch.Decode("test.mcp.json", []byte(mcpJSON))
 	if err != nil {
