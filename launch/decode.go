@@ -55,7 +55,11 @@ func ReadFile(path string) ([]Server, error) {
 
 // Decode strictly decodes data, read from file, into its servers.
 func Decode(file string, data []byte) ([]Server, error) {
-	p := parser{file: file, data: data, dir: filepath.Dir(file)}
+	dir, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", file, err)
+	}
+	p := parser{file: file, data: data, dir: dir}
 	return p.document()
 }
 

@@ -172,6 +172,8 @@ func TestDecodeStrict(t *testing.T) {
 			DecodeError{Line: 1, Server: "s", Key: "env", Msg: `invalid variable name "${A}"`}},
 		{"variable in header name", `{"mcpServers": {"s": {"url": "http://h", "headers": {"X-${A}": "1"}}}}`,
 			DecodeError{Line: 1, Server: "s", Key: "headers", Msg: `invalid header name "X-${A}"`}},
+		{"mcpServers not object", "{\"mcpServers\": []}",
+			DecodeError{Line: 1, Msg: `"mcpServers" must be a JSON object`}},
 		{"bad server name", `{"mcpServers": {"a b": {"command": "x"}}}`,
 			DecodeError{Line: 1, Server: "a b", Msg: "invalid server name"}},
 		{"syntax error", "{\"mcpServers\": {\n\"s\": {\"command\": \"x\",}}}",

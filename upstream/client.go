@@ -99,8 +99,13 @@ type Options struct {
 	Stderr io.Writer
 	// Backoff spaces reconnection attempts.
 	Backoff Backoff
-	// ConnectTimeout bounds each background reconnection (default 30s).
+	// ConnectTimeout bounds each connection attempt, the first included, so
+	// a server that never answers initialize cannot hold up the others
+	// (default 30s).
 	ConnectTimeout time.Duration
+	// TerminateDuration is how long closing a stdio server waits for it to
+	// exit after its stdin is closed before signalling it (default 2s).
+	TerminateDuration time.Duration
 	// OnToolsChanged is called, on its own goroutine, with the server's name
 	// when its tool list may have changed: a tools/list_changed notification
 	// or a reconnection.
@@ -133,6 +138,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 30 * time.Second
+	}
+	if o.TerminateDuration <= 0 {
+		o.TerminateDuration = 2 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -202,7 +210,9 @@ func (c *Client) Start(ctx context.Context) error {
 	}
 	c.started = true
 	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
 	err := c.connect(ctx)
+	cancel()
 	go c.supervise(err != nil)
 	return err
 }
@@ -260,7 +270,7 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		if cmd.Env == nil {
 			cmd.Env = []string{} // nil would mean the whole parent environment
 		}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd, nil
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: c.opts.TerminateDuration}, cmd, nil
 	case launch.StreamableHTTP:
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		return &mcp.StreamableClientTransport{

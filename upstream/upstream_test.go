@@ -608,3 +608,27 @@ func TestStreamableHTTPServerRestart(t *testing.T) {
 		t.Errorf("health = %+v, want a new session after the server came back", h)
 	}
 }
+
+func TestHungAtStartDoesNotHoldOthers(t *testing.T) {
+	bin := testupstream.EverythingServer(t)
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "sleep" never answers initialize, and the caller's context has no
+	// deadline: only ConnectTimeout lets StartSet return.
+	doc := resolve(t, `{"mcpServers": {"good": `+stdioEntry(bin, nil)+`, "mute": `+stdioEntry(sleep, nil, "30")+`}}`, nil)
+	s, err := StartSet(context.Background(), doc,
+		SetOptions{Client: Options{ConnectTimeout: 300 * time.Millisecond, TerminateDuration: 50 * time.Millisecond, Backoff: Backoff{Initial: time.Hour}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := health(s, "mute")
+	if h.State != StateDown || !strings.Contains(h.LastError, "deadline exceeded") {
+		t.Errorf("mute health = %+v, want down after the connect timeout", h)
+	}
+	if _, err := call(context.Background(), s, "good__test_simple_text", ""); err != nil {
+		t.Error(err)
+	}
+}
