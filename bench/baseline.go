@@ -11,7 +11,11 @@ import (
 // Baseline holds the earlier figures a report is compared against.
 type Baseline struct {
 	// Source names where the figures came from (the file path).
-	Source   string
+	Source string
+	// Entries is set when the figures are sums of the tools' own entries
+	// (a profiles file's measured figures, from the derivation) rather than
+	// whole exchanges; the comparison then sums entries too.
+	Entries  bool
 	Profiles map[string]BaselineProfile
 }
 
@@ -46,6 +50,7 @@ func LoadBaseline(path string) (*Baseline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("baseline (want a JSON report or a profiles file): %w", err)
 	}
+	b.Entries = true
 	if len(f.Profiles) == 0 {
 		return nil, fmt.Errorf("baseline %s: no [[profile]] tables (want a profiles file or a JSON report)", path)
 	}

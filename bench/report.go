@@ -44,6 +44,8 @@ type ProfileCost struct {
 	HoldoutCoverage *float64 `json:"holdout_coverage"`
 	// Effects counts the profile's tools per effect kind, when known.
 	Effects map[string]int `json:"-"`
+	// ToolNames are the tools served, for sums of entry costs.
+	ToolNames []string `json:"-"`
 }
 
 // ProfileInput is one measured profile for BuildReport.
@@ -76,7 +78,12 @@ func BuildReport(inputs []ProfileInput, full *Exchange, catalogTools []*mcp.Tool
 		if ex == nil {
 			return nil, fmt.Errorf("build report: profile %q has no measured exchange", in.Name)
 		}
+		names := make([]string, len(ex.Tools))
+		for i, t := range ex.Tools {
+			names[i] = t.Name
+		}
 		r.Profiles = append(r.Profiles, ProfileCost{
+			ToolNames:         names,
 			Name:              in.Name,
 			Tools:             len(ex.Tools),
 			InstructionsChars: utf8.RuneCountInString(ex.Instructions),
@@ -197,7 +204,15 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 		header = append(header, "budget (o200k)", "headroom")
 	}
 	if opts.Baseline != nil {
-		header = append(header, "tools before", "o200k before", "o200k after", "delta", "delta %")
+		if opts.Baseline.Entries {
+			header = append(header, "tools before", "o200k entries before", "o200k entries after", "delta", "delta %")
+		} else {
+			header = append(header, "tools before", "o200k before", "o200k after", "delta", "delta %")
+		}
+	}
+	entryTokens := make(map[string]int, len(r.ToolCosts))
+	for _, tc := range r.ToolCosts {
+		entryTokens[tc.Name] = tc.Tokens[O200kBase]
 	}
 	var rows [][]string
 	for _, p := range r.Profiles {
@@ -225,6 +240,12 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 		}
 		if opts.Baseline != nil {
 			after := p.Tokens[O200kBase]
+			if opts.Baseline.Entries {
+				after = 0
+				for _, t := range p.ToolNames {
+					after += entryTokens[t]
+				}
+			}
 			if before, ok := opts.Baseline.Profiles[p.Name]; ok {
 				d := after - before.TokensO200k
 				pct := "-"
@@ -269,6 +290,9 @@ func (r *Report) notes(opts RenderOptions) []string {
 	}
 	for _, name := range r.Incomplete {
 		notes = append(notes, fmt.Sprintf("profile %q: the server offered a nextCursor the single tools/list request did not follow; figures cover the first page only", name))
+	}
+	if opts.Baseline != nil && opts.Baseline.Entries {
+		notes = append(notes, fmt.Sprintf("baseline %s is a profiles file: its measured figures are sums of the tools' own entries (as the derivation counts them), so before and after here are such sums too, not whole exchanges", opts.Baseline.Source))
 	}
 	if opts.Baseline != nil {
 		var gone []string

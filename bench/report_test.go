@@ -3,9 +3,11 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -322,6 +324,49 @@ tools = ["read_note"]
 			if b.Profiles[name] != w {
 				t.Errorf("%s: %s = %+v, want %+v", tc.path, name, b.Profiles[name], w)
 			}
+		}
+	}
+}
+
+// TestBaselineOfEntries: a profiles file's figures are sums of tool entries,
+// so the comparison sums the served tools' entries, not the exchange.
+func TestBaselineOfEntries(t *testing.T) {
+	c := newTestCounter(t)
+	cat := loadTiny(t)
+	costs, err := ToolCosts(cat.Tools, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	for _, tc := range costs {
+		byName[tc.Name] = tc.Tokens[O200kBase]
+	}
+	full := &Exchange{Bytes: 5000, Tokens: map[string]int{O200kBase: 2000, Cl100kBase: 2100}, Tools: cat.Tools}
+	core := &Exchange{Bytes: 900, Tokens: map[string]int{O200kBase: 400, Cl100kBase: 420}, Tools: cat.Tools[:2]}
+	r, err := BuildReport([]ProfileInput{{Name: "core", Exchange: core}, {Name: "full", Exchange: full}}, full, cat.Tools, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := byName[cat.Tools[0].Name] + byName[cat.Tools[1].Name]
+	for _, tc := range []struct {
+		entries    bool
+		wantHeader string
+		wantAfter  int
+	}{
+		{false, "o200k before", 400},
+		{true, "o200k entries before", entries},
+	} {
+		base := &Baseline{Source: "b", Entries: tc.entries, Profiles: map[string]BaselineProfile{"core": {Tools: 2, TokensO200k: 100}}}
+		header, rows := r.cells(RenderOptions{Baseline: base})
+		col := slices.Index(header, tc.wantHeader)
+		if col < 0 {
+			t.Fatalf("entries=%v: header %v lacks %q", tc.entries, header, tc.wantHeader)
+		}
+		if got := rows[0][col+1]; got != strconv.Itoa(tc.wantAfter) {
+			t.Errorf("entries=%v: after = %s, want %d", tc.entries, got, tc.wantAfter)
+		}
+		if got := rows[0][col+2]; got != fmt.Sprintf("%+d", tc.wantAfter-100) {
+			t.Errorf("entries=%v: delta = %s, want %+d", tc.entries, got, tc.wantAfter-100)
 		}
 	}
 }
