@@ -95,7 +95,8 @@ type Options struct {
 	// InheritEnv names the variables a stdio server inherits; nil means
 	// DefaultInheritEnv(), an empty non-nil slice means none.
 	InheritEnv []string
-	// Stderr receives stdio servers' stderr; nil discards it.
+	// Stderr receives stdio servers' stderr; nil discards it. Servers write
+	// to it concurrently.
 	Stderr io.Writer
 	// Backoff spaces reconnection attempts.
 	Backoff Backoff
@@ -153,8 +154,9 @@ type Client struct {
 	srv    launch.ResolvedServer
 	opts   Options
 	client *mcp.Client
-	closed chan struct{} // closed by Close
-	done   chan struct{} // closed when the supervisor has stopped
+	http   *http.Transport // connection pool of an HTTP server, emptied when a session ends
+	closed chan struct{}   // closed by Close
+	done   chan struct{}   // closed when the supervisor has stopped
 	once   sync.Once
 
 	mu        sync.Mutex
@@ -171,6 +173,9 @@ type Client struct {
 // NewClient prepares a Client for srv; Start connects it.
 func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 	c := &Client{srv: srv, opts: opts.withDefaults(), closed: make(chan struct{}), done: make(chan struct{}), state: StateConnecting}
+	if srv.Transport == launch.StreamableHTTP {
+		c.http = http.DefaultTransport.(*http.Transport).Clone()
+	}
 	name := srv.Name
 	o := c.opts
 	async := func(f func(string)) {
@@ -272,10 +277,9 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		}
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: c.opts.TerminateDuration}, cmd, nil
 	case launch.StreamableHTTP:
-		base := http.DefaultTransport.(*http.Transport).Clone()
 		return &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{base: base, headers: c.srv.Headers}},
+			HTTPClient: &http.Client{Transport: headerTransport{base: c.http, headers: c.srv.Headers}},
 		}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", c.srv.Transport)
@@ -328,6 +332,7 @@ func (c *Client) supervise(startFailed bool) {
 			}
 			c.mu.Unlock()
 			_ = cs.Close() // reaps the process
+			c.closeIdle()
 			c.opts.Logger.Warn("upstream down", "server", c.srv.Name)
 			if time.Since(began) >= c.opts.Backoff.Max {
 				failures = 0
@@ -356,6 +361,14 @@ func (c *Client) supervise(startFailed bool) {
 	}
 }
 
+// closeIdle drops an HTTP server's idle keep-alive connections (and their
+// goroutines).
+func (c *Client) closeIdle() {
+	if c.http != nil {
+		c.http.CloseIdleConnections()
+	}
+}
+
 // Restarts is how many times a session ended without Close.
 func (c *Client) Restarts() int {
 	c.mu.Lock()
@@ -380,6 +393,7 @@ func (c *Client) Close() error {
 		if started {
 			<-c.done
 		}
+		c.closeIdle()
 	})
 	return err
 }

@@ -3,9 +3,13 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,5 +121,45 @@ func TestRequireAllLeavesNothingRunning(t *testing.T) {
 	doc := resolve(t, `{"mcpServers": {"good": `+stdioEntry(bin, nil)+`, "gone": `+stdioEntry("/nonexistent/x", nil)+`}}`, nil)
 	if _, err := StartSet(context.Background(), doc, SetOptions{RequireAll: true}); err == nil {
 		t.Fatal("StartSet succeeded")
+	}
+}
+
+func TestCloseLeavesNothingRunning(t *testing.T) {
+	bin := testupstream.EverythingServer(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	srv := exec.Command(bin, "-http", addr, "-stateless=false")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	waitFor(t, "everything-server listening", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	doc := resolve(t, `{"mcpServers": {"r": {"url": "http://`+addr+`/"}, "s": `+stdioEntry(bin, nil)+`}}`, nil)
+	s, err := StartSet(context.Background(), doc, SetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"r__test_simple_text", "s__test_simple_text"} {
+		if _, err := call(context.Background(), s, name, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pid := health(s, "s").PID
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("stdio server %d still exists after Close (kill 0: %v)", pid, err)
+	}
+	for _, h := range s.Health() {
+		if h.State != StateClosed {
+			t.Errorf("%s state %s after Close", h.Name, h.State)
+		}
 	}
 }

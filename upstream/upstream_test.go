@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -330,7 +331,7 @@ func TestKilledMidCallRestarts(t *testing.T) {
 				return
 			}
 			killed = victim
-			if err := syscallKill(victim); err != nil {
+			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 				t.Errorf("kill: %v", err)
 			}
 		},
