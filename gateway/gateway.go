@@ -51,6 +51,9 @@ type Recorder interface {
 type Options struct {
 	// Upstream is the server whose tools are served. Required.
 	Upstream Upstream
+	// Tools are the upstream's tools when the caller has listed them
+	// already (to resolve profiles against); nil: New lists them.
+	Tools []*mcp.Tool
 	// Profiles are the resolved profiles; nil serves every tool as "full".
 	Profiles *profiles.Resolved
 	// PageSize is the tools/list page size when paging (default DefaultPageSize).
@@ -119,9 +122,12 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	list, err := opts.Upstream.ListTools(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
+	list := opts.Tools
+	if list == nil {
+		var err error
+		if list, err = opts.Upstream.ListTools(ctx); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
 	}
 	hash, err := (&catalog.Catalog{Tools: list}).Hash()
 	if err != nil {

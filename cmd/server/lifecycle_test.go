@@ -338,9 +338,35 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
+		t.Setenv(cursorKeyEnv, "")
 		err := run(context.Background(), c.args, strings.NewReader(""), io.Discard, &stderr)
 		if code := exitCode(err, io.Discard); code != 2 || !strings.Contains(err.Error()+stderr.String(), c.want) {
 			t.Errorf("run %q: %v (exit %d), want exit 2 saying %q", c.args, err, code, c.want)
 		}
+	}
+}
+
+func TestBadCursorKey(t *testing.T) {
+	const secret = "zz-not-hex-secret"
+	t.Setenv(cursorKeyEnv, secret)
+	err := run(context.Background(), []string{"--", "x"}, strings.NewReader(""), io.Discard, io.Discard)
+	if exitCode(err, io.Discard) != 2 || !strings.Contains(err.Error(), cursorKeyEnv) || strings.Contains(err.Error(), secret) {
+		t.Errorf("bad key: %v, want exit 2 naming the variable but not its value", err)
+	}
+	t.Setenv(cursorKeyEnv, "00112233") // hex, but short
+	if err := run(context.Background(), []string{"--", "x"}, strings.NewReader(""), io.Discard, io.Discard); exitCode(err, io.Discard) != 2 {
+		t.Errorf("short key: %v, want exit 2", err)
+	}
+}
+
+func TestBadProfilesFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "profiles.generated.toml")
+	if err := os.WriteFile(path, []byte("version = 1\ndefault = \"core\"\nbogus = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(cursorKeyEnv, "")
+	err := run(context.Background(), []string{"--profiles", path, "--", "x"}, strings.NewReader(""), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("bad profiles file: %v, want an error naming the file and the key", err)
 	}
 }

@@ -151,6 +151,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	key, err := cursorKey(os.Getenv(cursorKeyEnv))
+	if err != nil {
+		return usageError{err}
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if c.profile == "" {
 		c.profile = os.Getenv("TOOLPROF_PROFILE")
@@ -207,6 +211,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	g, err := gateway.New(ctx, gateway.Options{
 		Upstream:      up,
+		Tools:         tools,
 		Profiles:      resolved,
 		PageSize:      c.pageSize,
 		Recorder:      rec,
@@ -214,7 +219,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ServerVersion: version,
 		Explore:       c.explore,
 		MaxProfile:    c.maxProfile,
-		CursorKey:     cursorKey(),
+		CursorKey:     key,
 		Logger:        logger,
 	})
 	if err != nil {
@@ -308,14 +313,21 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, stderr io.W
 	return nil
 }
 
-// cursorKey reads TOOLPROF_CURSOR_KEY (hex): replicas that share it accept
-// each other's tools/list cursors. Unset or invalid: a random key.
-func cursorKey() []byte {
-	k, err := hex.DecodeString(os.Getenv("TOOLPROF_CURSOR_KEY"))
-	if err != nil || len(k) < 16 {
-		return nil
+// cursorKeyEnv names the variable holding the tools/list cursor key.
+const cursorKeyEnv = "TOOLPROF_CURSOR_KEY"
+
+// cursorKey decodes the cursor key (hex, at least 16 bytes): replicas that
+// share it accept each other's tools/list cursors. Empty: a random key. The
+// value is a secret and never appears in an error.
+func cursorKey(v string) ([]byte, error) {
+	if v == "" {
+		return nil, nil
 	}
-	return k
+	k, err := hex.DecodeString(v)
+	if err != nil || len(k) < 16 {
+		return nil, fmt.Errorf("%s must be at least 32 hex digits (16 bytes); the value set is not", cursorKeyEnv)
+	}
+	return k, nil
 }
 
 // nopWriteCloser keeps stdout open when the session closes its writer.
