@@ -3,6 +3,7 @@ package bench
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -131,4 +132,27 @@ func newTestCounter(t testing.TB) *Counter {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestCounterConcurrent backs the doc comment's promise: one Counter may be
+// shared by goroutines (run with -race).
+func TestCounterConcurrent(t *testing.T) {
+	c := newTestCounter(t)
+	want, err := c.Count(referenceIDs[1].text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				got, err := c.Count(referenceIDs[1].text)
+				if err != nil || got[O200kBase] != want[O200kBase] || got[Cl100kBase] != want[Cl100kBase] {
+					t.Errorf("concurrent Count = %v, %v; want %v", got, err, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
