@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -389,5 +390,64 @@ func TestListWithoutCursorIgnoresPageSize(t *testing.T) {
 	}
 	if paged != 28 {
 		t.Errorf("paged %d tools, want 28", paged)
+	}
+}
+
+// destructiveProfiles lists the destructive tool drop_all in core; only a
+// profiles.toml allow_destructive would keep it there.
+const destructiveProfiles = `version = 1
+default = "core"
+
+[[profile]]
+name = "core"
+tools = ["drop_all", "read_rows"]
+`
+
+func TestDestructiveToolOnlyUnderFull(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/profiles.generated.toml"
+	if err := os.WriteFile(path, []byte(destructiveProfiles), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	cat := &catalog.Catalog{Tools: []*mcp.Tool{
+		{Name: "drop_all", InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
+		{Name: "read_rows", InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		{Name: "added_later", InputSchema: map[string]any{"type": "object"}}, // in no profile file
+	}}
+	set, err := profiles.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := set.Resolve(cat.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Profiles: resolved})
+
+	core := connect(t, g, "core")
+	res, err := core.CallTool(context.Background(), &mcp.CallToolParams{Name: "drop_all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := envelopeOf(t, res); env.Code != CodeToolNotInProfile || !strings.Contains(env.Message, "profiles that include it: full") {
+		t.Errorf("destructive call under core: %+v, want tool_not_in_profile naming full", env)
+	}
+	if lr, err := core.ListTools(context.Background(), nil); err != nil || len(lr.Tools) != 1 || lr.Tools[0].Name != "read_rows" {
+		t.Errorf("core lists %v, %v: want only read_rows", lr, err)
+	}
+
+	full := connect(t, g, "full")
+	res, err = full.CallTool(context.Background(), &mcp.CallToolParams{Name: "drop_all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Allowed under full: forwarded, and the recorded catalog cannot run it.
+	if env := envelopeOf(t, res); env.Code != CodeUpstreamUnavailable {
+		t.Errorf("destructive call under full: %+v, want it forwarded", env)
+	}
+	lr, err := full.ListTools(context.Background(), nil)
+	if err != nil || len(lr.Tools) != 3 {
+		t.Errorf("full lists %v, %v: want all three tools, added_later included", lr, err)
 	}
 }
