@@ -13,7 +13,9 @@
 // + NAME (separator "__" by default). If two servers still produce the same
 // name (server "a" with tool "b__c" and server "a__b" with tool "c"), the
 // server whose name sorts first keeps it and the other's tool is hidden and
-// reported in [Health.Shadowed]: the same outcome on every start.
+// reported in [Health.Shadowed]: the same outcome on every start. Resource
+// URIs are not renamed (they are the upstream's identifiers, quoted inside
+// results); a URI two servers list is served by the one that sorts first.
 //
 // # Environment of stdio servers
 //

@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 // runHelperServer serves, over stdio, the tools named in HELPER_TOOLS (each
 // answers "HELPER_ID:tool"), plus "getenv" (the value of the variable named
 // by argument "name", and whether it is set) and "getwd", in pages of
-// HELPER_PAGE_SIZE.
+// HELPER_PAGE_SIZE, and the resource HELPER_RESOURCE (answering "from
+// HELPER_ID").
 func runHelperServer() error {
 	pageSize, _ := strconv.Atoi(os.Getenv("HELPER_PAGE_SIZE"))
 	s := mcp.NewServer(&mcp.Implementation{Name: "helper", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})
@@ -42,6 +43,11 @@ func runHelperServer() error {
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: id + ":" + name}}}, nil, nil
+		})
+	}
+	if uri := os.Getenv("HELPER_RESOURCE"); uri != "" {
+		s.AddResource(&mcp.Resource{Name: "helper", URI: uri}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "from " + id}}}, nil
 		})
 	}
 	type getenvIn struct {

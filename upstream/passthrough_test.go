@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -161,5 +162,47 @@ func TestCloseLeavesNothingRunning(t *testing.T) {
 		if h.State != StateClosed {
 			t.Errorf("%s state %s after Close", h.Name, h.State)
 		}
+	}
+}
+
+func TestSetResources(t *testing.T) {
+	bin := testupstream.EverythingServer(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "a" (the helper) also lists test://static-text and sorts first, so it
+	// serves that URI; everything else only "b" has.
+	helper := stdioEntry(self, map[string]string{helperEnv: "1", "HELPER_ID": "A", "HELPER_RESOURCE": "test://static-text"})
+	s := startSet(t, `{"mcpServers": {"b": `+stdioEntry(bin, nil)+`, "a": `+helper+`}}`, nil, SetOptions{})
+	ctx := context.Background()
+	resources, err := s.ListResources(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range resources {
+		uris = append(uris, r.URI)
+	}
+	if want := []string{"test://static-text", "test://static-binary", "test://watched-resource"}; !slices.Equal(uris, want) {
+		t.Errorf("resources = %q, want %q", uris, want)
+	}
+	templates, err := s.ListResourceTemplates(ctx)
+	if err != nil || len(templates) != 1 || templates[0].URITemplate != "test://template/{id}/data" {
+		t.Errorf("templates = %v, %v", templates, err)
+	}
+	for _, tt := range []struct{ uri, want string }{
+		{"test://static-text", "from A"},                                                          // listed by both: a wins
+		{"test://watched-resource", "Watched resource content"},                                   // listed by b only
+		{"test://template/7/data", `{"id": "7", "templateTest": true, "data": "Data for ID: 7"}`}, // from b's template, found by trying
+	} {
+		res, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: tt.uri})
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != tt.want {
+			t.Errorf("read %s = %+v, %v; want %q", tt.uri, res, err, tt.want)
+		}
+	}
+	var rpc *jsonrpc.Error
+	if _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "nope://x"}); !errors.As(err, &rpc) {
+		t.Errorf("unknown resource: %v, want a JSON-RPC error", err)
 	}
 }

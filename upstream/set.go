@@ -35,8 +35,9 @@ type Set struct {
 	sep        string
 	namespaced bool
 
-	mu       sync.Mutex
-	shadowed map[string][]string // server -> its tool names hidden by a collision
+	mu             sync.Mutex
+	shadowed       map[string][]string // server -> its tool names hidden by a collision
+	resourceOwners map[string]*Client  // URI -> server, from the last ListResources
 }
 
 // StartSet connects every server of doc concurrently. A server that fails
@@ -220,6 +221,99 @@ func (s *Set) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 		}
 	}
 	return out, nil
+}
+
+// ListResources lists every upstream's resources (all pages). URIs are not
+// namespaced: they are the upstream's own identifiers, also quoted inside
+// tool results. When two servers list the same URI the one whose name sorts
+// first serves it; an upstream that is down is skipped.
+func (s *Set) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
+	var out []*mcp.Resource
+	owners := map[string]*Client{}
+	for _, c := range s.clients {
+		resources, err := allPages(ctx, func(cursor string) ([]*mcp.Resource, string, error) {
+			res, err := c.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.Resources, res.NextCursor, nil
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, r := range resources {
+			if _, taken := owners[r.URI]; !taken {
+				owners[r.URI] = c
+				out = append(out, r)
+			}
+		}
+	}
+	s.mu.Lock()
+	s.resourceOwners = owners
+	s.mu.Unlock()
+	return out, nil
+}
+
+// ListResourceTemplates lists every upstream's resource templates (all
+// pages), the first server in name order keeping a duplicated template.
+func (s *Set) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
+	var out []*mcp.ResourceTemplate
+	seen := map[string]bool{}
+	for _, c := range s.clients {
+		templates, err := allPages(ctx, func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
+			res, err := c.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+			if err != nil {
+				return nil, "", err
+			}
+			return res.ResourceTemplates, res.NextCursor, nil
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, t := range templates {
+			if !seen[t.URITemplate] {
+				seen[t.URITemplate] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ReadResource reads a URI from the server that listed it in the last
+// ListResources; a URI no listing had (one made from a template, say) is
+// tried on each server in name order and the first answer wins. If none
+// answers, the first server's error is returned.
+func (s *Set) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	s.mu.Lock()
+	owner := s.resourceOwners[params.URI]
+	s.mu.Unlock()
+	if owner != nil {
+		return owner.ReadResource(ctx, params)
+	}
+	var first error
+	for _, c := range s.clients {
+		res, err := c.ReadResource(ctx, params)
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown resource %q", params.URI)}
+	}
+	return nil, first
 }
 
 // GetPrompt routes prompts/get by served name.
