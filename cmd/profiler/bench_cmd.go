@@ -180,7 +180,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	var src sourceFlags
 	src.register(fs, true)
-	profilesPath := fs.String("profiles", "", "generated profiles `FILE` (profiles.toml beside it is merged in); none: measure the full catalog only")
+	profilesPath := fs.String("profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in); when the default is absent, only the full catalog is measured")
 	format := fs.String("format", "table", "output `format`: table, markdown or json")
 	baselinePath := fs.String("baseline", "", "earlier JSON report or profiles `FILE` to compare against (adds before/after/delta)")
 	var budgets budgetFlags
@@ -210,10 +210,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 
 	var set *profiles.Set
-	if *profilesPath != "" {
-		if set, err = profiles.Load(*profilesPath); err != nil {
-			return err
-		}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "profiles" })
+	set, err = profiles.Load(*profilesPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && !explicit:
+		fmt.Fprintf(stderr, "bench: no %s here: measuring the full catalog only (--profiles FILE to measure profiles)\n", *profilesPath)
+		set, *profilesPath = nil, ""
+	case err != nil:
+		return err
 	}
 	var baseline *bench.Baseline
 	if *baselinePath != "" {

@@ -116,6 +116,13 @@ func TestBenchCommand(t *testing.T) {
 		{name: "budget for unknown profile", args: with("--max-tokens", "writer=500"), wantCode: 2, wantErr: []string{`"writer"`, "notes, reader, full"}},
 		{name: "persona without launch", args: with("--persona", "dev"), wantCode: 2, wantErr: []string{"--persona needs --launch"}},
 		{name: "missing catalog", args: []string{"bench", "--catalog", filepath.Join(dir, "nope.json")}, wantCode: 1, wantErr: []string{"nope.json"}},
+		{name: "no profiles file by default: full only", args: []string{"bench", "--catalog", benchTinyCatalog, "--format", "json"},
+			wantErr: []string{"no profiles.generated.toml here: measuring the full catalog only"},
+			checkJSON: func(t *testing.T, r *bench.Report) {
+				if len(r.Profiles) != 1 || r.Profiles[0].Name != "full" || r.Profiles[0].Tools != 3 {
+					t.Errorf("profiles = %+v, want full alone with 3 tools", r.Profiles)
+				}
+			}},
 		{name: "missing profiles", args: []string{"bench", "--catalog", benchTinyCatalog, "--profiles", filepath.Join(dir, "nope.toml")}, wantCode: 1, wantErr: []string{"nope.toml"}},
 		{name: "bad baseline", args: with("--baseline", benchTinyCatalog), wantCode: 1, wantErr: []string{"baseline", "tiny-catalog.json"}},
 	}
