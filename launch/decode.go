@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -41,7 +40,17 @@ func (e *DecodeError) Error() string {
 // sseRefusal is the message an SSE entry fails with.
 const sseRefusal = "SSE is unsupported, migrate to streamable_http"
 
-var serverName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+// isServerName reports whether name is letters, digits, '_', '-' and '.'
+// only: it prefixes tool names, which allow no more.
+func isServerName(name string) bool {
+	return name != "" && strings.IndexFunc(name, func(r rune) bool { return !isNameRune(r, true) }) < 0
+}
+
+// isNameRune reports whether r is an ASCII letter, digit or '_', or '-'
+// (and '.' when dot).
+func isNameRune(r rune, dot bool) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-' || dot && r == '.'
+}
 
 // ReadFile strictly decodes one .mcp.json-format file into its servers, in
 // file order.
@@ -180,7 +189,7 @@ type entry struct {
 }
 
 func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (Server, error) {
-	if !serverName.MatchString(name) {
+	if !isServerName(name) {
 		return Server{}, p.fail(keyOff, name, "", "invalid server name: use letters, digits, '_', '-' and '.' (it prefixes tool names)")
 	}
 	e := entry{has: map[string]int64{}}

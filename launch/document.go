@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -51,7 +50,11 @@ const PersonaDir = "personas"
 
 const personaSuffix = ".mcp.json"
 
-var personaName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*$`)
+// isPersonaName reports whether name can be a persona: a server-name-like
+// word not starting with '.', so it cannot leave the persona directory.
+func isPersonaName(name string) bool {
+	return isServerName(name) && name[0] != '.'
+}
 
 // Load reads the pack file and, when persona is not empty, the persona file
 // personas/PERSONA.mcp.json beside it, and merges them.
@@ -81,7 +84,7 @@ func PersonaPath(packPath, persona string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if personaName.MatchString(persona) && slices.Contains(known, persona) {
+	if isPersonaName(persona) && slices.Contains(known, persona) {
 		return filepath.Join(filepath.Dir(packPath), PersonaDir, persona+personaSuffix), nil
 	}
 	dir := filepath.Join(filepath.Dir(packPath), PersonaDir)
@@ -104,7 +107,7 @@ func Personas(packPath string) ([]string, error) {
 	var names []string
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), personaSuffix)
-		if ok && !e.IsDir() && personaName.MatchString(name) {
+		if ok && !e.IsDir() && isPersonaName(name) {
 			names = append(names, name)
 		}
 	}

@@ -346,3 +346,23 @@ func TestRedactMap(t *testing.T) {
 		}
 	}
 }
+
+func TestNames(t *testing.T) {
+	for name, want := range map[string][3]bool{ // server, persona, variable
+		"files":   {true, true, true},
+		"a.b-c_d": {true, true, false},
+		".hidden": {true, false, false},
+		"..":      {true, false, false},
+		"a/b":     {false, false, false},
+		"a b":     {false, false, false},
+		"":        {false, false, false},
+		"_X1":     {true, true, true},
+		"1X":      {true, true, false},
+		"é":       {false, false, false},
+	} {
+		got := [3]bool{isServerName(name), isPersonaName(name), isVarName(name)}
+		if got != want {
+			t.Errorf("%q: server/persona/variable = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -19,7 +18,14 @@ const Redaction = "<redacted>"
 // shorter values are not credentials and replacing them would garble text.
 const minScrubLen = 4
 
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// isVarName reports whether name is a variable name: letters, digits and
+// '_', not starting with a digit.
+func isVarName(name string) bool {
+	if name == "" || '0' <= name[0] && name[0] <= '9' {
+		return false
+	}
+	return strings.IndexFunc(name, func(r rune) bool { return r == '-' || !isNameRune(r, false) }) < 0
+}
 
 // Lookup finds a variable's value; os.LookupEnv in production.
 type Lookup func(name string) (string, bool)
@@ -142,7 +148,7 @@ func (r *resolver) expand(field, tmpl string) string {
 		ref := rest[i+2 : i+end]
 		rest = rest[i+end+1:]
 		name, def, hasDef := strings.Cut(ref, ":-")
-		if !varName.MatchString(name) {
+		if !isVarName(name) {
 			r.fail(field, `malformed reference "${%s}": write ${NAME} or ${NAME:-default} with NAME of letters, digits and '_'`, ref)
 			ok = false
 			continue
