@@ -235,8 +235,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
+	// closeAll closes the source until the gateway owns it; then the
+	// gateway's Close ends its sessions and closes the upstream.
+	closeAll := source.close
 	defer func() {
-		if cerr := source.close(); cerr != nil && err == nil {
+		if cerr := closeAll(); cerr != nil && err == nil {
 			err = fmt.Errorf("close %s: %w", source.desc, cerr)
 		}
 	}()
@@ -276,6 +279,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
+	closeAll = g.Close
 	opts := bench.MeasureOptions{Missing: missing}
 	if *paginate {
 		opts.Paginate, opts.FirstCursor = true, gateway.StartCursor
