@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,6 +33,9 @@ import (
 
 // DefaultPageSize is the number of tools in a tools/list page when paging.
 const DefaultPageSize = 20
+
+// DefaultIdleTimeout is how long an HTTP session may go without a request.
+const DefaultIdleTimeout = 30 * time.Minute
 
 // FullProfile is the name of the profile that holds every tool.
 const FullProfile = profiles.FullProfile
@@ -72,6 +76,10 @@ type Options struct {
 	// a random key per Gateway. Replicas behind one address share a key so
 	// that a cursor issued by one verifies on another.
 	CursorKey []byte
+	// IdleTimeout closes an HTTP session that has had no request for this
+	// long, so that clients which vanish without ending their session do not
+	// hold it (and its telemetry record) open. 0: DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Logger receives the gateway's log; nil discards it.
 	Logger *slog.Logger
 }
@@ -111,6 +119,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	if opts.PageSize == 0 {
 		opts.PageSize = DefaultPageSize
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	if opts.Explore < 0 || opts.Explore > 1 {
 		return nil, fmt.Errorf("gateway: explore rate %v: must be between 0 and 1", opts.Explore)
@@ -279,8 +290,8 @@ func (g *Gateway) server(profile, transport string) (*mcp.Server, error) {
 		// Set explicitly: no tools are registered with the SDK, so it would
 		// not infer the tools capability.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		Instructions: g.resolved.Profiles[profile].Instructions,
-		Logger:       g.logger,
+		// No Instructions: the middleware sets them per session.
+		Logger: g.logger,
 	})
 	s.AddReceivingMiddleware(g.middleware(profile, transport))
 	g.servers[k] = s

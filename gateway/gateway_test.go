@@ -451,3 +451,29 @@ func TestDestructiveToolOnlyUnderFull(t *testing.T) {
 		t.Errorf("full lists %v, %v: want all three tools, added_later included", lr, err)
 	}
 }
+
+func TestIdleHTTPSessionEnds(t *testing.T) {
+	rec, read := recorder(t)
+	cat := everythingCatalog()
+	g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Recorder: rec, IdleTimeout: 50 * time.Millisecond})
+	srv := httptest.NewServer(g.HTTPHandler())
+	defer srv.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// The client goes quiet without ending its session; the gateway must.
+	deadline := time.Now().Add(10 * time.Second)
+	for g.Health().OpenSessions != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := g.Health().OpenSessions; n != 0 {
+		t.Fatalf("%d sessions still open", n)
+	}
+	sessions, _ := read()
+	if len(sessions) != 1 || sessions[0].End.IsZero() {
+		t.Errorf("sessions %+v: want one ended", sessions)
+	}
+}

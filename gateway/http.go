@@ -31,7 +31,10 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		if err != nil {
 			continue
 		}
-		handlers[name] = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Logger: g.logger})
+		handlers[name] = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+			Logger:         g.logger,
+			SessionTimeout: g.opts.IdleTimeout,
+		})
 	}
 	serve := func(w http.ResponseWriter, r *http.Request, profile string) {
 		if err := g.checkProfile(profile); err != nil {
