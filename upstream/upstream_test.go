@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -424,6 +425,40 @@ func TestMissingAtStart(t *testing.T) {
 		}
 		if h := health(s, "good"); h.State != StateReady {
 			t.Errorf("good health = %+v", h)
+		}
+	})
+	t.Run("installed later", func(t *testing.T) {
+		// The command appears after start: the retries pick it up and its
+		// tools join the list, announced as a tools change.
+		later := filepath.Join(t.TempDir(), "everything-server")
+		changed := make(chan string, 10)
+		s := startSet(t, `{"mcpServers": {"good": `+stdioEntry(bin, nil)+`, "late": `+stdioEntry(later, nil)+`}}`, nil,
+			SetOptions{Client: Options{Backoff: Backoff{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond},
+				OnToolsChanged: func(server string) { changed <- server }}})
+		if h := health(s, "late"); h.State != StateDown {
+			t.Fatalf("late health = %+v before install", h)
+		}
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(later+".tmp", data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(later+".tmp", later); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case server := <-changed:
+			if server != "late" {
+				t.Errorf("changed %q, want late", server)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no tools change once the server could start")
+		}
+		tools, err := s.ListTools(context.Background())
+		if err != nil || len(tools) != 2*len(testupstream.EverythingTools) {
+			t.Errorf("after install: %d tools, %v", len(tools), err)
 		}
 	})
 	t.Run("require all", func(t *testing.T) {
