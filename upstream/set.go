@@ -97,18 +97,25 @@ func (s *Set) Name(server, name string) string {
 // one that never listed contributes none. It fails only when no upstream
 // could be listed and none has listed before.
 func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	// Ask every upstream at once: a slow one delays the list by its own
+	// time only. Merging below is in name order, so the result is not.
+	lists := make([][]*mcp.Tool, len(s.clients))
+	errs := make([]error, len(s.clients))
+	var wg sync.WaitGroup
+	for i, c := range s.clients {
+		wg.Go(func() { lists[i], errs[i] = c.ListTools(ctx) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var out []*mcp.Tool
 	seen := map[string]bool{}
 	shadowed := map[string][]string{}
-	var errs []error
 	listed := false
-	for _, c := range s.clients {
-		tools, err := c.ListTools(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			errs = append(errs, err)
+	for i, c := range s.clients {
+		tools := lists[i]
+		if errs[i] != nil {
 			var ok bool
 			if tools, ok = c.KnownTools(); !ok {
 				continue
@@ -133,7 +140,7 @@ func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	s.mu.Lock()
 	s.shadowed = shadowed
 	s.mu.Unlock()
-	if !listed && len(errs) > 0 {
+	if !listed && len(s.clients) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })

@@ -668,3 +668,16 @@ func TestHungAtStartDoesNotHoldOthers(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestListToolsAllDown(t *testing.T) {
+	s := startSet(t, `{"mcpServers": {"gone": `+stdioEntry("/nonexistent/toolprof-x", nil)+`}}`, nil,
+		SetOptions{Client: Options{Backoff: Backoff{Initial: time.Hour}}})
+	tools, err := s.ListTools(context.Background())
+	if !errors.Is(err, ErrUnavailable) || tools != nil {
+		t.Errorf("ListTools = %d tools, %v; want ErrUnavailable when no upstream was ever listed", len(tools), err)
+	}
+	var rpc *jsonrpc.Error
+	if _, err := call(context.Background(), s, "anything", ""); !errors.Is(err, ErrUnavailable) || errors.As(err, &rpc) {
+		t.Errorf("call with the only upstream down: %v, want ErrUnavailable", err)
+	}
+}
