@@ -477,3 +477,39 @@ func TestIdleHTTPSessionEnds(t *testing.T) {
 		t.Errorf("sessions %+v: want one ended", sessions)
 	}
 }
+
+// TestSessionWithoutHandshake: a 2026-07-28 client may send requests with
+// its identity in _meta and no server/discover; the session is still
+// recorded with that identity.
+func TestSessionWithoutHandshake(t *testing.T) {
+	rec, read := recorder(t)
+	g := newGateway(t, Options{Upstream: NewCatalogUpstream(everythingCatalog()), Recorder: rec})
+	s, _ := g.Server("")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background(), &mcp.IOTransport{Reader: inR, Writer: outW}) }()
+	req := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"raw-client","version":"7"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n"
+	if _, err := inW.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Result struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"result"`
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.NewDecoder(outR).Decode(&resp); err != nil || len(resp.Result.Tools) != 28 {
+		t.Fatalf("tools/list: %d tools, error %s, %v", len(resp.Result.Tools), resp.Error, err)
+	}
+	inW.Close()
+	<-done
+	g.Close()
+	sessions, _ := read()
+	if len(sessions) != 1 || sessions[0].ClientName != "raw-client" || sessions[0].ClientVersion != "7" || sessions[0].ProtocolVersion != "2026-07-28" {
+		t.Errorf("sessions %+v, want raw-client 7 on 2026-07-28", sessions)
+	}
+}

@@ -64,6 +64,11 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 				}
 			}
 			if err == nil && handshaken(req) {
+				if !s.noted() {
+					// A 2026-07-28 client may skip server/discover; every
+					// request then carries its identity.
+					s.noteClient(req, "")
+				}
 				g.recordStart(s)
 			}
 			return res, err
@@ -117,6 +122,13 @@ func (g *Gateway) newSessionID() string {
 		return g.opts.Recorder.NewSessionID()
 	}
 	return rand.Text()
+}
+
+// noted reports whether the client's protocol version is known.
+func (s *session) noted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec.ProtocolVersion != ""
 }
 
 // noteClient copies the client's identity and protocol version into the
