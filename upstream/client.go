@@ -430,6 +430,33 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 	return fmt.Errorf("upstream %q: %s: %s: %w", c.srv.Name, op, c.srv.Scrub(err.Error()), ErrUnavailable)
 }
 
+// hopMeta are the _meta keys (SEP-2575) that describe one client-server
+// hop, not the request: the downstream client's values must not reach the
+// upstream, whose session the SDK describes with toolprof's own.
+func hopMeta(key string) bool {
+	switch key {
+	case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities:
+		return true
+	}
+	return false
+}
+
+// forwardMeta copies a request's _meta without the hop keys. It copies
+// because the SDK adds its own keys to the map it is given, which is the
+// caller's.
+func forwardMeta(m mcp.Meta) mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	out := make(mcp.Meta, len(m))
+	for k, v := range m {
+		if !hopMeta(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // transportRejected reports whether rpc is the SDK's own "rejected by
 // transport" error (jsonrpc2.ErrRejected, internal to the SDK), which wraps
 // an HTTP request that could not be delivered: the upstream was not reached.
@@ -471,7 +498,7 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 	if err != nil {
 		return nil, err
 	}
-	p := &mcp.CallToolParams{Meta: params.Meta, Name: params.Name, InputResponses: params.InputResponses, RequestState: params.RequestState}
+	p := &mcp.CallToolParams{Meta: forwardMeta(params.Meta), Name: params.Name, InputResponses: params.InputResponses, RequestState: params.RequestState}
 	if len(params.Arguments) > 0 {
 		p.Arguments = params.Arguments // forwarded byte for byte
 	}
@@ -482,43 +509,58 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 // ListResources passes one resources/list page through.
 func (c *Client) ListResources(ctx context.Context, params *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
 	return pass(c, ctx, "resources/list", func(cs *mcp.ClientSession) (*mcp.ListResourcesResult, error) {
-		return cs.ListResources(ctx, params)
+		return cs.ListResources(ctx, forwardParams(params))
 	})
 }
 
 // ReadResource passes resources/read through.
 func (c *Client) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	return pass(c, ctx, "resources/read", func(cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
-		return cs.ReadResource(ctx, params)
+		return cs.ReadResource(ctx, forwardParams(params))
 	})
 }
 
 // ListResourceTemplates passes one resources/templates/list page through.
 func (c *Client) ListResourceTemplates(ctx context.Context, params *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
 	return pass(c, ctx, "resources/templates/list", func(cs *mcp.ClientSession) (*mcp.ListResourceTemplatesResult, error) {
-		return cs.ListResourceTemplates(ctx, params)
+		return cs.ListResourceTemplates(ctx, forwardParams(params))
 	})
 }
 
 // ListPrompts passes one prompts/list page through.
 func (c *Client) ListPrompts(ctx context.Context, params *mcp.ListPromptsParams) (*mcp.ListPromptsResult, error) {
 	return pass(c, ctx, "prompts/list", func(cs *mcp.ClientSession) (*mcp.ListPromptsResult, error) {
-		return cs.ListPrompts(ctx, params)
+		return cs.ListPrompts(ctx, forwardParams(params))
 	})
 }
 
 // GetPrompt passes prompts/get through.
 func (c *Client) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	return pass(c, ctx, "prompts/get", func(cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		return cs.GetPrompt(ctx, params)
+		return cs.GetPrompt(ctx, forwardParams(params))
 	})
 }
 
 // Complete passes completion/complete through.
 func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	return pass(c, ctx, "completion/complete", func(cs *mcp.ClientSession) (*mcp.CompleteResult, error) {
-		return cs.Complete(ctx, params)
+		return cs.Complete(ctx, forwardParams(params))
 	})
+}
+
+// forwardParams copies pass-through params with their _meta forwarded.
+func forwardParams[T any, P interface {
+	*T
+	GetMeta() map[string]any
+	SetMeta(map[string]any)
+}](params P) P {
+	if params == nil {
+		return nil
+	}
+	p := P(new(T))
+	*p = *params
+	p.SetMeta(forwardMeta(params.GetMeta()))
+	return p
 }
 
 func pass[R any](c *Client, ctx context.Context, op string, f func(*mcp.ClientSession) (R, error)) (R, error) {

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -29,7 +30,8 @@ func TestMain(m *testing.M) {
 }
 
 // runHelperServer serves, over stdio, the tools named in HELPER_TOOLS (each
-// answers "HELPER_ID:tool"), plus "getenv" (the value of the variable named
+// answers "HELPER_ID:tool"), plus "meta" (the request's _meta as JSON),
+// "getenv" (the value of the variable named
 // by argument "name", and whether it is set) and "getwd", in pages of
 // HELPER_PAGE_SIZE, and the resource HELPER_RESOURCE (answering "from
 // HELPER_ID").
@@ -56,6 +58,13 @@ func runHelperServer() error {
 	mcp.AddTool(s, &mcp.Tool{Name: "getenv"}, func(_ context.Context, _ *mcp.CallToolRequest, in getenvIn) (*mcp.CallToolResult, any, error) {
 		v, ok := os.LookupEnv(in.Name)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%v:%s", ok, v)}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "meta"}, func(_ context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		b, err := json.Marshal(req.Params.Meta)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "getwd"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 		wd, err := os.Getwd()

@@ -212,7 +212,7 @@ func TestCollisionDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"a__b__c", "a__b__getenv", "a__b__getwd", "a__b__only_ab", "a__getenv", "a__getwd", "a__only_a"}
+		want := []string{"a__b__c", "a__b__getenv", "a__b__getwd", "a__b__meta", "a__b__only_ab", "a__getenv", "a__getwd", "a__meta", "a__only_a"}
 		if got := toolNames(tools); !slices.Equal(got, want) {
 			t.Errorf("order %v: tools = %q\nwant %q", order, got, want)
 		}
@@ -256,7 +256,7 @@ func TestSingleUpstreamNotNamespacedAndPaginated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append([]string{"getenv", "getwd"}, tools...)
+	want := append([]string{"getenv", "getwd", "meta"}, tools...)
 	slices.Sort(want)
 	if !slices.Equal(toolNames(got), want) {
 		t.Errorf("tools = %q\nwant %q", toolNames(got), want)
@@ -679,5 +679,42 @@ func TestListToolsAllDown(t *testing.T) {
 	var rpc *jsonrpc.Error
 	if _, err := call(context.Background(), s, "anything", ""); !errors.Is(err, ErrUnavailable) || errors.As(err, &rpc) {
 		t.Errorf("call with the only upstream down: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestMetaForwarded(t *testing.T) {
+	s := startSet(t, `{"mcpServers": {"h": `+helperEntry(t, "H", "", 0)+`}}`, nil, SetOptions{})
+	// The downstream client's own hop keys (SEP-2575) arrive with its call;
+	// the rest of _meta is the request's and must reach the upstream.
+	meta := mcp.Meta{
+		"progressToken":               "p-1",
+		"x-trace":                     "abc",
+		mcp.MetaKeyProtocolVersion:    "1999-01-01",
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "downstream-client"},
+		mcp.MetaKeyClientCapabilities: map[string]any{"bogus": true},
+	}
+	before := fmt.Sprint(meta)
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParamsRaw{Name: "meta", Meta: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen map[string]any
+	if err := json.Unmarshal([]byte(text(t, res)), &seen); err != nil {
+		t.Fatal(err)
+	}
+	if seen["progressToken"] != "p-1" || seen["x-trace"] != "abc" {
+		t.Errorf("request meta lost: %v", seen)
+	}
+	if v, ok := seen[mcp.MetaKeyProtocolVersion]; !ok || v == "1999-01-01" {
+		t.Errorf("downstream protocol version reached the upstream: %v", seen)
+	}
+	if info, ok := seen[mcp.MetaKeyClientInfo].(map[string]any); !ok || info["name"] != "toolprof" {
+		t.Errorf("client info = %v, want toolprof's own", info)
+	}
+	if caps, ok := seen[mcp.MetaKeyClientCapabilities].(map[string]any); !ok || caps["bogus"] != nil {
+		t.Errorf("downstream capabilities reached the upstream: %v", caps)
+	}
+	if after := fmt.Sprint(meta); after != before {
+		t.Errorf("caller's _meta changed:\nbefore %s\nafter  %s", before, after)
 	}
 }
