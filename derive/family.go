@@ -392,21 +392,24 @@ func selectSessions(sessions []Session, index map[string]int) ([]usedSession, Co
 		keys = append(keys, last)
 		used = append(used, usedSession{tools: idx, start: s.Start})
 	}
-	order := make([]int, len(used))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
-	sorted := make([]usedSession, len(used))
-	for i, o := range order {
-		sorted[i] = used[o]
+	if !slices.IsSortedFunc(keys, func(a, b time.Time) int { return a.Compare(b) }) {
+		order := make([]int, len(used))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
+		sorted := make([]usedSession, len(used))
+		for i, o := range order {
+			sorted[i] = used[o]
+		}
+		used = sorted
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return sorted, c, names
+	return used, c, names
 }
 
 // sample is a set of sessions reduced to weighted signatures.

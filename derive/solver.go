@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 )
 
 // Signature is one distinct set of tools sessions used, with the number of
@@ -31,8 +30,10 @@ type Options struct {
 	// a negative value disables enumeration (tests use it to measure the
 	// heuristic alone).
 	ExactWork int
-	// SearchWork bounds the destroy-and-repair local search in posting-list
-	// visits, so that running time is bounded and deterministic. 0 means 4e8.
+	// SearchWork bounds the destroy-and-repair local search in elementary
+	// steps (posting-list entries and signatures scanned), so that running
+	// time is bounded and deterministic; on large instances it cuts the
+	// search short. 0 means 5e7.
 	SearchWork int
 }
 
@@ -86,7 +87,7 @@ func newSolver(p Problem, opt Options) (*solver, error) {
 		s.opt.ExactWork = 1 << 25
 	}
 	if s.opt.SearchWork == 0 {
-		s.opt.SearchWork = 4e8
+		s.opt.SearchWork = 5e7
 	}
 	s.work = s.opt.SearchWork
 	for i, c := range p.Costs {
@@ -276,19 +277,41 @@ func (s *solver) solution(st *state, g goal, method string) *Solution {
 }
 
 // greedyCandidates is how many signatures, ranked by their own weight per
-// missing cost, get their exact coverage gain computed at each greedy step
-// on large instances; all do when there are at most greedyExactAll.
+// missing token, get their exact coverage gain computed at each greedy step
+// (fewer on large instances, where computing a gain walks long posting
+// lists).
 const (
-	greedyCandidates = 64
-	greedyExactAll   = 2048
+	greedyCandidates      = 64
+	greedyCandidatesLarge = 16
+	largeInstance         = 8192 // signatures
 )
+
+type cand struct {
+	i    int
+	gain int
+	cost int
+}
+
+// ratioBetter orders by gain/cost descending without division (zero cost
+// first), then by gain, then by index.
+func ratioBetter(a, b cand) bool {
+	l, r := int64(a.gain)*int64(b.cost), int64(b.gain)*int64(a.cost)
+	if l != r {
+		return l > r
+	}
+	if a.gain != b.gain {
+		return a.gain > b.gain
+	}
+	return a.i < b.i
+}
 
 // greedy adds whole signatures to st, best coverage gained per marginal
 // token first, until g is met (target mode) or nothing more fits (budget
 // mode). banned tools are never added. In target mode it also returns the
-// cheapest "finishing" alternatives seen on the way: the state before a step
-// plus the cheapest single signature that reaches need from there.
-func (s *solver) greedy(st *state, g goal, banned []bool) (alts []*state) {
+// best "finishing" alternative seen on the way, when it is cheaper than
+// where greedy ended: the state before some step plus the cheapest single
+// signature that reaches need from there (nil otherwise).
+func (s *solver) greedy(st *state, g goal, banned []bool) (alt *state) {
 	stamp := make([]int32, len(s.sigs))
 	hits := make([]int32, len(s.sigs))
 	var cur int32
@@ -331,60 +354,71 @@ func (s *solver) greedy(st *state, g goal, banned []bool) (alts []*state) {
 		}
 		return true
 	}
-	type cand struct {
-		i    int
-		gain int
-		cost int
+	k := greedyCandidates
+	if len(s.sigs) > largeInstance {
+		k = greedyCandidatesLarge
 	}
-	// ratioLess orders by gain/cost descending without division; zero cost
-	// ranks first.
-	ratioBetter := func(a, b cand) bool {
-		l, r := int64(a.gain)*int64(b.cost), int64(b.gain)*int64(a.cost)
-		if l != r {
-			return l > r
-		}
-		if a.gain != b.gain {
-			return a.gain > b.gain
-		}
-		return a.i < b.i
-	}
-	var pool []cand
+	startTools := st.tools()
+	var chosen []int
+	altStep, altSig, altCost := -1, 0, 0
+	top := make([]cand, 0, k+1)
 	for {
 		if g.budget < 0 && st.covered >= g.need {
-			return alts
+			break
 		}
-		pool = pool[:0]
+		top = top[:0]
 		finish, finishCost := -1, 0
 		for i := range s.sigs {
 			if !usable(i) {
 				continue
 			}
-			pool = append(pool, cand{i: i, gain: s.w[i], cost: st.missCost[i]})
+			c := cand{i: i, gain: s.w[i], cost: st.missCost[i]}
+			if len(top) < k || ratioBetter(c, top[len(top)-1]) {
+				// Insert in order; top stays sorted best first.
+				j := len(top)
+				top = append(top, c)
+				for j > 0 && ratioBetter(c, top[j-1]) {
+					top[j] = top[j-1]
+					j--
+				}
+				top[j] = c
+				if len(top) > k {
+					top = top[:k]
+				}
+			}
 			if g.budget < 0 && st.covered+s.w[i] >= g.need && (finish < 0 || st.missCost[i] < finishCost) {
 				finish, finishCost = i, st.missCost[i]
 			}
 		}
-		if len(pool) == 0 {
-			return alts
+		s.work -= len(s.sigs)
+		if len(top) == 0 {
+			break
 		}
-		if len(pool) > greedyExactAll {
-			sort.Slice(pool, func(a, b int) bool { return ratioBetter(pool[a], pool[b]) })
-			pool = pool[:greedyCandidates]
-		}
-		best := -1
-		for k := range pool {
-			pool[k].gain = gain(pool[k].i)
-			if best < 0 || ratioBetter(pool[k], pool[best]) {
-				best = k
+		best := 0
+		for j := range top {
+			top[j].gain = gain(top[j].i)
+			if ratioBetter(top[j], top[best]) {
+				best = j
 			}
 		}
-		if finish >= 0 && finish != pool[best].i {
-			alt := st.clone()
-			alt.addSig(finish)
-			alts = append(alts, alt)
+		if finish >= 0 && finish != top[best].i && (altStep < 0 || st.cost+finishCost < altCost) {
+			altStep, altSig, altCost = len(chosen), finish, st.cost+finishCost
 		}
-		st.addSig(pool[best].i)
+		chosen = append(chosen, top[best].i)
+		st.addSig(top[best].i)
 	}
+	if altStep < 0 || altCost >= st.cost {
+		return nil
+	}
+	alt = s.newState()
+	for _, t := range startTools {
+		alt.add(t)
+	}
+	for _, i := range chosen[:altStep] {
+		alt.addSig(i)
+	}
+	alt.addSig(altSig)
+	return alt
 }
 
 // drop removes tools that are not needed: in target mode any tool whose
@@ -490,12 +524,12 @@ func (s *solver) solve(g goal) *Solution {
 	consider(lo, "lagrangian+greedy")
 	// Plain greedy from the pinned tools, with its finishing alternatives.
 	gr := s.newState()
-	alts := s.greedy(gr, g, nil)
+	alt := s.greedy(gr, g, nil)
 	s.drop(gr, g)
 	consider(gr, "greedy")
-	for _, a := range alts {
-		s.drop(a, g)
-		consider(a, "greedy")
+	if alt != nil {
+		s.drop(alt, g)
+		consider(alt, "greedy")
 	}
 	// The popularity baseline, so the result is never worse than it.
 	tk := s.topK(g)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -321,86 +320,17 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 		return out, unknown, nil
 	}
 	for _, path := range f.traces {
-		if err := readTraceFile(ctx, path, f.skipBad, stderr, add); err != nil {
+		ss, st, err := derive.ReadTrace(ctx, path, f.skipBad)
+		if err != nil {
 			return nil, 0, err
 		}
+		for _, e := range st.Skipped {
+			fmt.Fprintf(stderr, "derive: skipped %v\n", e)
+		}
+		unknown += st.UnknownOutcomes
+		out = append(out, ss...)
 	}
 	return out, unknown, nil
-}
-
-// traceChunk is how many lines are decoded at a time, so that a large trace
-// never sits in memory as decoded trace sessions all at once.
-const traceChunk = 1 << 15
-
-func readTraceFile(ctx context.Context, path string, skipBad bool, stderr io.Writer, add func(telemetry.Usage)) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("open trace: %w", err)
-	}
-	defer fh.Close()
-	br := bufio.NewReaderSize(fh, 1<<20)
-	seen := map[string]int{}
-	var bad []error
-	var chunk bytes.Buffer
-	first, lines := 1, 0
-	flush := func() error {
-		if lines == 0 {
-			return nil
-		}
-		ts, lineErrs, err := telemetry.DecodeTrace(&chunk, path, true)
-		if err != nil {
-			return err
-		}
-		for _, le := range lineErrs {
-			le.Line += first - 1
-			bad = append(bad, &le)
-		}
-		for _, u := range telemetry.UsageFromTrace(ts) {
-			if prev, dup := seen[u.Session.ID]; dup {
-				bad = append(bad, fmt.Errorf("%s: session %q appears again (first as session %d); session ids must be unique", path, u.Session.ID, prev))
-				continue
-			}
-			seen[u.Session.ID] = len(seen) + 1
-			add(u)
-		}
-		chunk.Reset()
-		first += lines
-		lines = 0
-		return ctx.Err()
-	}
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			chunk.Write(line)
-			if line[len(line)-1] != '\n' {
-				chunk.WriteByte('\n')
-			}
-			lines++
-			if lines == traceChunk {
-				if ferr := flush(); ferr != nil {
-					return ferr
-				}
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("read trace %s: %w", path, err)
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if len(bad) > 0 {
-		if !skipBad {
-			return fmt.Errorf("trace %s: %d malformed line(s), first %w (pass --skip-bad to derive from the rest)", path, len(bad), bad[0])
-		}
-		for _, le := range bad {
-			fmt.Fprintf(stderr, "derive: skipped %v\n", le)
-		}
-	}
-	return nil
 }
 
 func printDeriveReport(w io.Writer, res *derive.Result) {

@@ -1,0 +1,515 @@
+package derive
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// TraceStats counts what ReadTrace saw besides the sessions.
+type TraceStats struct {
+	UnknownOutcomes int     // calls recorded with outcome unknown_tool
+	Skipped         []error // malformed lines skipped (skipBad)
+}
+
+// traceChunk is how many lines a worker decodes at a time: large traces are
+// decoded on every CPU and consumed in file order, never held whole as
+// decoded trace sessions.
+const traceChunk = 1 << 14
+
+// ReadTrace reads a session JSON Lines file (see telemetry.DecodeTrace) into
+// sessions, in file order. telemetry.DecodeTrace is the authority on the
+// format; ReadTrace scans the common shape of a line itself, because
+// reflection-based JSON decoding dominates the time of a million-session
+// derivation, and hands every line it does not fully recognise (escapes,
+// unknown or differently cased keys, unexpected types, invalid values) to
+// telemetry.DecodeTrace, so results and errors are the same. Without skipBad
+// any malformed line or repeated session id is an error naming the file and
+// line; with skipBad those lines are skipped and reported in the stats.
+func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, TraceStats, error) {
+	var st TraceStats
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, st, fmt.Errorf("open trace: %w", err)
+	}
+	defer fh.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		sessions []traceLine
+		bad      []error
+		bytes    int64
+	}
+	futures := make(chan chan result, runtime.GOMAXPROCS(0)+1)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(futures)
+		br := bufio.NewReaderSize(fh, 1<<20)
+		first, lines := 1, 0
+		var chunk []byte
+		launch := func() bool {
+			if lines == 0 {
+				return true
+			}
+			fut := make(chan result, 1)
+			select {
+			case futures <- fut:
+			case <-ctx.Done():
+				return false
+			}
+			go func(data []byte, first int) {
+				r := result{sessions: make([]traceLine, 0, traceChunk), bytes: int64(len(data))}
+				in := newInterner()
+				for n := first; len(data) > 0; n++ {
+					line := data
+					if i := bytes.IndexByte(data, '\n'); i >= 0 {
+						line, data = data[:i], data[i+1:]
+					} else {
+						data = nil
+					}
+					tl, ok, err := decodeLine(line, path, n, in)
+					switch {
+					case err != nil:
+						r.bad = append(r.bad, err)
+					case ok:
+						r.sessions = append(r.sessions, tl)
+					}
+				}
+				fut <- r
+			}(chunk, first)
+			chunk = make([]byte, 0, len(chunk)+len(chunk)/8)
+			first += lines
+			lines = 0
+			return true
+		}
+		for {
+			line, err := br.ReadSlice('\n')
+			if errors.Is(err, bufio.ErrBufferFull) {
+				rest, err2 := br.ReadBytes('\n')
+				line, err = append(slices.Clip(line), rest...), err2
+			}
+			if len(line) > 0 {
+				chunk = append(chunk, bytes.TrimSuffix(line, []byte{'\n'})...)
+				chunk = append(chunk, '\n')
+				lines++
+				if lines == traceChunk && !launch() {
+					return
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				readErr <- fmt.Errorf("read trace %s: %w", path, err)
+				return
+			}
+		}
+		launch()
+	}()
+	var seen map[string]int
+	var out []Session
+	in := newInterner()
+	size := int64(0)
+	if fi, err := fh.Stat(); err == nil {
+		size = fi.Size()
+	}
+	var bad []error
+	for fut := range futures {
+		r := <-fut
+		if seen == nil {
+			// Size the session list and id set from the first chunk's
+			// share of the file, to avoid regrowing them a million times over.
+			est := len(r.sessions)
+			if n := int64(len(r.sessions)); n > 0 && r.bytes > 0 && size > r.bytes {
+				est = int(size / (r.bytes / n) * 11 / 10)
+			}
+			seen = make(map[string]int, est)
+			out = make([]Session, 0, est)
+		}
+		bad = append(bad, r.bad...)
+		for _, tl := range r.sessions {
+			if prev, dup := seen[tl.id]; dup {
+				bad = append(bad, &telemetry.LineError{File: path, Line: tl.line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", tl.id, prev)})
+				continue
+			}
+			seen[tl.id] = tl.line
+			for i, t := range tl.s.Tools {
+				tl.s.Tools[i] = in.str(t)
+			}
+			st.UnknownOutcomes += tl.unknown
+			out = append(out, tl.s)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, st, err
+		}
+	}
+	select {
+	case err := <-readErr:
+		return nil, st, err
+	default:
+	}
+	if len(bad) > 0 {
+		if !skipBad {
+			return nil, st, fmt.Errorf("trace %s: %d malformed line(s), first %w (pass --skip-bad to derive from the rest)", path, len(bad), bad[0])
+		}
+		st.Skipped = bad
+	}
+	return out, st, nil
+}
+
+// traceLine is one decoded line.
+type traceLine struct {
+	s       Session
+	id      string
+	line    int
+	unknown int
+}
+
+// decodeLine decodes one line: ok false with no error for a blank line.
+func decodeLine(line []byte, path string, n int, in *interner) (traceLine, bool, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return traceLine{}, false, nil
+	}
+	if tl, ok := scanLine(line, in); ok {
+		tl.line = n
+		return tl, true, nil
+	}
+	ts, bad, err := telemetry.DecodeTrace(bytes.NewReader(line), path, true)
+	if err != nil {
+		return traceLine{}, false, err
+	}
+	if len(bad) > 0 {
+		le := bad[0]
+		le.Line = n
+		return traceLine{}, false, &le
+	}
+	if len(ts) == 0 {
+		return traceLine{}, false, nil
+	}
+	u := telemetry.UsageFromTrace(ts)[0]
+	return traceLine{
+		s:       Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile},
+		id:      u.Session.ID,
+		line:    n,
+		unknown: u.Unknown,
+	}, true, nil
+}
+
+// interner shares one string per distinct tool name.
+type interner struct{ m map[string]string }
+
+func newInterner() *interner { return &interner{m: map[string]string{}} }
+
+func (in *interner) bytes(b []byte) string {
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in.m[s] = s
+	return s
+}
+
+func (in *interner) str(s string) string {
+	if v, ok := in.m[s]; ok {
+		return v
+	}
+	in.m[s] = s
+	return s
+}
+
+// validOutcomes mirrors the outcomes a trace call may carry.
+var validOutcomes = [...]string{
+	string(telemetry.OutcomeOK), string(telemetry.OutcomeToolError), string(telemetry.OutcomeUpstreamError),
+	string(telemetry.OutcomeDenied), string(telemetry.OutcomeUnknownTool), string(telemetry.OutcomeCancelled),
+}
+
+// scanLine recognises the common shape of a trace line exactly; anything
+// else returns false and goes to telemetry.DecodeTrace.
+func scanLine(b []byte, in *interner) (traceLine, bool) {
+	sc := scanner{b: b}
+	var tl traceLine
+	if !sc.eat('{') {
+		return tl, false
+	}
+	var tools []string
+	first := true
+	for {
+		sc.space()
+		if sc.eat('}') {
+			break
+		}
+		if !first && !sc.eat(',') {
+			return tl, false
+		}
+		first = false
+		key, ok := sc.str()
+		if !ok || !sc.eat(':') {
+			return tl, false
+		}
+		switch string(key) {
+		case "session":
+			v, ok := sc.str()
+			if !ok {
+				return tl, false
+			}
+			tl.id = string(v)
+		case "client":
+			if !sc.client() {
+				return tl, false
+			}
+		case "started":
+			if sc.null() {
+				tl.s.Start = time.Time{}
+				continue
+			}
+			v, ok := sc.str()
+			if !ok {
+				return tl, false
+			}
+			t, err := time.Parse(time.RFC3339Nano, string(v))
+			if err != nil {
+				return tl, false
+			}
+			tl.s.Start = t.UTC()
+		case "profile":
+			if sc.null() {
+				tl.s.Profile = ""
+				continue
+			}
+			v, ok := sc.str()
+			if !ok {
+				return tl, false
+			}
+			tl.s.Profile = string(v)
+		case "calls":
+			tools = tools[:0]
+			tl.s.Calls, tl.unknown = 0, 0
+			if sc.null() {
+				continue
+			}
+			if !sc.eat('[') {
+				return tl, false
+			}
+			for firstCall := true; ; firstCall = false {
+				sc.space()
+				if sc.eat(']') {
+					break
+				}
+				if !firstCall && !sc.eat(',') {
+					return tl, false
+				}
+				tool, outcome, ok := sc.call()
+				if !ok || len(tool) == 0 {
+					return tl, false
+				}
+				if len(outcome) > 0 {
+					if !slices.Contains(validOutcomes[:], string(outcome)) {
+						return tl, false
+					}
+					if string(outcome) == string(telemetry.OutcomeUnknownTool) {
+						tl.unknown++
+					}
+				}
+				tools = append(tools, in.bytes(tool))
+				tl.s.Calls++
+			}
+		default:
+			return tl, false
+		}
+	}
+	sc.space()
+	if sc.i != len(b) || tl.id == "" {
+		return tl, false
+	}
+	slices.Sort(tools)
+	tl.s.Tools = slices.Clip(slices.Compact(slices.Clone(tools)))
+	return tl, true
+}
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\r' || s.b[s.i] == '\n') {
+		s.i++
+	}
+}
+
+func (s *scanner) eat(c byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+func (s *scanner) null() bool {
+	s.space()
+	if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// str reads a string without escapes or control characters (those go to
+// the full decoder).
+func (s *scanner) str() ([]byte, bool) {
+	if !s.eat('"') {
+		return nil, false
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			v := s.b[start:s.i]
+			s.i++
+			return v, true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return nil, false
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// client reads {"name": "...", "version": "..."} or null.
+func (s *scanner) client() bool {
+	if s.null() {
+		return true
+	}
+	if !s.eat('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			return true
+		}
+		if !first && !s.eat(',') {
+			return false
+		}
+		key, ok := s.str()
+		if !ok || !s.eat(':') || (string(key) != "name" && string(key) != "version") {
+			return false
+		}
+		if !s.null() {
+			if _, ok := s.str(); !ok {
+				return false
+			}
+		}
+	}
+}
+
+// call reads {"tool": ..., "ok": ..., "outcome": ..., "arguments": ...}.
+func (s *scanner) call() (tool, outcome []byte, ok bool) {
+	if !s.eat('{') {
+		return nil, nil, false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			return tool, outcome, true
+		}
+		if !first && !s.eat(',') {
+			return nil, nil, false
+		}
+		key, ok := s.str()
+		if !ok || !s.eat(':') {
+			return nil, nil, false
+		}
+		switch string(key) {
+		case "tool":
+			if tool, ok = s.str(); !ok {
+				return nil, nil, false
+			}
+		case "outcome":
+			if s.null() {
+				outcome = nil
+				continue
+			}
+			if outcome, ok = s.str(); !ok {
+				return nil, nil, false
+			}
+		case "ok":
+			s.space()
+			switch {
+			case s.null():
+			case bytes.HasPrefix(s.b[s.i:], []byte("true")):
+				s.i += 4
+			case bytes.HasPrefix(s.b[s.i:], []byte("false")):
+				s.i += 5
+			default:
+				return nil, nil, false
+			}
+		case "arguments":
+			if !s.skipValue(0) {
+				return nil, nil, false
+			}
+		default:
+			return nil, nil, false
+		}
+	}
+}
+
+// skipValue skips an object, array, or string/literal without escapes;
+// numbers and anything unusual go to the full decoder.
+func (s *scanner) skipValue(depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	s.space()
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		_, ok := s.str()
+		return ok
+	case '{', '[':
+		open := s.b[s.i]
+		end := byte('}')
+		if open == '[' {
+			end = ']'
+		}
+		s.i++
+		for first := true; ; first = false {
+			s.space()
+			if s.eat(end) {
+				return true
+			}
+			if !first && !s.eat(',') {
+				return false
+			}
+			if open == '{' {
+				if _, ok := s.str(); !ok || !s.eat(':') {
+					return false
+				}
+			}
+			if !s.skipValue(depth + 1) {
+				return false
+			}
+		}
+	}
+	for _, lit := range []string{"null", "true", "false"} {
+		if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+			s.i += len(lit)
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,130 @@
+package derive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolprof/toolprof/bench/sessiongen"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// traceEdgeLines are lines the fast scanner must either decode exactly as
+// telemetry.DecodeTrace does or hand to it.
+var traceEdgeLines = []string{
+	`{"session":"s1","client":{"name":"c","version":"1"},"started":"2025-08-20T09:43:42Z","calls":[{"tool":"cd"},{"tool":"mkdir","ok":true}]}`,
+	`{"calls": [{"tool": "b"}, {"tool": "a", "ok": false}, {"tool": "b"}], "client": {"name": "gpt-4o", "version": ""}, "session": "s2"}`,
+	`{"session":"s3","calls":[]}`,
+	`{"session":"s4","profile":"core","started":"2025-08-20T09:43:42.123+02:00","calls":[{"tool":"x","outcome":"denied"},{"tool":"y","outcome":"unknown_tool"}]}`,
+	`{"session":"s5","calls":[{"tool":"a","arguments":{"path":"/tmp","n":3,"deep":[1,{"k":"v"}]}}]}`,
+	`{"session":"s6","calls":[{"tool":"caf\u00e9"}]}`,
+	`{"Session":"s7","calls":[{"tool":"a"}]}`,
+	`{"session":"s8","started":null,"profile":null,"client":null,"calls":null}`,
+	`{"session":"s9","extra":1,"calls":[{"tool":"a"}]}`,
+	`  {"session":"s11","calls":[{"tool":"a","ok":null,"outcome":null}]}  `,
+	`{"session":"s12","calls":[{"tool":"a\"b"}]}`,
+}
+
+func TestReadTraceMatchesTelemetry(t *testing.T) {
+	var b bytes.Buffer
+	for _, l := range traceEdgeLines {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("\n")
+	if err := sessiongen.WriteTrace(&b, sessiongen.Config{Seed: 3, Sessions: 300, Tools: sessiongen.ToolNames(40)}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(path, b.Bytes(), 0o644)
+	got, st, err := ReadTrace(context.Background(), path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _, err := telemetry.DecodeTrace(bytes.NewReader(b.Bytes()), path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := telemetry.UsageFromTrace(ts)
+	if len(got) != len(want) {
+		t.Fatalf("%d sessions, telemetry reads %d", len(got), len(want))
+	}
+	unknown := 0
+	for i, u := range want {
+		g := got[i]
+		unknown += u.Unknown
+		if !slices.Equal(g.Tools, u.Tools) || g.Calls != u.Calls || !g.Start.Equal(u.Session.Start) || g.Profile != u.Session.Profile {
+			t.Errorf("session %s: got %+v, telemetry %+v", u.Session.ID, g, u)
+		}
+	}
+	if st.UnknownOutcomes != unknown || unknown != 1 {
+		t.Errorf("unknown outcomes %d, telemetry %d", st.UnknownOutcomes, unknown)
+	}
+}
+
+// TestScanLineFastPath: the common shapes are decoded without the
+// reflection-based decoder (otherwise a million sessions take too long),
+// and unusual ones are left to it.
+func TestScanLineFastPath(t *testing.T) {
+	fast := map[int]bool{0: true, 1: true, 2: true, 3: true, 7: true, 9: true}
+	for i, l := range traceEdgeLines {
+		_, ok := scanLine(bytes.TrimSpace([]byte(l)), newInterner())
+		if ok != fast[i] {
+			t.Errorf("line %d: fast path %v, want %v: %s", i, ok, fast[i], l)
+		}
+	}
+	var b bytes.Buffer
+	sessiongen.WriteTrace(&b, sessiongen.Config{Seed: 1, Sessions: 50, Tools: sessiongen.ToolNames(20)})
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if _, ok := scanLine([]byte(l), newInterner()); !ok {
+			t.Fatalf("generated line not on the fast path: %s", l)
+		}
+	}
+}
+
+func TestReadTraceErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content string
+		skipBad       bool
+		want          string
+		sessions      int
+	}{
+		{"malformed", "{\"session\":\"a\",\"calls\":[]}\n{oops\n", false, "t.jsonl:2:", 0},
+		{"missing tool", "{\"session\":\"a\",\"calls\":[{\"ok\":true}]}\n", false, `calls[0]: missing "tool"`, 0},
+		{"bad outcome", "{\"session\":\"a\",\"calls\":[{\"tool\":\"x\",\"outcome\":\"maybe\"}]}\n", false, `outcome "maybe"`, 0},
+		{"client name not a string", "{\"session\":\"a\",\"client\":{\"name\":true},\"calls\":[]}\n", false, "cannot unmarshal bool", 0},
+		{"duplicate id", "{\"session\":\"a\",\"calls\":[]}\n{\"session\":\"a\",\"calls\":[]}\n", false, `t.jsonl:2: session "a" already on line 1`, 0},
+		{"skip bad", "{\"session\":\"a\",\"calls\":[]}\n{oops\n{\"session\":\"b\",\"calls\":[]}\n", true, "", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, "t.jsonl")
+			os.WriteFile(path, []byte(tt.content), 0o644)
+			got, st, err := ReadTrace(context.Background(), path, tt.skipBad)
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tt.sessions || len(st.Skipped) != 1 {
+				t.Errorf("sessions %d skipped %v", len(got), st.Skipped)
+			}
+			var le *telemetry.LineError
+			if !errors.As(st.Skipped[0], &le) || le.Line != 2 {
+				t.Errorf("skipped %v, want line 2", st.Skipped[0])
+			}
+		})
+	}
+	if _, _, err := ReadTrace(context.Background(), filepath.Join(dir, "none.jsonl"), false); err == nil || !strings.Contains(err.Error(), "none.jsonl") {
+		t.Errorf("missing file: %v", err)
+	}
+}
