@@ -206,3 +206,30 @@ func TestSetResources(t *testing.T) {
 		t.Errorf("unknown resource: %v, want a JSON-RPC error", err)
 	}
 }
+
+func TestInputRequiredPassesThrough(t *testing.T) {
+	bin := testupstream.EverythingServer(t)
+	s := startSet(t, `{"mcpServers": {"a": `+stdioEntry(bin, nil)+`}}`, nil, SetOptions{})
+	ctx := context.Background()
+	// The input request goes back to the caller (the gateway's client
+	// answers it), not to an SDK handler inside toolprof.
+	res, err := call(ctx, s, "test_input_required_result_elicitation", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.InputRequests["user_name"].(*mcp.ElicitParams); !ok {
+		t.Fatalf("result = %+v, want the upstream's input request for user_name", res)
+	}
+	retry := &mcp.CallToolParamsRaw{
+		Name:           "test_input_required_result_elicitation",
+		InputResponses: mcp.InputResponseMap{"user_name": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}},
+		RequestState:   res.RequestState,
+	}
+	res, err = s.CallTool(ctx, retry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); got != "Hello, Ada!" {
+		t.Errorf("retry answered %q", got)
+	}
+}
