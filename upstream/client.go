@@ -188,7 +188,7 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 	c.client = mcp.NewClient(o.Implementation, &mcp.ClientOptions{
 		// Input-required results (SEP-2322) go back to the caller, whose
 		// client answers them and retries with InputResponses.
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { async(o.OnToolsChanged) },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { async(o.OnPromptsChanged) },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { async(o.OnResourcesChanged) },
