@@ -140,34 +140,63 @@ func DecodeReport(rd io.Reader) (*Report, error) {
 	return &r, nil
 }
 
-// Budget is a token budget for one profile's exchange, in o200k_base tokens.
+// Unit is what a budget counts.
+type Unit string
+
+// Budget units: o200k_base tokens of the exchange, or its bytes.
+const (
+	UnitTokens Unit = O200kBase
+	UnitBytes  Unit = "bytes"
+)
+
+// Budget is a limit on one profile's exchange.
 type Budget struct {
 	Profile string
-	Tokens  int
+	Unit    Unit
+	Limit   int
 }
 
 // OverBudget is a profile whose exchange costs more than its budget.
 type OverBudget struct {
-	Profile        string
-	Tokens, Budget int
+	Profile     string
+	Unit        Unit
+	Used, Limit int
 }
 
 func (o OverBudget) Error() string {
-	return fmt.Sprintf("profile %q costs %d o200k_base tokens, %d over its budget of %d",
-		o.Profile, o.Tokens, o.Tokens-o.Budget, o.Budget)
+	return fmt.Sprintf("profile %q costs %d %s, %d over its budget of %d",
+		o.Profile, o.Used, unitText(o.Unit), o.Used-o.Limit, o.Limit)
 }
 
-// CheckBudgets returns the profiles over their budgets. A budget naming a
-// profile the report lacks is an error naming the profiles it has.
+func unitText(u Unit) string {
+	if u == UnitTokens {
+		return "o200k_base tokens"
+	}
+	return string(u)
+}
+
+// used is what p's exchange costs in unit u.
+func (p *ProfileCost) used(u Unit) int {
+	if u == UnitBytes {
+		return p.Bytes
+	}
+	return p.Tokens[O200kBase]
+}
+
+// CheckBudgets returns the budgets exceeded, in the order given. A budget
+// naming a profile the report lacks, or an unknown unit, is an error.
 func (r *Report) CheckBudgets(budgets []Budget) ([]OverBudget, error) {
 	var over []OverBudget
 	for _, b := range budgets {
+		if b.Unit != UnitTokens && b.Unit != UnitBytes {
+			return nil, fmt.Errorf("budget for %q: unit %q (want %s or %s)", b.Profile, b.Unit, UnitTokens, UnitBytes)
+		}
 		p := r.Profile(b.Profile)
 		if p == nil {
 			return nil, fmt.Errorf("budget for unknown profile %q (profiles: %s)", b.Profile, strings.Join(r.names(), ", "))
 		}
-		if t := p.Tokens[O200kBase]; t > b.Tokens {
-			over = append(over, OverBudget{Profile: b.Profile, Tokens: t, Budget: b.Tokens})
+		if used := p.used(b.Unit); used > b.Limit {
+			over = append(over, OverBudget{Profile: b.Profile, Unit: b.Unit, Used: used, Limit: b.Limit})
 		}
 	}
 	return over, nil
@@ -183,7 +212,7 @@ func (r *Report) names() []string {
 
 // RenderOptions adds optional columns to the table and markdown.
 type RenderOptions struct {
-	// Budgets adds budget and headroom columns.
+	// Budgets adds budget and headroom columns per unit used.
 	Budgets []Budget
 	// Baseline adds before and delta columns.
 	Baseline *Baseline
@@ -196,12 +225,24 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 	for _, k := range effects {
 		header = append(header, k)
 	}
-	budget := make(map[string]int)
+	// Budget columns, tokens first, for the units any budget uses.
+	budget := map[Unit]map[string]int{}
 	for _, b := range opts.Budgets {
-		budget[b.Profile] = b.Tokens
+		if budget[b.Unit] == nil {
+			budget[b.Unit] = map[string]int{}
+		}
+		budget[b.Unit][b.Profile] = b.Limit
 	}
-	if len(budget) > 0 {
-		header = append(header, "budget (o200k)", "headroom")
+	var units []Unit
+	for _, u := range []Unit{UnitTokens, UnitBytes} {
+		if budget[u] != nil {
+			units = append(units, u)
+			if u == UnitTokens {
+				header = append(header, "budget (o200k)", "headroom")
+			} else {
+				header = append(header, "budget (bytes)", "headroom (bytes)")
+			}
+		}
 	}
 	if opts.Baseline != nil {
 		if opts.Baseline.Entries {
@@ -231,9 +272,9 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 		for _, k := range effects {
 			row = append(row, strconv.Itoa(p.Effects[k]))
 		}
-		if len(budget) > 0 {
-			if b, ok := budget[p.Name]; ok {
-				row = append(row, strconv.Itoa(b), strconv.Itoa(b-p.Tokens[O200kBase]))
+		for _, u := range units {
+			if b, ok := budget[u][p.Name]; ok {
+				row = append(row, strconv.Itoa(b), strconv.Itoa(b-p.used(u)))
 			} else {
 				row = append(row, "-", "-")
 			}

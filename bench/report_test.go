@@ -115,18 +115,22 @@ func TestBuildReportNeedsFull(t *testing.T) {
 }
 
 func TestCheckBudgets(t *testing.T) {
-	r := sampleReport(t) // core costs 250 o200k tokens
+	r := sampleReport(t) // core costs 250 o200k tokens in 1200 bytes
 	for _, tc := range []struct {
 		name     string
-		budget   int
-		wantOver int // tokens over, 0 for within
+		unit     Unit
+		limit    int
+		wantOver int // over by, 0 for within
+		wantText string
 	}{
-		{"under budget", 300, 0},
-		{"exactly at budget", 250, 0},
-		{"over budget", 200, 50},
+		{"tokens under budget", UnitTokens, 300, 0, ""},
+		{"tokens exactly at budget", UnitTokens, 250, 0, ""},
+		{"tokens over budget", UnitTokens, 200, 50, "costs 250 o200k_base tokens, 50 over its budget of 200"},
+		{"bytes under budget", UnitBytes, 1500, 0, ""},
+		{"bytes over budget", UnitBytes, 1000, 200, "costs 1200 bytes, 200 over its budget of 1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			over, err := r.CheckBudgets([]Budget{{Profile: "core", Tokens: tc.budget}})
+			over, err := r.CheckBudgets([]Budget{{Profile: "core", Unit: tc.unit, Limit: tc.limit}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,15 +140,18 @@ func TestCheckBudgets(t *testing.T) {
 				}
 				return
 			}
-			if len(over) != 1 || over[0].Tokens-over[0].Budget != tc.wantOver {
+			if len(over) != 1 || over[0].Used-over[0].Limit != tc.wantOver {
 				t.Fatalf("over = %v, want core %d over", over, tc.wantOver)
 			}
-			if msg := over[0].Error(); !strings.Contains(msg, `"core"`) || !strings.Contains(msg, "50 over") {
-				t.Errorf("message %q should name the profile and the excess", msg)
+			if msg := over[0].Error(); !strings.Contains(msg, `"core"`) || !strings.Contains(msg, tc.wantText) {
+				t.Errorf("message %q should name the profile and say %q", msg, tc.wantText)
 			}
 		})
 	}
-	_, err := r.CheckBudgets([]Budget{{Profile: "nope", Tokens: 1}})
+	if _, err := r.CheckBudgets([]Budget{{Profile: "core", Unit: "lines", Limit: 1}}); err == nil || !strings.Contains(err.Error(), `"lines"`) {
+		t.Errorf("unknown unit: err = %v", err)
+	}
+	_, err := r.CheckBudgets([]Budget{{Profile: "nope", Unit: UnitTokens, Limit: 1}})
 	if err == nil || !strings.Contains(err.Error(), "core, full") {
 		t.Errorf("unknown profile: err = %v, want one listing core, full", err)
 	}
@@ -219,7 +226,7 @@ func TestRenderColumnsAndNotes(t *testing.T) {
 		"core":    {Tools: 2, TokensO200k: 500},
 		"retired": {Tools: 9, TokensO200k: 900},
 	}}
-	opts := RenderOptions{Budgets: []Budget{{Profile: "core", Tokens: 300}}, Baseline: base}
+	opts := RenderOptions{Budgets: []Budget{{Profile: "core", Unit: UnitTokens, Limit: 300}, {Profile: "full", Unit: UnitBytes, Limit: 4100}}, Baseline: base}
 	for _, format := range []string{"table", "markdown"} {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -238,6 +245,7 @@ func TestRenderColumnsAndNotes(t *testing.T) {
 				"25.0%", "95.0%", "93.8%", // share, coverage, holdout
 				"destructive", "mutate", "read", // effect kinds
 				"budget (o200k)", "headroom", "50", // 300 - 250
+				"budget (bytes)", "headroom (bytes)", "4100", "100", // full: 4100 - 4000
 				"o200k before", "500", "-250", "-50.0%", "new", // baseline: core halved, full new
 				"gone_tool", // missing tool reported
 				`profile "retired" is in the baseline (old.json) but no longer served`,

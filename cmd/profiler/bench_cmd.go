@@ -33,32 +33,45 @@ const (
 	servedVersion = "0.1.0"
 )
 
-// budgetFlags collects repeated --max-tokens NAME=N.
-type budgetFlags []bench.Budget
+// budgetFlag collects repeated --max-tokens or --max-bytes NAME=N into one
+// list of budgets.
+type budgetFlag struct {
+	unit bench.Unit
+	list *[]bench.Budget
+}
 
-func (b *budgetFlags) String() string {
-	parts := make([]string, len(*b))
-	for i, x := range *b {
-		parts[i] = x.Profile + "=" + strconv.Itoa(x.Tokens)
+func (b budgetFlag) String() string {
+	if b.list == nil {
+		return ""
+	}
+	var parts []string
+	for _, x := range *b.list {
+		if x.Unit == b.unit {
+			parts = append(parts, x.Profile+"="+strconv.Itoa(x.Limit))
+		}
 	}
 	return strings.Join(parts, ",")
 }
 
-func (b *budgetFlags) Set(v string) error {
+func (b budgetFlag) Set(v string) error {
+	what := "o200k_base tokens"
+	if b.unit == bench.UnitBytes {
+		what = "bytes"
+	}
 	name, n, ok := strings.Cut(v, "=")
 	if !ok || name == "" {
 		return fmt.Errorf("%q: want NAME=N, e.g. core=2000", v)
 	}
-	tokens, err := strconv.Atoi(n)
-	if err != nil || tokens < 0 {
-		return fmt.Errorf("%q: N must be a whole number of o200k_base tokens, e.g. %s=2000", v, name)
+	limit, err := strconv.Atoi(n)
+	if err != nil || limit < 0 {
+		return fmt.Errorf("%q: N must be a whole number of %s, e.g. %s=2000", v, what, name)
 	}
-	for _, x := range *b {
-		if x.Profile == name {
-			return fmt.Errorf("%q: profile %q already has a budget", v, name)
+	for _, x := range *b.list {
+		if x.Profile == name && x.Unit == b.unit {
+			return fmt.Errorf("%q: profile %q already has a budget in %s", v, name, what)
 		}
 	}
-	*b = append(*b, bench.Budget{Profile: name, Tokens: tokens})
+	*b.list = append(*b.list, bench.Budget{Profile: name, Unit: b.unit, Limit: limit})
 	return nil
 }
 
@@ -183,8 +196,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	profilesPath := fs.String("profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in); when the default is absent, only the full catalog is measured")
 	format := fs.String("format", "table", "output `format`: table, markdown or json")
 	baselinePath := fs.String("baseline", "", "earlier JSON report or profiles `FILE` to compare against (adds before/after/delta)")
-	var budgets budgetFlags
-	fs.Var(&budgets, "max-tokens", "`NAME=N`: exit 1 when profile NAME costs more than N o200k_base tokens (repeatable)")
+	var budgets []bench.Budget
+	fs.Var(budgetFlag{bench.UnitTokens, &budgets}, "max-tokens", "`NAME=N`: exit 1 when profile NAME's exchange costs more than N o200k_base tokens (repeatable)")
+	fs.Var(budgetFlag{bench.UnitBytes, &budgets}, "max-bytes", "`NAME=N`: exit 1 when profile NAME's exchange is more than N bytes (repeatable)")
 	paginate := fs.Bool("paginate", false, "measure a client that pages tools/list (starting with cursor \""+gateway.StartCursor+"\") instead of one request without cursor")
 	pageSize := fs.Int("page-size", gateway.DefaultPageSize, "tools per page when paging")
 	out := fs.String("out", "", "write the report to `FILE` (atomically) instead of stdout")
@@ -289,7 +303,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	if _, err := report.CheckBudgets(budgets); err != nil {
-		return usagef("bench: --max-tokens: %v", err)
+		return usagef("bench: --max-tokens/--max-bytes: %v", err)
 	}
 
 	var buf bytes.Buffer
