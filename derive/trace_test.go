@@ -61,6 +61,10 @@ func TestReadTraceMatchesTelemetry(t *testing.T) {
 			t.Errorf("session %s: got %+v, telemetry %+v", u.Session.ID, g, u)
 		}
 	}
+	// A denied call is demand: its tool is in the session's set.
+	if s4 := got[3]; !slices.Contains(s4.Tools, "x") || s4.Profile != "core" {
+		t.Errorf("denied call not counted as demand: %+v", s4)
+	}
 	if st.UnknownOutcomes != unknown || unknown != 1 {
 		t.Errorf("unknown outcomes %d, telemetry %d", st.UnknownOutcomes, unknown)
 	}
