@@ -122,6 +122,17 @@ type Options struct {
 	OnProgress func(ctx context.Context, server string, p *mcp.ProgressNotificationParams)
 	// OnLog receives the server's notifications/message.
 	OnLog func(ctx context.Context, server string, p *mcp.LoggingMessageParams)
+	// ProtocolVersion is the MCP version offered to upstreams; "" offers
+	// the SDK's latest, and an upstream may negotiate an older one.
+	ProtocolVersion string
+	// OnElicit answers the server's elicitation/create requests (the
+	// gateway asks its own client); servers send them on protocol versions
+	// before 2026-07-28, after which they return input requests instead. Nil: toolprof does not advertise
+	// elicitation and such requests fail.
+	OnElicit func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// OnCreateMessage answers the server's sampling/createMessage requests
+	// the same way.
+	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	// Logger records connection events (never resolved values).
 	Logger *slog.Logger
 }
@@ -185,7 +196,7 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 			go f(name)
 		}
 	}
-	c.client = mcp.NewClient(o.Implementation, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		// Input-required results (SEP-2322) go back to the caller, whose
 		// client answers them and retries with InputResponses.
 		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
@@ -202,7 +213,19 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 				o.OnLog(ctx, name, r.Params)
 			}
 		},
-	})
+	}
+	// Set only when given: a handler makes the SDK advertise the capability.
+	if o.OnElicit != nil {
+		copts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return o.OnElicit(ctx, name, r.Params)
+		}
+	}
+	if o.OnCreateMessage != nil {
+		copts.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) { //lint:ignore SA1019 upstreams still sample
+			return o.OnCreateMessage(ctx, name, r.Params)
+		}
+	}
+	c.client = mcp.NewClient(o.Implementation, copts)
 	return c
 }
 
@@ -233,7 +256,7 @@ func (c *Client) connect(ctx context.Context) error {
 	if err != nil {
 		return c.recordFailure(err)
 	}
-	cs, err := c.client.Connect(ctx, t, nil)
+	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
 	if err != nil {
 		return c.recordFailure(err)
 	}

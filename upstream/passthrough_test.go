@@ -233,3 +233,45 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 		t.Errorf("retry answered %q", got)
 	}
 }
+
+func TestServerRequestsReachHandlers(t *testing.T) {
+	bin := testupstream.EverythingServer(t)
+	var mu sync.Mutex
+	var asked []string
+	// Servers make these requests on the protocol before 2026-07-28.
+	s := startSet(t, `{"mcpServers": {"a": `+stdioEntry(bin, nil)+`}}`, nil, SetOptions{Client: Options{
+		ProtocolVersion: "2025-11-25",
+		OnElicit: func(_ context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, server+":elicit:"+p.Message)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada"}}, nil
+		},
+		OnCreateMessage: func(_ context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			mu.Lock()
+			asked = append(asked, server+":sample:"+p.Messages[0].Content.(*mcp.TextContent).Text)
+			mu.Unlock()
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "forty-two"}}, nil
+		},
+	}})
+	ctx := context.Background()
+	res, err := call(ctx, s, "test_elicitation", `{"message": "who?"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); got != "Elicitation result: action=accept, content=map[username:ada]" {
+		t.Errorf("elicitation tool answered %q", got)
+	}
+	res, err = call(ctx, s, "test_sampling", `{"prompt": "meaning?"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); got != "LLM response: forty-two" {
+		t.Errorf("sampling tool answered %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(asked, []string{"a:elicit:who?", "a:sample:meaning?"}) {
+		t.Errorf("handlers saw %q", asked)
+	}
+}
