@@ -1,0 +1,100 @@
+//go:build eval
+
+package groups
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// sharedData is the real data beside the project (see its README).
+const sharedData = "../../shared/data"
+
+// TestEvalRealData derives groups on the real traces and checks issue 9's
+// targets on the held-out part of bfcl-multi-turn; tau-airline's figures
+// are reported. Run with: go test -tags eval ./groups/ -run Eval -v
+func TestEvalRealData(t *testing.T) {
+	counter, err := bench.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		target bool
+	}{{"bfcl-multi-turn", true}, {"tau-airline", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, err := catalog.Load(filepath.Join(sharedData, "catalogs", tc.name+".json"))
+			if err != nil {
+				t.Skipf("real data not available: %v", err)
+			}
+			raw, err := os.ReadFile(filepath.Join(sharedData, "traces", tc.name+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts, _, err := telemetry.DecodeTrace(bytes.NewReader(raw), tc.name, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sessions []Session
+			var dsessions []derive.Session
+			for _, u := range telemetry.UsageFromTrace(ts) {
+				sessions = append(sessions, FromUsage(u))
+				dsessions = append(dsessions, derive.Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile})
+			}
+			costs, err := bench.ToolCosts(cat.Tools, counter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dtools := make([]derive.Tool, len(costs))
+			for i, c := range costs {
+				dtools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+			}
+			dres, err := derive.Derive(dsessions, derive.Config{Tools: dtools, Specs: derive.DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: derive.DefaultTarget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bases []Base
+			for _, p := range dres.Profiles[:len(dres.Profiles)-1] {
+				bases = append(bases, Base{Name: p.Name, Tools: p.Tools})
+			}
+			res, err := Choose(sessions, Config{Catalog: cat.Tools, Counter: counter, Holdout: DefaultHoldout, Bases: bases})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var table, js bytes.Buffer
+			if err := res.WriteTable(&table); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s\n%s", tc.name, table.String())
+			if err := res.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			f := dres.File()
+			if err := res.Apply(f, DefaultProfile); err != nil {
+				t.Fatal(err)
+			}
+			if err := profiles.Encode(&bytes.Buffer{}, f); err != nil {
+				t.Fatalf("the file with groups does not encode: %v", err)
+			}
+			h := res.Holdout
+			t.Logf("%s held-out: %d sessions, %.1f tokens/session = %.1f%% of full (%d), %.2fx the used-tools floor (%.1f); switches mean %.2f, p95 %d; %.1f%% need none",
+				tc.name, h.Sessions, h.MeanTokens, 100*h.ShareOfFull, h.FullTokens, h.OverFloor, h.FloorTokens, h.MeanSwitches, h.P95Switches, 100*h.NoSwitchShare)
+			if tc.target {
+				if h.ShareOfFull > 0.25 {
+					t.Errorf("held-out expected tokens %.1f%% of full, want at most 25%%", 100*h.ShareOfFull)
+				}
+				if h.MeanSwitches > 1.5 {
+					t.Errorf("held-out mean switches %.2f, want at most 1.5", h.MeanSwitches)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,142 @@
+package groups
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// FromUsage converts a telemetry session's usage, switches included.
+func FromUsage(u telemetry.Usage) Session {
+	s := Session{Tools: u.Tools, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration}
+	for _, sw := range u.Session.Switches {
+		s.Switches = append(s.Switches, sw.Group)
+	}
+	return s
+}
+
+// WriteTable prints the result for a person: the chosen layout, then the
+// figures on both parts, then the static candidates.
+func (r *Result) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "base from %s (resolution %g): %d tools, %d tokens; enable_tools %d tokens; %d groups\n",
+		r.BaseFrom, r.Resolution, len(r.Base), r.BaseTokens, r.EnableTokens, len(r.Groups))
+	if len(r.Groups) > 0 {
+		fmt.Fprintln(tw, "group\ttools\ttokens\tswitch exchange\tdescription")
+		for i, g := range r.Groups {
+			f := r.GroupFigures[i]
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", g.Name, f.Tools, f.Tokens, f.ExchangeTokens, g.Description)
+		}
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "part\tsessions\ttokens/session\tof full\tx floor\twire tokens/session\tswitches mean\tp95\tno switch\tserved full")
+	for _, row := range []struct {
+		name string
+		f    Figures
+	}{{"derive", r.Derive}, {"held-out", r.Holdout}} {
+		f := row.f
+		if f.Sessions == 0 {
+			fmt.Fprintf(tw, "%s\t0\tnot evaluable\t\t\t\t\t\t\t\n", row.name)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f%%\t%.2f\t%.1f\t%.2f\t%d\t%.1f%%\t%d\n", row.name, f.Sessions, f.MeanTokens, 100*f.ShareOfFull,
+			f.OverFloor, f.MeanTokensWire, f.MeanSwitches, f.P95Switches, 100*f.NoSwitchShare, f.Fallback)
+	}
+	if len(r.Static) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "static profile\ttools\ttokens\tof full\theld-out coverage")
+		for _, s := range r.Static {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f%%\t%.1f%%\n", s.Name, s.Tools, s.Tokens, 100*s.ShareOfFull, 100*s.HoldoutCoverage)
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteJSON writes the result as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// DefaultProfile is the name of the grouped profile Apply adds.
+const DefaultProfile = "lean"
+
+// Apply writes the groups into f: File.Groups (sorted by name), and the
+// chosen base as the profile offering them. When a profile of f holds
+// exactly the base's tools that profile offers the groups; otherwise a
+// profile called name is added (an existing profile of that name with other
+// tools is an error). The file's default is left as it is. Without groups
+// (full won) f is left unchanged.
+func (r *Result) Apply(f *profiles.File, name string) error {
+	if len(r.Groups) == 0 {
+		return nil
+	}
+	names := make([]string, len(r.Groups))
+	for i, g := range r.Groups {
+		names[i] = g.Name
+	}
+	for _, g := range f.Groups {
+		if slices.Contains(names, g.Name) {
+			return fmt.Errorf("groups: the file already defines group %q", g.Name)
+		}
+	}
+	base := slices.Sorted(slices.Values(r.Base))
+	target := -1
+	for i, p := range f.Profiles {
+		if p.Name != profiles.FullProfile && slices.Equal(slices.Sorted(slices.Values(p.Tools)), base) {
+			target = i
+			break
+		}
+	}
+	if target < 0 {
+		for _, p := range f.Profiles {
+			if p.Name == name {
+				return fmt.Errorf("groups: profile %q exists with other tools than the chosen base; name the grouped profile otherwise", name)
+			}
+		}
+		p := profiles.Profile{Name: name, Tools: base}
+		m := &profiles.Measured{Sessions: r.Derive.Sessions, HoldoutSessions: r.Holdout.Sessions, Tools: len(base), TokensO200k: r.BaseTokens}
+		// A grouped profile's coverage is the share served without a
+		// switch; the bytes of its base are not priced here.
+		if r.Derive.Sessions > 0 {
+			v := round4(r.Derive.NoSwitchShare)
+			m.Coverage = &v
+		} else {
+			m.NotEvaluable = append(m.NotEvaluable, "coverage")
+		}
+		if h := r.Holdout; h.Sessions > 0 {
+			v := round4(h.NoSwitchShare)
+			m.HoldoutCoverage = &v
+			lo, hi := derive.Wilson(int(h.NoSwitchShare*float64(h.Sessions)+0.5), h.Sessions)
+			m.HoldoutCI = []float64{round4(lo), round4(hi)}
+		} else {
+			m.NotEvaluable = append(m.NotEvaluable, "holdout_ci", "holdout_coverage")
+		}
+		p.Measured = m
+		f.Profiles = append(f.Profiles, p)
+		target = len(f.Profiles) - 1
+	}
+	f.Profiles[target].Groups = names
+	f.Groups = append(f.Groups, r.Groups...)
+	slices.SortFunc(f.Groups, func(a, b profiles.Group) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return nil
+}
+
+func round4(v float64) float64 {
+	return float64(int64(v*1e4+0.5)) / 1e4
+}
