@@ -19,7 +19,7 @@ vet:
 
 # make test: vet, the Go suite with the race detector, then the end-to-end
 # suite with real Node clients (installed from the pinned lockfile).
-test: vet test-go test-e2e
+test: vet e2e-deps test-go test-e2e
 
 test-go:
 	$(GO) test -race -count=1 -timeout 20m ./...
