@@ -10,6 +10,21 @@ import (
 // tool result. It travels in the result's structuredContent, and its message
 // (followed by the envelope as JSON) as text content, so that clients which
 // read only text still see it.
+//
+// The documented codes (also in docs/errors.md; each is produced by a test,
+// and TestEveryDocumentedCodeIsProduced checks this list against that file):
+//
+//	code                        category    retryable  when
+//	tool_not_in_profile         policy      no         the session's profile excludes the tool
+//	read_only                   policy      no         a mutate or destructive tool in a read-only session
+//	operating_context_rejected  policy      no         the operating context's registry refused a write
+//	invalid_arguments           validation  no         arguments are not a JSON object, or get_operating_context's are wrong
+//	upstream_unavailable        upstream    yes        the upstream could not run the call
+//
+// In none of these cases does the call reach the upstream's tool (for
+// upstream_unavailable it was sent but not answered). Protocol errors stay
+// JSON-RPC errors, as MCP defines them: an unknown tool, missing params and
+// a bad tools/list cursor are -32602 (invalid params), not envelopes.
 type Envelope struct {
 	Code             string   `json:"code"`
 	Message          string   `json:"message"`
@@ -29,12 +44,27 @@ const (
 	// connection failed or closed, or it is a recorded catalog that cannot run
 	// tools). Category "upstream", retryable.
 	CodeUpstreamUnavailable = "upstream_unavailable"
+	// CodeReadOnly: the session is served read-only (--read-only, or a
+	// read_only profile) and the tool is not read or evaluate. The call never
+	// reaches the upstream. Category "policy", not retryable.
+	CodeReadOnly = "read_only"
+	// CodeInvalidArguments: the call's arguments are not a JSON object (or,
+	// for get_operating_context, not what it accepts). The call never reaches
+	// the upstream. Category "validation", not retryable as is.
+	CodeInvalidArguments = "invalid_arguments"
 )
+
+// Codes lists every envelope code the gateway produces, in documentation
+// order.
+func Codes() []string {
+	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeInvalidArguments, CodeUpstreamUnavailable}
+}
 
 // Envelope categories.
 const (
-	CategoryPolicy   = "policy"
-	CategoryUpstream = "upstream"
+	CategoryPolicy     = "policy"
+	CategoryUpstream   = "upstream"
+	CategoryValidation = "validation"
 )
 
 // result turns the envelope into an isError tool result.

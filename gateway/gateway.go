@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -82,6 +83,13 @@ type Options struct {
 	IdleTimeout time.Duration
 	// Logger receives the gateway's log; nil discards it.
 	Logger *slog.Logger
+	// ReadOnly serves only read and evaluate tools in every profile: others
+	// are neither listed nor callable (refused with CodeReadOnly). A profile
+	// with read_only set is read-only whatever this says.
+	ReadOnly bool
+	// OperatingContext is the operator's sidecar (package opcontext); nil
+	// runs without one.
+	OperatingContext *opcontext.Source
 }
 
 // Gateway serves one upstream under profiles.
@@ -90,6 +98,8 @@ type Gateway struct {
 	logger      *slog.Logger
 	resolved    *profiles.Resolved
 	tools       map[string]*mcp.Tool // every upstream tool by name
+	served      map[string]*mcp.Tool // the same as listed: with the effect in _meta
+	listed      map[string][]string  // per profile, the tools listed and callable (sorted)
 	catalogHash string
 	cursorKey   []byte
 	explore     string // the profile exploration sessions get
@@ -175,6 +185,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: max profile %q: %w", opts.MaxProfile, g.unknownProfile(opts.MaxProfile))
 		}
 	}
+	g.served = servedTools(list, resolved)
+	g.listed = g.listedTools()
 	g.explore = g.explorationProfile()
 	for _, w := range resolved.Warnings {
 		logger.Warn("profiles", "warning", w)

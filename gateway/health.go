@@ -19,6 +19,11 @@ type Health struct {
 	Upstream     UpstreamHealth `json:"upstream"`
 	Telemetry    string         `json:"telemetry"`
 	OpenSessions int            `json:"open_sessions"`
+	// ReadOnly is set when every profile is served read-only (--read-only).
+	ReadOnly bool `json:"read_only"`
+	// OperatingContext describes the sidecar; absent when the gateway runs
+	// without one.
+	OperatingContext *ContextHealth `json:"operating_context,omitempty"`
 }
 
 // UpstreamHealth describes the upstream as last seen.
@@ -41,6 +46,9 @@ func (g *Gateway) Health() Health {
 		Upstream:     UpstreamHealth{State: "serving", Tools: len(g.tools), CatalogHash: g.catalogHash},
 		Telemetry:    "off",
 		OpenSessions: open,
+		ReadOnly:     g.opts.ReadOnly,
+
+		OperatingContext: contextHealth(g.opts.OperatingContext),
 	}
 	if h.Warnings == nil {
 		h.Warnings = []string{}

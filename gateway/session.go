@@ -76,9 +76,10 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 	}
 }
 
-// instructions are what a session is told about the server: its profile's.
+// instructions are what a session is told about the server: its profile's,
+// then the operating context's summary as the sidecar reads now.
 func (g *Gateway) instructions(s *session) string {
-	return g.resolved.Profiles[s.profile].Instructions
+	return contextInstructions(g.opts.OperatingContext, g.resolved.Profiles[s.profile].Instructions)
 }
 
 // session returns the state of the request's session, creating it (and a
@@ -122,6 +123,24 @@ func (g *Gateway) newSessionID() string {
 		return g.opts.Recorder.NewSessionID()
 	}
 	return rand.Text()
+}
+
+// clientName is the client's name from its handshake ("" before it).
+func (s *session) clientName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec.ClientName
+}
+
+// toolErrorText joins the text content of a tool error.
+func toolErrorText(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // noted reports whether the client's protocol version is known.
@@ -201,7 +220,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		cursor = p.Cursor
 	}
-	allowed := g.resolved.Profiles[s.profile].Tools // sorted by name
+	allowed := g.listed[s.profile] // sorted by name
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
 	names := allowed
 	if cursor != "" {
@@ -217,10 +236,11 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 		}
 	}
 	for _, n := range names {
-		if t, ok := g.tools[n]; ok {
+		if t, ok := g.served[n]; ok {
 			res.Tools = append(res.Tools, t)
 		}
 	}
+	g.withContextTool(g.opts.OperatingContext, res)
 	s.mu.Lock()
 	s.rec.ToolsListPages++
 	s.mu.Unlock()
@@ -249,6 +269,29 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		g.recordCall(s, call)
 	}()
 
+	if env, ok := checkArguments(params.Name, params.Arguments); !ok {
+		call.Outcome = telemetry.OutcomeDenied
+		return env.result(), nil
+	}
+	oc := g.opts.OperatingContext
+	if r, ok, err := g.contextTool(oc, params); ok {
+		if err != nil {
+			call.Outcome = telemetry.OutcomeToolError
+			return nil, err
+		}
+		call.Outcome = telemetry.OutcomeOK
+		if r.IsError {
+			call.Outcome = telemetry.OutcomeDenied
+			return Envelope{
+				Code:             CodeInvalidArguments,
+				Message:          toolErrorText(r),
+				Retryable:        false,
+				Category:         CategoryValidation,
+				SuggestedActions: []string{"call " + params.Name + " with {} for the preview, or {\"section\": NAME} with a section the preview lists"},
+			}.result(), nil
+		}
+		return r, nil
+	}
 	if _, ok := g.tools[params.Name]; !ok {
 		call.Outcome = telemetry.OutcomeUnknownTool
 		return nil, &jsonrpc.Error{
@@ -256,11 +299,30 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 			Message: fmt.Sprintf("unknown tool %q: the upstream offers no tool of that name", params.Name),
 		}
 	}
+	if g.readOnly(s.profile) && !g.effect(params.Name).Kind.ReadOnly() {
+		call.Outcome = telemetry.OutcomeDenied
+		return g.refusedReadOnly(s.profile, params.Name).result(), nil
+	}
 	if !g.resolved.Allowed(s.profile, params.Name) {
 		call.Outcome = telemetry.OutcomeDenied
 		return g.notInProfile(s.profile, params.Name).result(), nil
 	}
-	out, err := g.opts.Upstream.CallTool(ctx, params)
+	if !s.noted() {
+		s.noteClient(req, "") // a session that skipped server/discover
+	}
+	fwd, refused, d, err := g.contextCheck(ctx, oc, s.clientName(), params)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		call.Outcome = telemetry.OutcomeCancelled
+		return nil, err
+	case err != nil:
+		call.Outcome = telemetry.OutcomeDenied
+		return nil, err
+	case refused != nil:
+		call.Outcome = telemetry.OutcomeDenied
+		return refused, nil
+	}
+	out, err := g.opts.Upstream.CallTool(ctx, fwd)
 	switch {
 	case err == nil && out.IsError:
 		call.Outcome = telemetry.OutcomeToolError
@@ -284,6 +346,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 			SuggestedActions: []string{"retry the call later", "check the gateway's health output for the upstream's state"},
 		}.result(), nil
 	}
+	d.Annotate(out)
 	if out.Content == nil {
 		out.Content = []mcp.Content{} // [] rather than null on the wire
 	}
