@@ -32,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -82,6 +83,8 @@ type config struct {
 	maxProfile   string
 	health       bool
 	replica      string
+	readOnly     bool
+	budget       handshakeBudget
 	upstream     []string
 }
 
@@ -104,6 +107,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.StringVar(&c.maxProfile, "max-profile", "", "ceiling `NAME`: never serve a profile with a tool outside this profile")
 	fset.BoolVar(&c.health, "health", false, "print the health report as JSON and exit")
 	fset.StringVar(&c.replica, "replica", "", "replica `NAME` in session IDs (default: host name and process ID)")
+	fset.BoolVar(&c.readOnly, "read-only", false, "list and run only read and evaluate tools; refuse others (envelope code read_only)")
+	fset.IntVar(&c.budget.tokens, "max-handshake-tokens", 0, "refuse to start when the served profile's initialize + tools/list exchange costs more than `N` o200k_base tokens (0: no limit)")
+	fset.IntVar(&c.budget.bytes, "max-handshake-bytes", 0, "refuse to start when that exchange is more than `N` bytes (0: no limit)")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -119,6 +125,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.explore < 0 || c.explore > 1 {
 		return nil, usagef("--explore %v: must be between 0 and 1", c.explore)
+	}
+	if c.budget.tokens < 0 {
+		return nil, usagef("--max-handshake-tokens %d: must not be negative (0: no limit)", c.budget.tokens)
+	}
+	if c.budget.bytes < 0 {
+		return nil, usagef("--max-handshake-bytes %d: must not be negative (0: no limit)", c.budget.bytes)
 	}
 	if c.rotate < 0 {
 		return nil, usagef("--rotate %v: must not be negative", c.rotate)
@@ -159,6 +171,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c.profile == "" {
 		c.profile = os.Getenv("TOOLPROF_PROFILE")
 	}
+	// Read once now, so that an invalid sidecar logs its warning at start;
+	// the gateway rereads it on every use.
+	home, _ := os.UserHomeDir()
+	oc := opcontext.New(os.LookupEnv, home, logger)
+	oc.Active()
 
 	set, err := profiles.Load(c.profilesPath)
 	switch {
@@ -199,6 +216,31 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "server: warning:", w)
 	}
 
+	opts := gateway.Options{
+		Upstream:         up,
+		Tools:            tools,
+		Profiles:         resolved,
+		PageSize:         c.pageSize,
+		ServerName:       "toolprof",
+		ServerVersion:    version,
+		Explore:          c.explore,
+		MaxProfile:       c.maxProfile,
+		CursorKey:        key,
+		Logger:           logger,
+		ReadOnly:         c.readOnly,
+		OperatingContext: oc,
+	}
+	if c.budget.set() {
+		if err := checkHandshake(ctx, opts, resolved.Default, c.budget, stderr); err != nil {
+			up.Close()
+			var pe *gateway.ProfileError
+			if errors.As(err, &pe) {
+				return usageError{err}
+			}
+			return err
+		}
+	}
+
 	var rec gateway.Recorder
 	var closeRec func() error
 	if !c.health {
@@ -209,19 +251,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		rec, closeRec = r, r.Close
 	}
-	g, err := gateway.New(ctx, gateway.Options{
-		Upstream:      up,
-		Tools:         tools,
-		Profiles:      resolved,
-		PageSize:      c.pageSize,
-		Recorder:      rec,
-		ServerName:    "toolprof",
-		ServerVersion: version,
-		Explore:       c.explore,
-		MaxProfile:    c.maxProfile,
-		CursorKey:     key,
-		Logger:        logger,
-	})
+	opts.Recorder = rec
+	g, err := gateway.New(ctx, opts)
 	if err != nil {
 		up.Close()
 		if closeRec != nil {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/testupstream"
+	"github.com/toolprof/toolprof/opcontext"
 )
 
 // Built once in TestMain: the server under test and its real upstream.
@@ -48,6 +49,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Every server under test reads its operating-context sidecar from a
+	// missing file unless a test names another: the real home is never read.
+	os.Setenv(opcontext.EnvPath, filepath.Join(dir, "no-operating-context.toml"))
 	bins.server = filepath.Join(dir, "server")
 	bins.everything = filepath.Join(dir, "everything-server")
 	var wg sync.WaitGroup
@@ -117,6 +121,12 @@ var modes = []mode{overStdio, overHTTP}
 // (for HTTP, to path, e.g. "/mcp" or "/mcp/full").
 func start(t *testing.T, m mode, path string, protocol string, flags ...string) *served {
 	t.Helper()
+	return startEnv(t, m, path, protocol, nil, flags...)
+}
+
+// startEnv is start with env added to the server's environment.
+func startEnv(t *testing.T, m mode, path string, protocol string, env []string, flags ...string) *served {
+	t.Helper()
 	dir := t.TempDir()
 	s := &served{upstream: filepath.Join(dir, "upstream.log"), telemetry: filepath.Join(dir, "telemetry"), stderr: &syncBuffer{}}
 	args := append([]string{"--profiles", profilesFile, "--telemetry", s.telemetry}, flags...)
@@ -126,6 +136,7 @@ func start(t *testing.T, m mode, path string, protocol string, flags ...string) 
 	args = append(args, upstreamArgs(s.upstream)...)
 	cmd := exec.Command(bins.server, args...)
 	cmd.Env = append(os.Environ(), "TOOLPROF_CURSOR_KEY="+cursorKeyHex)
+	cmd.Env = append(cmd.Env, env...) // the last value of a key wins
 	s.cmd = cmd
 	var transport mcp.Transport
 	switch m {
