@@ -1,5 +1,7 @@
 package derive
 
+import "slices"
+
 // The Lagrangian relaxation of "cover at least need sessions at least cost"
 // moves the coverage constraint into the objective with a price mu (tokens
 // per session): maximise mu*covered - cost. For a fixed mu that relaxed
@@ -11,47 +13,76 @@ package derive
 // point it returns is optimal for its own coverage. mu is kept rational
 // (num/den) so that all capacities are integers and the cut is exact.
 
-// closure solves the relaxed problem at mu = num/den over the signatures not
-// already covered by the pinned tools, and returns the pinned tools plus the
-// bought ones.
-func (s *solver) closure(base *state, num, den int64) *state {
-	var sigs []int
+// closureGraph is the flow network of the relaxed problem, built once per
+// solver (the pinned tools never change) and re-priced for each mu.
+type closureGraph struct {
+	f        *flow
+	orig     []int64 // capacities with the priced edges at zero
+	sigs     []int   // signature of node 2+k
+	tools    []int   // tool of node 2+len(sigs)+k
+	srcEdge  []int   // edge index of source -> signature k
+	sinkEdge []int   // edge index of tool k -> sink
+}
+
+func (s *solver) closureGraph(base *state) *closureGraph {
+	if s.cg != nil {
+		return s.cg
+	}
+	g := &closureGraph{}
 	for i := range s.sigs {
 		if base.missCount[i] > 0 {
-			sigs = append(sigs, i)
+			g.sigs = append(g.sigs, i)
 		}
 	}
 	toolNode := make(map[int]int)
-	var tools []int
-	for _, i := range sigs {
+	for _, i := range g.sigs {
 		for _, t := range s.sigs[i].Tools {
 			if base.in[t] {
 				continue
 			}
 			if _, ok := toolNode[t]; !ok {
-				toolNode[t] = 2 + len(sigs) + len(tools)
-				tools = append(tools, t)
+				toolNode[t] = 2 + len(g.sigs) + len(g.tools)
+				g.tools = append(g.tools, t)
 			}
 		}
 	}
-	f := newFlow(2 + len(sigs) + len(tools))
+	g.f = newFlow(2 + len(g.sigs) + len(g.tools))
 	const inf = int64(1) << 62
-	for k, i := range sigs {
-		f.edge(0, 2+k, int64(s.w[i])*num)
+	for k, i := range g.sigs {
+		g.srcEdge = append(g.srcEdge, len(g.f.to))
+		g.f.edge(0, 2+k, 0)
 		for _, t := range s.sigs[i].Tools {
 			if !base.in[t] {
-				f.edge(2+k, toolNode[t], inf)
+				g.f.edge(2+k, toolNode[t], inf)
 			}
 		}
 	}
-	for _, t := range tools {
-		f.edge(toolNode[t], 1, int64(s.costs[t])*den)
+	for _, t := range g.tools {
+		g.sinkEdge = append(g.sinkEdge, len(g.f.to))
+		g.f.edge(toolNode[t], 1, 0)
 	}
-	f.maxflow(0, 1)
-	reach := f.reachable(0)
+	g.orig = slices.Clone(g.f.cap)
+	s.cg = g
+	return g
+}
+
+// closure solves the relaxed problem at mu = num/den over the signatures not
+// already covered by the pinned tools, and returns the pinned tools plus the
+// bought ones. base must be the pinned-only state.
+func (s *solver) closure(base *state, num, den int64) *state {
+	g := s.closureGraph(base)
+	copy(g.f.cap, g.orig)
+	for k, i := range g.sigs {
+		g.f.cap[g.srcEdge[k]] = int64(s.w[i]) * num
+	}
+	for k, t := range g.tools {
+		g.f.cap[g.sinkEdge[k]] = int64(s.costs[t]) * den
+	}
+	g.f.maxflow(0, 1)
+	reach := g.f.reachable(0)
 	st := base.clone()
-	for _, t := range tools {
-		if reach[toolNode[t]] {
+	for k, t := range g.tools {
+		if reach[2+len(g.sigs)+k] {
 			st.add(t)
 		}
 	}
@@ -116,6 +147,13 @@ type FrontierPoint struct {
 // minimum cut (Eisner-Severance: each new mu is the slope between two known
 // corners).
 func Frontier(p Problem) ([]FrontierPoint, error) {
+	return frontier(p, 64)
+}
+
+// frontier finds corners by recursive bisection at most depth levels deep:
+// every point returned is an exact corner, but a shallow depth may skip
+// some (at most 2^depth - 1 cuts are solved).
+func frontier(p Problem, maxDepth int) ([]FrontierPoint, error) {
 	s, err := newSolver(p, Options{})
 	if err != nil {
 		return nil, err
@@ -132,7 +170,7 @@ func Frontier(p Problem) ([]FrontierPoint, error) {
 	var walk func(a, b *state, depth int)
 	walk = func(a, b *state, depth int) {
 		num, den := int64(b.cost-a.cost), int64(b.covered-a.covered)
-		if den <= 0 || depth > 64 {
+		if den <= 0 || depth >= maxDepth {
 			return
 		}
 		m := s.closure(base, num, den)

@@ -45,7 +45,7 @@ func (res *Result) Plot(w io.Writer) error {
 	xy := func(cost, covered int) plotter.XY {
 		return plotter.XY{X: float64(cost) / float64(full), Y: float64(covered) / float64(total)}
 	}
-	front, err := Frontier(res.Problem)
+	front, err := frontier(res.Problem, 6) // at most 63 cuts: enough corners to draw
 	if err != nil {
 		return err
 	}
@@ -55,9 +55,13 @@ func (res *Result) Plot(w io.Writer) error {
 	}
 	// The hull's corners are exact but the frontier between them need not
 	// be convex: the solver's own points at a grid of targets fill it in.
+	// Local search is cut short here (the plot shows the frontier's shape;
+	// the profiles themselves get the full search).
+	opt := res.options
+	opt.SearchWork = 1e6
 	var spts plotter.XYs
 	for k := 1; k <= 20; k++ {
-		sol, err := Solve(res.Problem, float64(k)/20, res.options)
+		sol, err := Solve(res.Problem, float64(k)/20, opt)
 		if err != nil {
 			return err
 		}

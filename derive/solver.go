@@ -78,6 +78,7 @@ type solver struct {
 	total   int
 	opt     Options
 	work    int // remaining destroy-and-repair budget
+	cg      *closureGraph
 }
 
 func newSolver(p Problem, opt Options) (*solver, error) {
