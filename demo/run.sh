@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# demo/run.sh: the whole toolprof loop on this machine, offline, in about a
+# minute. Called by `make demo` after `make build`; see docs/operating.md.
+#
+#   1. dump the everything-server's tools/list catalog (profiler catalog)
+#   2. start the gateway over streamable HTTP on a free loopback port in
+#      front of the everything-server, with no profiles yet (every session
+#      sees every tool, as on day one) and a fresh telemetry directory
+#   3. replay demo/trace.jsonl through it (profiler replay), one real MCP
+#      session per line, with the calls' recorded arguments
+#   4. stop the gateway with SIGTERM (telemetry is flushed on the way out)
+#   5. profiler stats, profiler derive (profiles, summary, frontier plot),
+#      profiler bench (token cost of each profile's initialize + tools/list)
+#   6. rehearse the derived profiles: profiler check, then a second replay
+#      against the gateway serving them (refused calls are counted as denied)
+#
+# Outputs, all under $DEMO_OUT (default out/demo):
+#   catalog.json               the upstream's tools/list result
+#   telemetry/                 the recorded sessions (bbolt segments)
+#   profiles.generated.toml    the derived profiles (core, standard, full)
+#   summary.md                 derive's change summary (the PR body)
+#   frontier.png               cost / coverage frontier, profiles marked
+#   report.md                  profiler bench --format markdown
+#   replay.json, rehearsal.json  the two replays' outcomes
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin}
+OUT=${DEMO_OUT:-out/demo}
+TRACE=${DEMO_TRACE:-demo/trace.jsonl}
+CONCURRENCY=${DEMO_CONCURRENCY:-8}
+
+for b in server profiler everything-server; do
+	[[ -x "$BIN/$b" ]] || { echo "demo: $BIN/$b missing: run make build (or make demo)" >&2; exit 1; }
+done
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+server_pid=""
+stop_server() {
+	if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+		kill -TERM "$server_pid"
+		wait "$server_pid" || { echo "demo: gateway exited with status $? on SIGTERM; its log: $1" >&2; return 1; }
+	fi
+	server_pid=""
+}
+trap 'stop_server /dev/null || true' EXIT
+trap 'exit 130' INT TERM
+
+# start_server LOG ARGS...: starts the gateway on a free loopback port and
+# sets $endpoint from the address it prints.
+start_server() {
+	local log=$1
+	shift
+	"$BIN/server" --http 127.0.0.1:0 "$@" 2>"$log" &
+	server_pid=$!
+	endpoint=""
+	for _ in $(seq 1 300); do
+		endpoint=$(sed -n 's|.* on \(http://127\.0\.0\.1:[0-9]*/mcp\)$|\1|p' "$log" | head -n 1)
+		[[ -n "$endpoint" ]] && return 0
+		kill -0 "$server_pid" 2>/dev/null || { echo "demo: gateway failed to start:" >&2; cat "$log" >&2; exit 1; }
+		sleep 0.1
+	done
+	echo "demo: gateway printed no address within 30 s; its log:" >&2
+	cat "$log" >&2
+	exit 1
+}
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "catalog of the everything-server"
+"$BIN/profiler" catalog --out "$OUT/catalog.json" -- "$BIN/everything-server"
+
+step "gateway on HTTP, no profiles yet: every session sees every tool"
+# The profiles file does not exist yet: the gateway serves every tool as
+# profile "full", so the telemetry shows the demand for every tool.
+start_server "$OUT/server.log" --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/telemetry" -- "$BIN/everything-server"
+echo "gateway at $endpoint (pid $server_pid)" >&2
+
+step "replay $TRACE through the gateway"
+"$BIN/profiler" replay --trace "$TRACE" --url "$endpoint" --concurrency "$CONCURRENCY" | tee "$OUT/replay.txt"
+
+step "stop the gateway (SIGTERM: telemetry flushed)"
+stop_server "$OUT/server.log"
+
+step "profiler stats"
+"$BIN/profiler" stats --telemetry "$OUT/telemetry"
+
+step "profiler derive: profiles from the measured sessions"
+"$BIN/profiler" derive --telemetry "$OUT/telemetry" --catalog "$OUT/catalog.json" \
+	--out "$OUT/profiles.generated.toml" --plot "$OUT/frontier.png" --summary markdown >"$OUT/summary.md"
+cat "$OUT/summary.md"
+
+step "profiler bench: tokens of each profile's initialize + tools/list exchange"
+"$BIN/profiler" bench --profiles "$OUT/profiles.generated.toml" --catalog "$OUT/catalog.json" --format markdown >"$OUT/report.md"
+
+step "rehearsal: which trace sessions the derived default profile would refuse (no server)"
+"$BIN/profiler" check --profiles "$OUT/profiles.generated.toml" --catalog "$OUT/catalog.json" --trace "$TRACE" --refused-only | tee "$OUT/check.txt"
+
+step "rehearsal: the same trace replayed against the gateway serving the derived profiles"
+start_server "$OUT/rehearsal-server.log" --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/rehearsal-telemetry" -- "$BIN/everything-server"
+"$BIN/profiler" replay --trace "$TRACE" --url "$endpoint" --concurrency "$CONCURRENCY" | tee "$OUT/rehearsal.txt"
+stop_server "$OUT/rehearsal-server.log"
+
+step "report ($OUT/report.md)"
+cat "$OUT/report.md"
+cat >&2 <<DONE
+
+demo: done. Outputs in $OUT/:
+  profiles.generated.toml  derived profiles (serve them: $BIN/server --profiles $OUT/profiles.generated.toml -- CMD)
+  report.md                token cost per profile (profiler bench)
+  summary.md               what derive changed (the nightly PR body)
+  frontier.png             cost / coverage frontier with the profiles marked
+  telemetry/               the recorded sessions; catalog.json the upstream's tools
+DONE
