@@ -220,7 +220,7 @@ type RenderOptions struct {
 
 // cells returns the header and rows shared by the table and the markdown.
 func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
-	header := []string{"profile", "tools", "instr chars", "bytes", "o200k_base", "cl100k_base", "bytes/4 (estimate)", "share of full", "coverage", "holdout coverage"}
+	header := []string{"profile", "tools", "instr chars", "bytes", "o200k_base", "cl100k_base", "bytes/4 (estimate)", "share of full", "saved vs full", "coverage", "holdout coverage"}
 	effects := r.effectKinds()
 	for _, k := range effects {
 		header = append(header, k)
@@ -255,6 +255,10 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 	for _, tc := range r.ToolCosts {
 		entryTokens[tc.Name] = tc.Tokens[O200kBase]
 	}
+	fullTokens := -1
+	if full := r.Profile("full"); full != nil {
+		fullTokens = full.Tokens[O200kBase]
+	}
 	var rows [][]string
 	for _, p := range r.Profiles {
 		row := []string{
@@ -266,6 +270,7 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 			strconv.Itoa(p.Tokens[Cl100kBase]),
 			"~" + strconv.Itoa(EstimateTokens(p.Bytes)),
 			percent(&p.ShareOfFull),
+			saved(p, fullTokens),
 			percent(p.Coverage),
 			percent(p.HoldoutCoverage),
 		}
@@ -348,6 +353,14 @@ func (r *Report) notes(opts RenderOptions) []string {
 		}
 	}
 	return notes
+}
+
+// saved is how many o200k tokens p's exchange saves against full's.
+func saved(p ProfileCost, fullTokens int) string {
+	if fullTokens < 0 {
+		return "-"
+	}
+	return strconv.Itoa(fullTokens - p.Tokens[O200kBase])
 }
 
 func percent(x *float64) string {

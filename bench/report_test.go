@@ -242,7 +242,7 @@ func TestRenderColumnsAndNotes(t *testing.T) {
 			out := buf.String()
 			for _, want := range []string{
 				"o200k_base", "cl100k_base", "bytes/4 (estimate)", "~300", // 1200 bytes / 4, labelled
-				"25.0%", "95.0%", "93.8%", // share, coverage, holdout
+				"25.0%", "saved vs full", "750", "95.0%", "93.8%", // share, saved (1000 - 250), coverage, holdout
 				"destructive", "mutate", "read", // effect kinds
 				"budget (o200k)", "headroom", "50", // 300 - 250
 				"budget (bytes)", "headroom (bytes)", "4100", "100", // full: 4100 - 4000
