@@ -32,3 +32,30 @@ test-e2e: build e2e-deps
 
 clean:
 	rm -rf $(BIN)
+
+# make demo: the whole loop offline in about a minute: the gateway on HTTP in
+# front of the everything-server, demo/trace.jsonl replayed through it,
+# profiles derived, benchmarked and rehearsed. Outputs in out/demo/ (see
+# docs/operating.md); the committed profiles.generated.toml is not touched.
+demo: build
+	BIN=$(BIN) demo/run.sh
+
+# make profiles: the nightly job. Derives $(PROFILES) from the telemetry in
+# $(TELEMETRY) against the catalog $(CATALOG) (written by `profiler catalog`)
+# and writes the change summary, the pull request's body, to $(SUMMARY).
+# make profiles-check: exit 1 when $(PROFILES) is not what the telemetry
+# gives (for CI).
+TELEMETRY ?= telemetry
+CATALOG   ?= catalog.json
+PROFILES  ?= profiles.generated.toml
+SUMMARY   ?= out/profiles-summary.md
+DERIVE_FLAGS ?=
+
+.PHONY: profiles-check
+profiles: build
+	@mkdir -p $(dir $(SUMMARY))
+	$(BIN)/profiler derive --telemetry $(TELEMETRY) --catalog $(CATALOG) --out $(PROFILES) --summary markdown $(DERIVE_FLAGS) > $(SUMMARY)
+	@cat $(SUMMARY)
+
+profiles-check: build
+	$(BIN)/profiler derive --telemetry $(TELEMETRY) --catalog $(CATALOG) --out $(PROFILES) --check $(DERIVE_FLAGS)
