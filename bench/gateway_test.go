@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
@@ -146,5 +148,60 @@ func TestMeasureProfilesReportsMissingTools(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "vanished_tool") {
 		t.Errorf("markdown does not report the missing tool:\n%s", md.String())
+	}
+}
+
+// TestServedToolCosts prices the entries the gateway serves, _meta and all:
+// each equals the served entry's own bytes, and is dearer than the same
+// tool priced from the raw catalog whenever the gateway adds to it.
+func TestServedToolCosts(t *testing.T) {
+	c, err := bench.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, _, cat := tinyGateway(t, 20)
+	srv, err := g.Server("full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := bench.ServedToolCosts(context.Background(), srv, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := bench.ToolCosts(cat.Tools, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rawBytes := map[string]int{}
+	for _, tc := range raw {
+		rawBytes[tc.Name] = tc.Bytes
+	}
+	ex, err := bench.MeasureExchange(context.Background(), srv, bench.ExchangeOptions{Counter: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := string(ex.Messages[len(ex.Messages)-1].Raw)
+	if len(served) != 3 {
+		t.Fatalf("%d served costs, want 3", len(served))
+	}
+	for i, tc := range served {
+		if tc.Name != ex.Tools[i].Name {
+			t.Errorf("served cost %d is %q, want %q", i, tc.Name, ex.Tools[i].Name)
+		}
+		if len(ex.Tools[i].Meta) > 0 && tc.Bytes <= rawBytes[tc.Name] {
+			t.Errorf("%s: served with _meta %v at %d bytes, not dearer than the catalog's %d", tc.Name, ex.Tools[i].Meta, tc.Bytes, rawBytes[tc.Name])
+		}
+		if !strings.Contains(last, `"name":"`+tc.Name+`"`) {
+			t.Errorf("%s not in the served listing", tc.Name)
+		}
+	}
+
+	// A server that pages even without a cursor cannot be priced in one go.
+	paged := mcp.NewServer(&mcp.Implementation{Name: "paged", Version: "1"}, &mcp.ServerOptions{PageSize: 1})
+	for _, tool := range cat.Tools {
+		paged.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+	}
+	if _, err := bench.ServedToolCosts(context.Background(), paged, c); err == nil || !strings.Contains(err.Error(), "paged") {
+		t.Errorf("paging server: err = %v, want one saying it paged", err)
 	}
 }

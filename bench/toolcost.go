@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -46,4 +47,19 @@ func encodeAsServed(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// ServedToolCosts prices the tools srv lists to a client in one tools/list
+// without cursor, entry by entry as served: with whatever the
+// server adds to the upstream's tools, such as the gateway's effect _meta.
+// The derivation should price profiles on these, not on the raw catalog.
+func ServedToolCosts(ctx context.Context, srv *mcp.Server, c *Counter) ([]ToolCost, error) {
+	ex, err := MeasureExchange(ctx, srv, ExchangeOptions{Counter: c})
+	if err != nil {
+		return nil, fmt.Errorf("served tool costs: %w", err)
+	}
+	if ex.NextCursor != "" {
+		return nil, fmt.Errorf("served tool costs: the server paged its listing (cursor %q); serve the full set to one request without cursor", ex.NextCursor)
+	}
+	return ToolCosts(ex.Tools, c)
 }
