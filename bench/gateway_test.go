@@ -199,7 +199,9 @@ func TestServedToolCosts(t *testing.T) {
 	// A server that pages even without a cursor cannot be priced in one go.
 	paged := mcp.NewServer(&mcp.Implementation{Name: "paged", Version: "1"}, &mcp.ServerOptions{PageSize: 1})
 	for _, tool := range cat.Tools {
-		paged.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		paged.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	}
 	if _, err := bench.ServedToolCosts(context.Background(), paged, c); err == nil || !strings.Contains(err.Error(), "paged") {
 		t.Errorf("paging server: err = %v, want one saying it paged", err)
