@@ -111,6 +111,7 @@ type Result struct {
 	// sessions are best served the full profile.
 	Base         []string         `json:"base"`
 	BaseTokens   int              `json:"base_tokens"`
+	BaseBytes    int              `json:"base_bytes"`
 	Groups       []profiles.Group `json:"groups"`
 	GroupFigures []GroupFigure    `json:"group_figures"`
 	EnableTokens int              `json:"enable_tokens"`
@@ -166,7 +167,7 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("groups: %w", err)
 	}
 	n := len(tools)
-	s := &searcher{n: n, names: make([]string, n), upstream: make([]string, n), reachable: make([]bool, n), price: make([]int, n),
+	s := &searcher{n: n, names: make([]string, n), upstream: make([]string, n), reachable: make([]bool, n), price: make([]int, n), bytes: make([]int, n),
 		counter: cfg.Counter, lines: map[string]int{}, exchs: map[string]int{}}
 	index := make(map[string]int, n)
 	for i, t := range tools {
@@ -177,6 +178,7 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 		s.names[i] = t.Name
 		s.upstream[i] = Upstream(t.Name)
 		s.price[i] = costs[i].Tokens[bench.O200kBase]
+		s.bytes[i] = costs[i].Bytes
 		s.full += s.price[i]
 		s.reachable[i] = cfg.AllowDestructive || profiles.EffectOf(t, cfg.Policy).Kind != profiles.KindDestructive
 	}
@@ -375,6 +377,7 @@ func (s *searcher) finish(res *Result, st *state, testSigs []weighted) error {
 	for _, t := range l.base() {
 		res.Base = append(res.Base, s.names[t])
 		res.BaseTokens += s.price[t]
+		res.BaseBytes += s.bytes[t]
 	}
 	res.Derive = l.measure(s.sigs, p)
 	res.Holdout = l.measure(testSigs, p)

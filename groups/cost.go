@@ -133,6 +133,7 @@ type Figures struct {
 	MeanSwitches  float64 `json:"mean_switches"`
 	P95Switches   int     `json:"p95_switches"`
 	MaxSwitches   int     `json:"max_switches"`
+	NoSwitch      int     `json:"no_switch"` // sessions needing no switch
 	NoSwitchShare float64 `json:"no_switch_share"`
 	// Fallback counts sessions needing a tool the profile cannot reach
 	// (priced at the full catalog).
@@ -145,7 +146,6 @@ func (l *layout) measure(sessions []weighted, p *pricing) Figures {
 	var scratch []int
 	var switches []int // per session, for the percentile
 	var tokens, wire, floor float64
-	noSwitch := 0
 	for _, s := range sessions {
 		var c sessionCost
 		c, scratch = l.cost(s.tools, p, scratch)
@@ -162,7 +162,7 @@ func (l *layout) measure(sessions []weighted, p *pricing) Figures {
 			switches = append(switches, c.switches)
 		}
 		if c.switches == 0 {
-			noSwitch += s.weight
+			f.NoSwitch += s.weight
 		}
 		if c.fallback {
 			f.Fallback += s.weight
@@ -187,7 +187,7 @@ func (l *layout) measure(sessions []weighted, p *pricing) Figures {
 	slices.Sort(switches)
 	f.P95Switches = switches[nearestRank(len(switches), 0.95)]
 	f.MaxSwitches = switches[len(switches)-1]
-	f.NoSwitchShare = float64(noSwitch) / n
+	f.NoSwitchShare = float64(f.NoSwitch) / n
 	return f
 }
 

@@ -102,9 +102,9 @@ func (r *Result) Apply(f *profiles.File, name string) error {
 			}
 		}
 		p := profiles.Profile{Name: name, Tools: base}
-		m := &profiles.Measured{Sessions: r.Derive.Sessions, HoldoutSessions: r.Holdout.Sessions, Tools: len(base), TokensO200k: r.BaseTokens}
+		m := &profiles.Measured{Sessions: r.Derive.Sessions, HoldoutSessions: r.Holdout.Sessions, Tools: len(base), Bytes: r.BaseBytes, TokensO200k: r.BaseTokens}
 		// A grouped profile's coverage is the share served without a
-		// switch; the bytes of its base are not priced here.
+		// switch; its figures are its base's, without enable_tools.
 		if r.Derive.Sessions > 0 {
 			v := round4(r.Derive.NoSwitchShare)
 			m.Coverage = &v
@@ -114,7 +114,7 @@ func (r *Result) Apply(f *profiles.File, name string) error {
 		if h := r.Holdout; h.Sessions > 0 {
 			v := round4(h.NoSwitchShare)
 			m.HoldoutCoverage = &v
-			lo, hi := derive.Wilson(int(h.NoSwitchShare*float64(h.Sessions)+0.5), h.Sessions)
+			lo, hi := derive.Wilson(h.NoSwitch, h.Sessions)
 			m.HoldoutCI = []float64{round4(lo), round4(hi)}
 		} else {
 			m.NotEvaluable = append(m.NotEvaluable, "holdout_ci", "holdout_coverage")

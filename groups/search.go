@@ -38,6 +38,7 @@ type searcher struct {
 	upstream  []string
 	reachable []bool // tools the grouped profile may hold
 	price     []int
+	bytes     []int // each tool's entry in bytes
 	full      int
 	header    int // enable_tools with no group listed
 	penalty   int // tokens charged per switch during the search (Lagrange multiplier of the switch budget)

@@ -1,0 +1,483 @@
+package groups
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+var upstreams = []string{"alpha", "beta", "gamma", "delta"}
+
+// mixedCatalog has four upstreams of ten tools each ("alpha__t0" ...),
+// with descriptions of different lengths so that tools cost differently.
+func mixedCatalog() []*mcp.Tool {
+	var tools []*mcp.Tool
+	for u, up := range upstreams {
+		for i := range 10 {
+			tools = append(tools, &mcp.Tool{
+				Name:        fmt.Sprintf("%s__t%d", up, i),
+				Description: strings.Repeat("does one thing well ", 3+(u*7+i*5)%17),
+				InputSchema: map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string"}}},
+			})
+		}
+	}
+	return tools
+}
+
+// mixedSessions is a mixed workload over mixedCatalog: each session uses one
+// upstream (60%) or two, and within each one planted task cluster (tools
+// 0-3 or 4-7), 2-4 of its tools. Tools 8 and 9 of every upstream are never
+// used. Sessions are dated a minute apart.
+func mixedSessions(n int, seed uint64) []Session {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var out []Session
+	for i := range n {
+		ups := []int{rng.IntN(len(upstreams))}
+		if rng.IntN(10) >= 6 {
+			ups = append(ups, (ups[0]+1+rng.IntN(len(upstreams)-1))%len(upstreams))
+		}
+		var tools []string
+		for _, u := range ups {
+			first := 4 * rng.IntN(2)
+			k := 2 + rng.IntN(3)
+			for _, j := range rng.Perm(4)[:k] {
+				tools = append(tools, fmt.Sprintf("%s__t%d", upstreams[u], first+j))
+			}
+		}
+		slices.Sort(tools)
+		out = append(out, Session{Tools: tools, Start: start.Add(time.Duration(i) * time.Minute)})
+	}
+	return out
+}
+
+func newCounter(t *testing.T) *bench.Counter {
+	t.Helper()
+	c, err := bench.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// staticBases derives core and standard static profiles from the sessions
+// with the derive package, as profiler derive would.
+func staticBases(t *testing.T, counter *bench.Counter, catalog []*mcp.Tool, sessions []Session) ([]Base, *derive.Result) {
+	t.Helper()
+	costs, err := bench.ToolCosts(catalog, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := make([]derive.Tool, len(costs))
+	for i, c := range costs {
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+	}
+	ds := make([]derive.Session, len(sessions))
+	for i, s := range sessions {
+		ds[i] = derive.Session{Tools: s.Tools, Calls: len(s.Tools), Start: s.Start}
+	}
+	res, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: derive.DefaultTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bases []Base
+	for _, p := range res.Profiles[:len(res.Profiles)-1] {
+		bases = append(bases, Base{Name: p.Name, Tools: p.Tools})
+	}
+	return bases, res
+}
+
+func chooseMixed(t *testing.T, counter *bench.Counter, cfg Config) (*Result, *derive.Result) {
+	t.Helper()
+	catalog := mixedCatalog()
+	sessions := mixedSessions(300, 11)
+	bases, dres := staticBases(t, counter, catalog, sessions)
+	cfg.Catalog, cfg.Counter, cfg.Holdout, cfg.Bases = catalog, counter, DefaultHoldout, bases
+	res, err := Choose(sessions, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, dres
+}
+
+func TestChooseNeverWorseThanStatic(t *testing.T) {
+	counter := newCounter(t)
+	res, dres := chooseMixed(t, counter, Config{})
+	if len(res.Groups) == 0 {
+		t.Fatalf("no groups chosen on a mixed workload (base from %s)", res.BaseFrom)
+	}
+	full := dres.Profiles[len(dres.Profiles)-1]
+	if res.Holdout.FullTokens != full.Tokens {
+		t.Fatalf("full catalog %d tokens, derive says %d", res.Holdout.FullTokens, full.Tokens)
+	}
+	for _, st := range res.Static {
+		for _, part := range []struct {
+			name string
+			f    Figures
+		}{{"derive", res.Derive}, {"held-out", res.Holdout}} {
+			if part.f.MeanTokens > float64(st.Tokens) {
+				t.Errorf("%s: base+groups cost %.1f tokens per session, more than static %s's %d", part.name, part.f.MeanTokens, st.Name, st.Tokens)
+			}
+		}
+		t.Logf("static %s: %d tokens, held-out coverage %.1f%%", st.Name, st.Tokens, 100*st.HoldoutCoverage)
+	}
+	if res.Holdout.ShareOfFull >= 1 || res.Holdout.Fallback != 0 {
+		t.Errorf("held-out: %.2f of full, %d served full", res.Holdout.ShareOfFull, res.Holdout.Fallback)
+	}
+	if res.Holdout.FloorTokens <= 0 || res.Holdout.OverFloor < 1 {
+		t.Errorf("held-out floor %.1f, ratio %.2f: expected tokens can never be below the used tools' own", res.Holdout.FloorTokens, res.Holdout.OverFloor)
+	}
+	var table bytes.Buffer
+	if err := res.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + table.String())
+}
+
+func TestChooseGroupsCoverCatalogWithinUpstreams(t *testing.T) {
+	res, _ := chooseMixed(t, newCounter(t), Config{})
+	where := map[string]string{}
+	for _, b := range res.Base {
+		where[b] = "base"
+	}
+	for _, g := range res.Groups {
+		up := Upstream(g.Tools[0])
+		for _, tool := range g.Tools {
+			if Upstream(tool) != up {
+				t.Errorf("group %s mixes upstreams %s and %s", g.Name, up, Upstream(tool))
+			}
+			if prev, ok := where[tool]; ok {
+				t.Errorf("tool %s in %s and in group %s", tool, prev, g.Name)
+			}
+			where[tool] = g.Name
+			unused := strings.HasSuffix(tool, "__t8") || strings.HasSuffix(tool, "__t9")
+			if unused != strings.HasSuffix(g.Name, "-other") {
+				t.Errorf("tool %s (never used: %v) in group %s", tool, unused, g.Name)
+			}
+		}
+		if !strings.Contains(g.Description, fmt.Sprintf("(%d tool", len(g.Tools))) {
+			t.Errorf("group %s description %q does not count its %d tools", g.Name, g.Description, len(g.Tools))
+		}
+	}
+	for _, tool := range mixedCatalog() {
+		if _, ok := where[tool.Name]; !ok {
+			t.Errorf("tool %s is neither in the base nor in a group", tool.Name)
+		}
+	}
+}
+
+func TestChooseDeterministic(t *testing.T) {
+	counter := newCounter(t)
+	render := func() string {
+		res, dres := chooseMixed(t, counter, Config{})
+		var b bytes.Buffer
+		if err := res.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		f := dres.File()
+		if err := res.Apply(f, DefaultProfile); err != nil {
+			t.Fatal(err)
+		}
+		if err := profiles.Encode(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	first := render()
+	if second := render(); second != first {
+		t.Errorf("two runs differ:\n%s\n---\n%s", first, second)
+	}
+}
+
+func TestChooseSwitchBudget(t *testing.T) {
+	counter := newCounter(t)
+	var prev *Result
+	for _, budget := range []float64{3, 1, 0.3} {
+		res, _ := chooseMixed(t, counter, Config{MaxSwitches: budget})
+		i := slices.IndexFunc(res.Candidates, func(c Candidate) bool {
+			return c.Base == res.BaseFrom && c.Resolution == res.Resolution && c.Penalty == res.Penalty
+		})
+		if res.BaseFrom != profiles.FullProfile {
+			if i < 0 {
+				t.Fatalf("budget %v: chosen start %s/%g/%d is not among the candidates", budget, res.BaseFrom, res.Resolution, res.Penalty)
+			}
+			if c := res.Candidates[i]; !c.Feasible || c.SwitchesBound > budget {
+				t.Errorf("budget %v: chosen candidate %+v is over budget", budget, c)
+			}
+		}
+		if res.Derive.MeanSwitches > budget {
+			t.Errorf("budget %v: derive mean switches %.2f", budget, res.Derive.MeanSwitches)
+		}
+		if prev != nil {
+			if res.Derive.MeanSwitches >= prev.Derive.MeanSwitches {
+				t.Errorf("budget %v: mean switches %.2f, not fewer than %.2f under the looser budget", budget, res.Derive.MeanSwitches, prev.Derive.MeanSwitches)
+			}
+			if res.Derive.MeanTokens < prev.Derive.MeanTokens {
+				t.Errorf("budget %v: %.1f tokens, fewer than %.1f under the looser budget, which could have chosen it", budget, res.Derive.MeanTokens, prev.Derive.MeanTokens)
+			}
+		}
+		infeasible := slices.ContainsFunc(res.Candidates, func(c Candidate) bool { return !c.Feasible })
+		if budget < 1 && !infeasible {
+			t.Errorf("budget %v: every candidate feasible; the budget did not bind", budget)
+		}
+		prev = res
+	}
+}
+
+func TestChooseFullWins(t *testing.T) {
+	// Every session uses every tool: any group only adds enable_tools and
+	// switch exchanges, so serving full is cheapest.
+	catalog := mixedCatalog()[:6]
+	var all []string
+	for _, tl := range catalog {
+		all = append(all, tl.Name)
+	}
+	sessions := make([]Session, 50)
+	for i := range sessions {
+		sessions[i] = Session{Tools: all}
+	}
+	res, err := Choose(sessions, Config{Catalog: catalog, Counter: newCounter(t), Holdout: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BaseFrom != profiles.FullProfile || len(res.Groups) != 0 || res.Enable != nil {
+		t.Fatalf("base from %s with %d groups, want full and none", res.BaseFrom, len(res.Groups))
+	}
+	if res.Holdout.MeanTokens != float64(res.Holdout.FullTokens) || res.Holdout.MeanSwitches != 0 || res.Holdout.NoSwitchShare != 1 {
+		t.Errorf("held-out %+v, want the full catalog's tokens and no switch", res.Holdout)
+	}
+	f := &profiles.File{Version: profiles.Version, Default: "full", Profiles: []profiles.Profile{{Name: "full", Tools: all}}}
+	if err := res.Apply(f, DefaultProfile); err != nil || len(f.Profiles) != 1 || len(f.Groups) != 0 {
+		t.Errorf("Apply without groups changed the file: %v, %+v", err, f)
+	}
+}
+
+func TestChooseDestructive(t *testing.T) {
+	catalog := mixedCatalog()
+	yes := true
+	catalog[0].Annotations = &mcp.ToolAnnotations{DestructiveHint: &yes} // alpha__t0, used
+	sessions := mixedSessions(200, 5)
+	counter := newCounter(t)
+	for _, allow := range []bool{false, true} {
+		res, err := Choose(sessions, Config{Catalog: catalog, Counter: counter, Holdout: 0.2, AllowDestructive: allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := slices.Contains(res.Base, "alpha__t0")
+		for _, g := range res.Groups {
+			held = held || slices.Contains(g.Tools, "alpha__t0")
+		}
+		if held != allow {
+			t.Errorf("allow_destructive %v: destructive tool held by base or group: %v", allow, held)
+		}
+		if fb := res.Derive.Fallback > 0; fb == allow {
+			t.Errorf("allow_destructive %v: %d derive sessions served full", allow, res.Derive.Fallback)
+		}
+	}
+}
+
+func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
+	index := map[string]int{"a.x": 0, "a.y": 1, "a.z": 2}
+	prior := &profiles.File{Version: 1, Default: "lean",
+		Profiles: []profiles.Profile{{Name: "lean", Tools: []string{"a.x"}, Groups: []string{"g"}}, {Name: "core", Tools: []string{"a.x"}}, {Name: "full", Tools: []string{"a.x", "a.y", "a.z"}}},
+		Groups:   []profiles.Group{{Name: "g", Tools: []string{"a.y", "a.z", "gone.tool"}}}}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sessions := []Session{
+		{Tools: []string{"a.x"}, Switches: []string{"g"}, Profile: "lean", Start: start},          // switched: x, y, z
+		{Tools: []string{"a.x"}, Profile: "core", Start: start.Add(time.Minute)},                  // restricted: skipped
+		{Switches: []string{"nope"}, Profile: "lean", Start: start.Add(2 * time.Minute)},          // unknown group: no demand
+		{Tools: []string{"a.y", "b.q"}, Start: start.Add(-time.Minute)},                           // no profile: saw all; b.q unknown
+		{Tools: []string{"a.z"}, Profile: "full", Exploration: false},                             // no start: after the previous
+		{Tools: []string{"a.x"}, Profile: "core", Exploration: true, Start: start.Add(time.Hour)}, // exploring: used
+	}
+	used, c := selectSessions(sessions, index, prior)
+	var got []string
+	for _, u := range used {
+		got = append(got, fmt.Sprint(u.tools))
+	}
+	want := []string{"[1]", "[2]", "[0 1 2]", "[]", "[0]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("demand %v, want %v (time order, switches expanded)", got, want)
+	}
+	wantC := Counts{Input: 6, Used: 5, Restricted: 1, Grouped: 2, ZeroCalls: 0, UnknownCalls: 1, UnknownTools: []string{"b.q"}, UnknownGroups: []string{"nope"}}
+	if fmt.Sprint(c) != fmt.Sprint(wantC) {
+		t.Errorf("counts %+v, want %+v", c, wantC)
+	}
+	// Without the prior file a grouped profile's sessions cannot be read.
+	if _, c := selectSessions(sessions, index, nil); c.Restricted != 3 || c.Grouped != 0 {
+		t.Errorf("no prior: %+v, want the three served sessions restricted", c)
+	}
+}
+
+func TestChooseLearnsFromSwitches(t *testing.T) {
+	// Sessions served a grouped profile only switched beta's group on:
+	// beta's tools are demand (co-used), not unused catch-all material.
+	catalog := mixedCatalog()
+	var names []string
+	for _, tl := range catalog {
+		names = append(names, tl.Name)
+	}
+	beta := []string{"beta__t0", "beta__t1", "beta__t2"}
+	var rest []string
+	for _, n := range names {
+		if !slices.Contains(beta, n) {
+			rest = append(rest, n)
+		}
+	}
+	prior := &profiles.File{Version: 1, Default: "lean",
+		Profiles: []profiles.Profile{{Name: "lean", Tools: nil, Groups: []string{"b", "rest"}}},
+		Groups:   []profiles.Group{{Name: "b", Tools: beta}, {Name: "rest", Tools: rest}}}
+	sessions := mixedSessions(100, 3)
+	for range 40 {
+		sessions = append(sessions, Session{Profile: "lean", Switches: []string{"b"}})
+	}
+	res, err := Choose(sessions, Config{Catalog: catalog, Counter: newCounter(t), Holdout: 0, Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts.Grouped != 40 {
+		t.Fatalf("grouped sessions %d, want 40", res.Counts.Grouped)
+	}
+	for _, g := range res.Groups {
+		if strings.HasSuffix(g.Name, "-other") && slices.ContainsFunc(beta, func(b string) bool { return slices.Contains(g.Tools, b) }) {
+			t.Errorf("switched-on tools in catch-all %s: %v", g.Name, g.Tools)
+		}
+	}
+}
+
+func TestFromUsage(t *testing.T) {
+	now := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	u := telemetry.Usage{Tools: []string{"a"}, Session: telemetry.Session{Start: now, Profile: "lean", Exploration: true,
+		Switches: []telemetry.Switch{{Time: now, Group: "g1"}, {Time: now, Group: "g2"}}}}
+	got := FromUsage(u)
+	if !slices.Equal(got.Switches, []string{"g1", "g2"}) || got.Profile != "lean" || !got.Exploration || !got.Start.Equal(now) || !slices.Equal(got.Tools, []string{"a"}) {
+		t.Errorf("FromUsage = %+v", got)
+	}
+}
+
+func TestChooseConfigErrors(t *testing.T) {
+	counter := newCounter(t)
+	catalog := mixedCatalog()[:3]
+	dup := append(slices.Clone(catalog), catalog[0])
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no counter", Config{Catalog: catalog}, "token counter is required"},
+		{"holdout 1", Config{Catalog: catalog, Counter: counter, Holdout: 1}, "holdout 1: want a share in [0,1)"},
+		{"negative holdout", Config{Catalog: catalog, Counter: counter, Holdout: -0.1}, "holdout -0.1"},
+		{"empty catalog", Config{Counter: counter}, "the catalog has no tools"},
+		{"negative resolution", Config{Catalog: catalog, Counter: counter, Resolutions: []float64{1, -1}}, "resolution -1: want a finite number >= 0"},
+		{"negative switches", Config{Catalog: catalog, Counter: counter, MaxSwitches: -1}, "max switches -1"},
+		{"negative describe", Config{Catalog: catalog, Counter: counter, DescribeTools: -2}, "describe -2 tools"},
+		{"duplicate tool", Config{Catalog: dup, Counter: counter}, `catalog lists tool "alpha__t0" twice`},
+		{"reserved base", Config{Catalog: catalog, Counter: counter, Bases: []Base{{Name: "full"}}}, `candidate base name "full"`},
+		{"unnamed base", Config{Catalog: catalog, Counter: counter, Bases: []Base{{Tools: []string{"alpha__t0"}}}}, `candidate base name ""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Choose(nil, tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestApply(t *testing.T) {
+	counter := newCounter(t)
+	res, dres := chooseMixed(t, counter, Config{})
+	if len(res.Groups) == 0 {
+		t.Fatal("no groups")
+	}
+	t.Run("new profile, golden", func(t *testing.T) {
+		f := dres.File()
+		if err := res.Apply(f, DefaultProfile); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := profiles.Encode(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "mixed.generated.toml", b.Bytes())
+		back, err := profiles.DecodeFile(bytes.NewReader(b.Bytes()), "mixed.generated.toml")
+		if err != nil {
+			t.Fatalf("the file does not load back: %v", err)
+		}
+		lean := back.Profiles[slices.IndexFunc(back.Profiles, func(p profiles.Profile) bool { return p.Name == DefaultProfile })]
+		if len(lean.Groups) != len(res.Groups) || len(back.Groups) != len(res.Groups) || back.Default != dres.Default {
+			t.Errorf("loaded back: %d groups offered, %d defined, default %s; want %d, %d, %s", len(lean.Groups), len(back.Groups), back.Default, len(res.Groups), len(res.Groups), dres.Default)
+		}
+	})
+	t.Run("existing profile with the base's tools offers the groups", func(t *testing.T) {
+		f := &profiles.File{Version: 1, Default: "mine", Profiles: []profiles.Profile{{Name: "mine", Tools: slices.Clone(res.Base)}}}
+		if err := res.Apply(f, DefaultProfile); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Profiles) != 1 || len(f.Profiles[0].Groups) != len(res.Groups) {
+			t.Errorf("profiles %+v, want mine offering %d groups", f.Profiles, len(res.Groups))
+		}
+	})
+	t.Run("name taken by other tools", func(t *testing.T) {
+		f := &profiles.File{Version: 1, Default: "lean", Profiles: []profiles.Profile{{Name: "lean", Tools: []string{"nothing"}}}}
+		if err := res.Apply(f, DefaultProfile); err == nil || !strings.Contains(err.Error(), `profile "lean" exists`) {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("group defined already", func(t *testing.T) {
+		f := &profiles.File{Version: 1, Default: "x", Groups: []profiles.Group{{Name: res.Groups[0].Name}}}
+		if err := res.Apply(f, DefaultProfile); err == nil || !strings.Contains(err.Error(), "already defines group") {
+			t.Errorf("error %v", err)
+		}
+	})
+}
+
+func TestEnableToolsToolGolden(t *testing.T) {
+	groups := []profiles.Group{
+		{Name: "fs", Description: "fs: cd, ls, … (12 tools)", Tools: []string{"fs.cd"}},
+		{Name: "math-other", Description: "not used in measured sessions, math: add (1 tool)", Tools: []string{"math.add"}},
+	}
+	b, err := encodeAsServed(EnableToolsTool(groups))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "enable_tools.json", append(b, '\n'))
+	if !strings.Contains(EnableToolsTool(groups).Description, "\n- math-other: not used") {
+		t.Error("description does not list the groups one per line")
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./groups -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./groups -update to accept):\n%s", path, got)
+	}
+}
