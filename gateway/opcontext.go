@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/opcontext"
+	"github.com/toolprof/toolprof/profiles"
 )
 
 // CodeOperatingContextRejected: the operating context's registry refused a
@@ -51,7 +52,8 @@ func (g *Gateway) withContextTool(oc *opcontext.Source, res *mcp.ListToolsResult
 	if res == nil || res.NextCursor != "" || !g.ownsContextTool(oc) {
 		return
 	}
-	res.Tools = append(res.Tools, oc.Tool())
+	// It only reads (the file is its only write path).
+	res.Tools = append(res.Tools, withEffect(oc.Tool(), profiles.Effect{Kind: profiles.KindRead}))
 }
 
 // contextTool answers a call to get_operating_context; ok is false for
