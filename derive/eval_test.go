@@ -55,7 +55,7 @@ func TestEvalSharedData(t *testing.T) {
 			full := res.Profiles[len(res.Profiles)-1]
 			var b strings.Builder
 			fmt.Fprintf(&b, "%s: %d sessions (derive %d, held-out %d; %d zero-call; %d with tools outside the catalog; %d unknown_tool outcomes); full = %d tools, %d tokens; default %s\n",
-				set, c.Used(), c.Derive, c.Holdout, c.ZeroCalls, c.UnknownCalls, st.UnknownOutcomes, len(full.Tools), full.Tokens, res.Default)
+				set, c.Used(), c.Derive, c.Holdout, c.ZeroCalls, c.UnknownToolSessions, st.UnknownOutcomes, len(full.Tools), full.Tokens, res.Default)
 			fmt.Fprintf(&b, "%-9s | %5s %7s %7s %-24s | %5s %7s %7s %s\n", "profile", "tools", "tokens", "share", "held-out [95% CI]", "top-k", "tokens", "share", "held-out")
 			for _, p := range res.Profiles {
 				hs, _ := p.Holdout.Share()

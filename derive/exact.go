@@ -83,5 +83,8 @@ func (s *solver) exact(g goal) *Solution {
 			best = sol
 		}
 	}
+	if g.budget < 0 && best.Feasible {
+		best.LowerBound = best.Cost
+	}
 	return best
 }

@@ -68,15 +68,15 @@ type Config struct {
 
 // Counts says which sessions the derivation used and why it skipped others.
 type Counts struct {
-	Input        int // sessions read
-	Full         int // served full, or with no profile recorded
-	Exploration  int // exploration sessions
-	Restricted   int // served a smaller profile: not used
-	ZeroCalls    int // used sessions with no tool call: covered by every profile
-	UnknownCalls int // used sessions calling a tool the catalog lacks
-	UnknownTools []string
-	Derive       int // used sessions in the derive (oldest) part
-	Holdout      int // used sessions in the held-out (newest) part
+	Input               int // sessions read
+	Full                int // served full, or with no profile recorded
+	Exploration         int // exploration sessions
+	Restricted          int // served a smaller profile: not used
+	ZeroCalls           int // used sessions with no tool call: covered by every profile
+	UnknownToolSessions int // used sessions calling a tool the catalog lacks (those calls are left out)
+	UnknownTools        []string
+	Derive              int // used sessions in the derive (oldest) part
+	Holdout             int // used sessions in the held-out (newest) part
 }
 
 // Used is the number of sessions learned from.
@@ -382,7 +382,7 @@ func selectSessions(sessions []Session, index map[string]int) ([]usedSession, Co
 			}
 		}
 		if miss {
-			c.UnknownCalls++
+			c.UnknownToolSessions++
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
@@ -514,7 +514,7 @@ func (res *Result) Parameters(cfg Config) []string {
 		fmt.Sprintf("sessions.used_exploration=%d", c.Exploration),
 		fmt.Sprintf("sessions.skipped_restricted=%d", c.Restricted),
 		fmt.Sprintf("sessions.zero_calls=%d", c.ZeroCalls),
-		fmt.Sprintf("sessions.unknown_tool=%d", c.UnknownCalls),
+		fmt.Sprintf("sessions.unknown_tool=%d", c.UnknownToolSessions),
 	)
 	slices.SortFunc(ps, cmp.Compare)
 	return ps

@@ -208,7 +208,7 @@ func TestDeriveSessionSelection(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Counts
-	if c.Input != 5 || c.Full != 3 || c.Exploration != 1 || c.Restricted != 1 || c.ZeroCalls != 1 || c.UnknownCalls != 1 || !slices.Equal(c.UnknownTools, []string{"zz"}) {
+	if c.Input != 5 || c.Full != 3 || c.Exploration != 1 || c.Restricted != 1 || c.ZeroCalls != 1 || c.UnknownToolSessions != 1 || !slices.Equal(c.UnknownTools, []string{"zz"}) {
 		t.Errorf("counts %+v", c)
 	}
 	// Time order: zero-call (t0) first, then a (3h) with the undated c and

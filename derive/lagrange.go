@@ -93,7 +93,7 @@ func (s *solver) closure(base *state, num, den int64) *state {
 // the goal: in target mode lo covers fewer than need sessions and hi at
 // least need (unless unreachable); in budget mode lo fits the budget and hi
 // does not (unless everything fits).
-func (s *solver) lagrangianBracket(g goal) (lo, hi *state) {
+func (s *solver) lagrangianBracket(g goal) (lo, hi *state, adjacent bool) {
 	base := s.newState()
 	lo = base.clone()
 	allCost := int64(1)
@@ -108,13 +108,13 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state) {
 		return st.covered >= g.need
 	}
 	if g.budget < 0 && ok(lo) {
-		return lo, lo
+		return lo, lo, false
 	}
 	if g.budget >= 0 && ok(hi) {
-		return hi, hi
+		return hi, hi, false
 	}
 	if g.budget < 0 && !ok(hi) || g.budget >= 0 && !ok(lo) {
-		return lo, hi
+		return lo, hi, false
 	}
 	for range 64 {
 		num, den := int64(hi.cost-lo.cost), int64(hi.covered-lo.covered)
@@ -123,7 +123,7 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state) {
 		}
 		mid := s.closure(base, num, den)
 		if num*int64(mid.covered)-den*int64(mid.cost) == num*int64(lo.covered)-den*int64(lo.cost) {
-			break // lo and hi are adjacent corners of the hull
+			return lo, hi, true // adjacent corners of the hull
 		}
 		if ok(mid) == (g.budget < 0) {
 			hi = mid
@@ -131,7 +131,7 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state) {
 			lo = mid
 		}
 	}
-	return lo, hi
+	return lo, hi, false
 }
 
 // FrontierPoint is one corner of the lower convex hull of the cost/coverage

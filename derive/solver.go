@@ -49,6 +49,12 @@ type Solution struct {
 	// the budget; the solution is then the best effort.
 	Feasible bool
 	Method   string // which candidate won: exact, lagrangian, greedy, topk
+	// LowerBound (target mode, feasible) is a cost no set covering Need
+	// sessions can beat: the convex hull of the frontier at Need,
+	// interpolated between the two Lagrangian corners around it (the cost
+	// itself when solved exactly). Cost/LowerBound bounds the optimality
+	// gap.
+	LowerBound int
 }
 
 // Share returns Covered/Total, or NaN when there are no sessions.
@@ -515,7 +521,19 @@ func (s *solver) solve(g goal) *Solution {
 	}
 	// Lagrangian bracket: exact optima of the relaxed problem just below
 	// and at or above the goal.
-	lo, hi := s.lagrangianBracket(g)
+	lo, hi, adjacent := s.lagrangianBracket(g)
+	lb := 0
+	if g.budget < 0 && hi.covered >= g.need && lo.covered < g.need {
+		lb = s.newState().cost // the pinned tools, at least
+		if adjacent {
+			// ceil(lo.cost + (need-lo.covered) * slope)
+			num := int64(g.need-lo.covered) * int64(hi.cost-lo.cost)
+			den := int64(hi.covered - lo.covered)
+			lb = lo.cost + int((num+den-1)/den)
+		}
+	} else if g.budget < 0 && lo.covered >= g.need {
+		lb = lo.cost // the pinned tools alone reach the target
+	}
 	if g.budget < 0 {
 		s.drop(hi, g)
 		consider(hi, "lagrangian")
@@ -543,6 +561,7 @@ func (s *solver) solve(g goal) *Solution {
 		sol.Method = method + "+local"
 		best = sol
 	}
+	best.LowerBound = lb
 	return best
 }
 

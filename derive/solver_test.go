@@ -123,6 +123,9 @@ func TestHeuristicAgainstBruteForce(t *testing.T) {
 		if got.Cost == optCost {
 			exactCount++
 		}
+		if got.LowerBound > optCost {
+			t.Fatalf("lower bound %d above the optimum %d", got.LowerBound, optCost)
+		}
 	}
 	rate := float64(exactCount) / float64(feasibleRuns)
 	t.Logf("heuristic optimal in %d of %d feasible instances (%.1f%%)", exactCount, feasibleRuns, 100*rate)

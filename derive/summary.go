@@ -17,7 +17,7 @@ func Markdown(name string, cur, next *profiles.File, res *Result) string {
 	fmt.Fprintf(&b, "### toolprof: %s\n\n", name)
 	c := res.Counts
 	fmt.Fprintf(&b, "Learned from %d sessions (%d full or unrecorded profile, %d exploration); %d restricted sessions skipped; %d with no tool call (covered by every profile); %d calling a tool the catalog lacks. Derive part %d, held-out part %d.\n\n",
-		c.Used(), c.Full, c.Exploration, c.Restricted, c.ZeroCalls, c.UnknownCalls, c.Derive, c.Holdout)
+		c.Used(), c.Full, c.Exploration, c.Restricted, c.ZeroCalls, c.UnknownToolSessions, c.Derive, c.Holdout)
 	if cur == nil {
 		b.WriteString("No current file: everything below is new.\n\n")
 	} else if cur.Default != next.Default {

@@ -151,7 +151,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	c := res.Counts
 	fmt.Fprintf(stderr, "derive: %d sessions read; learning from %d (%d full or no profile recorded, %d exploration); %d served a smaller profile, skipped; %d with no tool call, covered by every profile; %d calling a tool the catalog lacks%s; %d calls recorded as unknown_tool\n",
-		c.Input, c.Used(), c.Full, c.Exploration, c.Restricted, c.ZeroCalls, c.UnknownCalls, unknownList(c.UnknownTools), unknownOutcomes)
+		c.Input, c.Used(), c.Full, c.Exploration, c.Restricted, c.ZeroCalls, c.UnknownToolSessions, unknownList(c.UnknownTools), unknownOutcomes)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "derive: warning: %s\n", w)
 	}
@@ -348,14 +348,18 @@ func printDeriveReport(w io.Writer, res *derive.Result) {
 		}
 		return fmt.Sprintf("%.1f%% of %d", 100*v, s.Sessions)
 	}
-	fmt.Fprintf(w, "%-12s %5s %8s %8s  %-18s %-18s | %s\n", "profile", "tools", "tokens", "of full", "coverage", "held-out", "top-k baseline: tools tokens of-full held-out")
+	fmt.Fprintf(w, "%-12s %5s %8s %8s %7s  %-18s %-18s | %s\n", "profile", "tools", "tokens", "of full", "gap<=", "coverage", "held-out", "top-k baseline: tools tokens of-full held-out")
 	for _, p := range res.Profiles {
-		base := ""
+		base, gap := "", "-"
 		if b := p.Baseline; b != nil {
 			base = fmt.Sprintf("%d %d %s %s", len(b.Tools), b.Tokens, share(b.Tokens), cov(b.Holdout))
 		}
-		fmt.Fprintf(w, "%-12s %5d %8d %8s  %-18s %-18s | %s\n", p.Name, len(p.Tools), p.Tokens, share(p.Tokens), cov(p.Derive), cov(p.Holdout), base)
+		if sol := p.Solution; sol != nil && sol.LowerBound > 0 {
+			gap = fmt.Sprintf("%.1f%%", 100*float64(sol.Cost-sol.LowerBound)/float64(sol.LowerBound))
+		}
+		fmt.Fprintf(w, "%-12s %5d %8d %8s %7s  %-18s %-18s | %s\n", p.Name, len(p.Tools), p.Tokens, share(p.Tokens), gap, cov(p.Derive), cov(p.Holdout), base)
 	}
+	fmt.Fprintln(w, "gap<=: how far the cost can be above the optimum, from the Lagrangian lower bound")
 	fmt.Fprintf(w, "default: %s\n", res.Default)
 }
 
