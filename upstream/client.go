@@ -122,6 +122,9 @@ type Options struct {
 	OnProgress func(ctx context.Context, server string, p *mcp.ProgressNotificationParams)
 	// OnLog receives the server's notifications/message.
 	OnLog func(ctx context.Context, server string, p *mcp.LoggingMessageParams)
+	// OnResourceUpdated receives the server's notifications/resources/updated
+	// for resources subscribed through Subscribe.
+	OnResourceUpdated func(ctx context.Context, server string, p *mcp.ResourceUpdatedNotificationParams)
 	// ProtocolVersion is the MCP version offered to upstreams; "" offers
 	// the SDK's latest, and an upstream may negotiate an older one.
 	ProtocolVersion string
@@ -211,6 +214,11 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 		LoggingMessageHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
 			if o.OnLog != nil {
 				o.OnLog(ctx, name, r.Params)
+			}
+		},
+		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			if o.OnResourceUpdated != nil {
+				o.OnResourceUpdated(ctx, name, r.Params)
 			}
 		},
 	}
