@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +240,64 @@ enforce = "warn"
 	}
 	if out.Meta[opcontext.MetaResolved] != "acme-app" || out.Meta[opcontext.MetaRevision] != "gw-2" {
 		t.Fatalf("meta %v", out.Meta)
+	}
+}
+
+// Wired into sessions: a new session's instructions carry the summary as the
+// file reads at its handshake (an edit reaches the next session), the tool
+// is listed in every profile while active and answered, a bad section is
+// invalid_arguments, and health reports the sidecar.
+func TestContextWiredIntoSessions(t *testing.T) {
+	oc, p := contextSidecar(t, rejectSidecar)
+	cat := effectTools()
+	r := writeProfiles(t, cat.Tools, effectGenerated, effectPolicy)
+	g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Profiles: r, OperatingContext: oc})
+	for _, profile := range []string{"work", "review", FullProfile} {
+		cs := connect(t, g, profile)
+		if got := cs.InitializeResult().Instructions; !strings.HasSuffix(got, "Context summary.") {
+			t.Errorf("%s: instructions %q, want the summary last", profile, got)
+		}
+		if names := listedNames(t, cs); !slices.Contains(names, opcontext.ToolName) {
+			t.Errorf("%s lists %v, want %s", profile, names, opcontext.ToolName)
+		}
+	}
+	cs := connect(t, g, "work")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: opcontext.ToolName, Arguments: map[string]any{"section": "d1"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"body":"b1"`) {
+		t.Fatalf("section d1: %+v %v", res, err)
+	}
+	env := callEnvelope(t, cs, opcontext.ToolName, map[string]any{"section": "nope"})
+	if env.Code != CodeInvalidArguments || !strings.Contains(env.Message, `unknown section "nope"`) {
+		t.Errorf("bad section: %+v", env)
+	}
+	if h := g.Health(); h.OperatingContext == nil || h.OperatingContext.State != opcontext.StateActive || h.OperatingContext.Revision != "gw-1" {
+		t.Errorf("health %+v", h.OperatingContext)
+	}
+
+	// Edit: the next session sees the new summary, no restart.
+	edited := strings.Replace(rejectSidecar, "Context summary.", "Edited summary.", 1)
+	if err := os.WriteFile(p, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := connect(t, g, "work").InitializeResult().Instructions; !strings.HasSuffix(got, "Edited summary.") {
+		t.Errorf("after the edit: instructions %q", got)
+	}
+
+	// Dormant (file removed): no summary, no tool, calls to it unknown.
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	cs = connect(t, g, "work")
+	if got := cs.InitializeResult().Instructions; strings.Contains(got, "summary") {
+		t.Errorf("dormant: instructions %q", got)
+	}
+	if names := listedNames(t, cs); slices.Contains(names, opcontext.ToolName) {
+		t.Errorf("dormant: listed %v", names)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: opcontext.ToolName}); err == nil {
+		t.Error("dormant: call answered, want unknown tool")
+	}
+	if h := g.Health(); h.OperatingContext.State != opcontext.StateDormant {
+		t.Errorf("dormant health %+v", h.OperatingContext)
 	}
 }
