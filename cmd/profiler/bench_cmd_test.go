@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
@@ -266,5 +271,61 @@ func TestCatalogAndBenchAgainstEverythingServer(t *testing.T) {
 	}
 	if _, stderr, code := benchRun(t, "catalog", "--", filepath.Join(dir, "no-such-server")); code != 1 || !strings.Contains(stderr, "no-such-server") {
 		t.Errorf("unstartable upstream: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestCatalogFollowsPagination dumps a live upstream that pages its
+// tools/list (two tools a page) over streamable HTTP on 127.0.0.1, reached
+// through a launch document: every page is followed, and bench prices the
+// same tools.
+func TestCatalogFollowsPagination(t *testing.T) {
+	tiny, err := catalog.Load(benchTinyCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "paging-upstream", Version: "1"}, &mcp.ServerOptions{PageSize: 2})
+	for _, tool := range tiny.Tools {
+		srv.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	}
+	var lists atomic.Int32
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				lists.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer hs.Close()
+	pack := filepath.Join(t.TempDir(), ".mcp.json")
+	packJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"paging": map[string]any{"type": "http", "url": hs.URL}}})
+	if err := os.WriteFile(pack, packJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	out, stderr, code := benchRun(t, "catalog", "--launch", pack)
+	if code != 0 {
+		t.Fatalf("catalog: exit %d: %s", code, stderr)
+	}
+	got, err := catalog.Decode(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !catalog.Equal(got, tiny) {
+		t.Errorf("dumped %v, want all of %v", got.Names(), tiny.Names())
+	}
+	if n := lists.Load(); n < 2 {
+		t.Errorf("upstream answered %d tools/list requests; paging two a page needs at least 2", n)
+	}
+
+	out, stderr, code = benchRun(t, "bench", "--format", "json", "--launch", pack)
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, stderr)
+	}
+	if full := decodeBenchReport(t, out).Profile("full"); full.Tools != len(tiny.Tools) {
+		t.Errorf("bench over the paging upstream served %d tools, want %d", full.Tools, len(tiny.Tools))
 	}
 }
