@@ -73,13 +73,18 @@ export function tempDir(t, prefix = 'toolprof-e2e-') {
 }
 
 // serverEnv is the environment the server runs with: the SDK's safe default
-// set (no secrets), without any toolprof setting from the caller's shell, plus
-// extra.
-function serverEnv(extra = {}) {
-  const env = getDefaultEnvironment();
-  delete env.TOOLPROF_PROFILE;
-  delete env.TOOLPROF_CURSOR_KEY;
-  return { ...env, ...extra };
+// set (no secrets), without any toolprof setting from the caller's shell, HOME
+// an empty directory (no operator sidecar such as
+// ~/.toolprof/operating-context.toml), plus extra.
+function serverEnv(t, extra = {}) {
+  return { ...withoutToolprof(getDefaultEnvironment()), HOME: tempDir(t, 'toolprof-e2e-home-'), ...extra };
+}
+
+// withoutToolprof drops every TOOLPROF_ variable (profile, cursor key,
+// operating context...) from env, so that the caller's shell cannot change
+// what the server serves.
+function withoutToolprof(env) {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('TOOLPROF_')));
 }
 
 // serverArgs are bin/server's arguments in front of the everything-server.
@@ -164,7 +169,7 @@ export async function connectStdio(t, { flags = [], env = {}, clientOptions = {}
   const transport = new StdioClientTransport({
     command: SERVER,
     args: serverArgs(telemetry, flags),
-    env: serverEnv(env),
+    env: serverEnv(t, env),
     stderr: 'pipe',
   });
   let stderr = '';
@@ -194,7 +199,7 @@ export async function connectStdio(t, { flags = [], env = {}, clientOptions = {}
 export async function startHTTP(t, { flags = [], env = {} } = {}) {
   const telemetry = tempDir(t);
   const args = serverArgs(telemetry, ['--http', '127.0.0.1:0', ...flags]);
-  const child = spawn(SERVER, args, { env: serverEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(SERVER, args, { env: serverEnv(t, env), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   // A crash of the test process must not leave the server behind.
@@ -274,4 +279,35 @@ export function groupsServed() {
 // names lists the tool names of a tools/list result.
 export function names(result) {
   return result.tools.map((t) => t.name);
+}
+
+// markedProcesses lists the live processes whose environment holds
+// TOOLPROF_E2E_MARK=mark: what a client that spawns the server itself (the
+// Inspector) left behind, the server and its upstream inheriting the mark.
+// Linux /proc only; elsewhere [].
+export function markedProcesses(mark) {
+  let entries;
+  try {
+    entries = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  const needle = `TOOLPROF_E2E_MARK=${mark}\0`;
+  return entries.map(Number).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').includes(needle) && alive(pid);
+    } catch {
+      return false; // gone, or not ours to read
+    }
+  });
+}
+
+// clientEnv is the environment of a client process that starts the server
+// itself: the caller's, without toolprof settings, HOME an empty directory
+// (see serverEnv), plus extra.
+export function clientEnv(t, extra = {}) {
+  const env = withoutToolprof(process.env);
+  // npm keeps its cache where it was; HOME, which the server inherits, is empty.
+  env.npm_config_cache ??= path.join(os.homedir(), '.npm');
+  return { ...env, HOME: tempDir(t, 'toolprof-e2e-home-'), ...extra };
 }
