@@ -1,0 +1,144 @@
+// Tool groups (issue 9) through the official TypeScript SDK client: a session
+// of profile "grouped" calls enable_tools to switch group "media" on, receives
+// notifications/tools/list_changed, and lists (and may call) the group's tools
+// from then on; other sessions are untouched; a ceiling still bounds what a
+// group can add.
+//
+// These tests run once this checkout's gateway serves enable_tools (decided
+// from its Go source, see groupsServed), and are skipped, with the reason,
+// before that.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { assertRefused, membership, pageThrough } from '../lib/checks.mjs';
+import { ENABLE_TOOLS, GROUPS } from '../lib/expect.mjs';
+import { connectHTTP, connectStdio, groupsServed, names, startHTTP } from '../lib/harness.mjs';
+
+const skip = groupsServed()
+  ? false
+  : `the gateway does not serve ${ENABLE_TOOLS} yet (no reference to it in gateway/ or cmd/server/; tool groups are issue 9)`;
+
+const PROFILE = 'grouped';
+const GROUP = 'media';
+const AUDIO = 'test_audio_content'; // in the group, not in the profile
+
+// listChanged returns a promise of the next tools/list_changed notification
+// the client receives, failing after ms, and a count of those received.
+function watchListChanged(client, ms = 10_000) {
+  const seen = { count: 0 };
+  let resolve;
+  const next = new Promise((r) => { resolve = r; });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    seen.count++;
+    resolve();
+  });
+  const wait = () => {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no notifications/tools/list_changed within ${ms} ms`)), ms);
+    });
+    return Promise.race([next, timeout]).finally(() => clearTimeout(timer));
+  };
+  return { seen, wait };
+}
+
+// switchOn runs the whole switch on one session and its checks.
+async function switchOn(t, client) {
+  const before = membership(PROFILE);
+  const withGroup = [...new Set([...before, ...GROUPS[GROUP].tools])].sort();
+  const changed = watchListChanged(client);
+
+  await t.test(`before the switch: ${ENABLE_TOOLS} is listed and describes the group`, async () => {
+    const res = await client.listTools();
+    assert.deepEqual([...names(res)].sort(), before);
+    const enable = res.tools.find((x) => x.name === ENABLE_TOOLS);
+    assert.ok(enable, `${ENABLE_TOOLS} is listed`);
+    assert.match(enable.description, new RegExp(`\\b${GROUP}\\b`));
+    assert.ok(enable.inputSchema.properties?.group, `${ENABLE_TOOLS} takes a group: ${JSON.stringify(enable.inputSchema)}`);
+  });
+
+  await t.test(`before the switch: ${AUDIO} is refused, naming the group to enable`, async () => {
+    const res = await client.callTool({ name: AUDIO, arguments: {} });
+    assertRefused(res, { tool: AUDIO, profile: PROFILE });
+    assert.ok(res.structuredContent.suggested_actions.some((a) => new RegExp(`\\b${GROUP}\\b`).test(a)),
+      `a suggested action says to enable ${GROUP}: ${JSON.stringify(res.structuredContent.suggested_actions)}`);
+  });
+
+  await t.test(`${ENABLE_TOOLS} {group: "${GROUP}"} succeeds and list_changed arrives`, async () => {
+    const res = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: GROUP } });
+    assert.ok(!res.isError, JSON.stringify(res));
+    const text = res.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+    assert.match(text, new RegExp(`\\b${GROUP}\\b`));
+    for (const tool of GROUPS[GROUP].tools.filter((x) => !before.includes(x))) {
+      assert.match(text, new RegExp(`\\b${tool}\\b`), `the result names the added tool ${tool}`);
+    }
+    await changed.wait();
+  });
+
+  await t.test('after the switch: the group\'s tools are listed, unpaged and paged', async () => {
+    const res = await client.listTools();
+    assert.deepEqual([...names(res)].sort(), withGroup);
+    const pages = await pageThrough(client);
+    assert.deepEqual(pages.flatMap((p) => p.tools), res.tools, 'the pages, joined, are the unpaged list');
+  });
+
+  await t.test(`after the switch: ${AUDIO} is forwarded`, async () => {
+    const res = await client.callTool({ name: AUDIO, arguments: {} });
+    assert.ok(!res.isError, JSON.stringify(res));
+    assert.equal(res.content[0]?.type, 'audio');
+  });
+
+  return changed;
+}
+
+test('groups over stdio: a session switches a group on', { skip }, async (t) => {
+  const { client } = await connectStdio(t, { flags: ['--profile', PROFILE] });
+  await switchOn(t, client);
+});
+
+test('groups over HTTP: the switch is per session', { skip }, async (t) => {
+  const server = await startHTTP(t);
+  const other = await connectHTTP(t, `${server.base}/mcp/${PROFILE}`);
+  const otherChanged = watchListChanged(other);
+  const client = await connectHTTP(t, `${server.base}/mcp/${PROFILE}`);
+  await switchOn(t, client);
+  await t.test('another session of the same profile is untouched', async () => {
+    assert.deepEqual([...names(await other.listTools())].sort(), membership(PROFILE));
+    assertRefused(await other.callTool({ name: AUDIO, arguments: {} }), { tool: AUDIO, profile: PROFILE });
+    assert.equal(otherChanged.seen.count, 0, 'the other session got no list_changed');
+  });
+});
+
+test('groups over HTTP: an unknown group changes nothing', { skip }, async (t) => {
+  const server = await startHTTP(t);
+  const client = await connectHTTP(t, `${server.base}/mcp/${PROFILE}`);
+  let refused;
+  try {
+    const res = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: 'no-such-group' } });
+    refused = res.isError === true;
+    assert.ok(refused, `an unknown group is an error result: ${JSON.stringify(res)}`);
+  } catch (err) {
+    if (err instanceof assert.AssertionError) throw err;
+    refused = true; // a JSON-RPC error is a refusal too
+    assert.match(err.message, /no-such-group/);
+  }
+  assert.ok(refused);
+  assert.deepEqual([...names(await client.listTools())].sort(), membership(PROFILE));
+});
+
+test('groups over HTTP: the ceiling bounds a group (--max-profile core)', { skip }, async (t) => {
+  const server = await startHTTP(t, { flags: ['--max-profile', 'core'] });
+  const client = await connectHTTP(t, `${server.base}/mcp/${PROFILE}`);
+  try {
+    await client.callTool({ name: ENABLE_TOOLS, arguments: { group: GROUP } });
+  } catch {
+    // Refusing the whole switch is one way to stay under the ceiling.
+  }
+  assert.ok(!names(await client.listTools()).includes(AUDIO), `${AUDIO} (outside core) is never listed`);
+  const res = await client.callTool({ name: AUDIO, arguments: {} });
+  assert.equal(res.isError, true, JSON.stringify(res));
+  assert.equal(res.structuredContent?.code, 'tool_not_in_profile');
+});
