@@ -3,6 +3,7 @@ package derive
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -477,8 +478,45 @@ func (s *solver) improve(st *state, g goal) *state {
 			}
 		}
 	}
+	// Iterated local search: remove two or three tools at random, forbid
+	// them, repair, drop; keep if better. The generator is seeded so the
+	// result is deterministic.
+	r := rand.New(rand.NewPCG(1, uint64(len(s.sigs))))
+	for range perturbRounds {
+		if s.work <= 0 {
+			break
+		}
+		var ts []int
+		for _, t := range st.tools() {
+			if !s.pinned[t] {
+				ts = append(ts, t)
+			}
+		}
+		if len(ts) < 2 {
+			break
+		}
+		try := st.clone()
+		r.Shuffle(len(ts), func(a, b int) { ts[a], ts[b] = ts[b], ts[a] })
+		out := ts[:min(len(ts), 2+r.IntN(2))]
+		for _, t := range out {
+			try.remove(t)
+			banned[t] = true
+		}
+		s.greedy(try, g, banned)
+		for _, t := range out {
+			banned[t] = false
+		}
+		s.drop(try, g)
+		if sol := s.solution(try, g, ""); g.better(sol, best) {
+			st, best = try, sol
+		}
+	}
 	return st
 }
+
+// perturbRounds bounds the iterated local search (the work budget may stop
+// it sooner).
+const perturbRounds = 200
 
 // Solve returns a cheapest tool set covering at least need sessions (see
 // Need), or the best effort with Feasible false when denied tools make that
