@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -26,8 +27,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/upstream"
 )
 
 // Outcomes of a replayed call, as the client saw them.
@@ -304,28 +307,39 @@ func startLaunchGateway(ctx context.Context, f *replayFlags, stderr io.Writer) (
 	case err != nil:
 		return "", nil, fmt.Errorf("replay: %w", err)
 	}
-	source, err := f.src.open(ctx, stderr)
+	// The launch document's servers, started here; the gateway owns them
+	// once it is made (its Close closes them).
+	doc, err := launch.Load(f.src.launch, f.src.persona)
 	if err != nil {
 		return "", nil, fmt.Errorf("replay: %w", err)
 	}
-	tools, err := source.up.ListTools(ctx)
+	spec, err := doc.Resolve(os.LookupEnv)
 	if err != nil {
-		source.close()
-		return "", nil, fmt.Errorf("replay: list tools of %s: %w", source.desc, err)
+		return "", nil, fmt.Errorf("replay: resolve %s: %w", f.src.launch, err)
+	}
+	up, err := upstream.StartSet(ctx, spec, upstream.SetOptions{RequireAll: true, Client: upstream.Options{Stderr: stderr}})
+	if err != nil {
+		return "", nil, fmt.Errorf("replay: launch %s: %w", f.src.launch, err)
+	}
+	desc := "launch document " + filepath.ToSlash(f.src.launch)
+	tools, err := up.ListTools(ctx)
+	if err != nil {
+		up.Close()
+		return "", nil, fmt.Errorf("replay: list tools of %s: %w", desc, err)
 	}
 	resolved := profiles.Full(tools)
 	if set != nil {
 		if resolved, err = set.Resolve(tools); err != nil {
-			source.close()
+			up.Close()
 			return "", nil, fmt.Errorf("replay: profiles %s: %w", f.profilesPath, err)
 		}
 	}
 	for _, w := range resolved.Warnings {
 		fmt.Fprintln(stderr, "replay: warning:", w)
 	}
-	g, err := gateway.New(ctx, gateway.Options{Upstream: source.up, Tools: tools, Profiles: resolved, ServerName: servedName, ServerVersion: servedVersion})
+	g, err := gateway.New(ctx, gateway.Options{Upstream: up, Tools: tools, Profiles: resolved, ServerName: servedName, ServerVersion: servedVersion})
 	if err != nil {
-		source.close()
+		up.Close()
 		return "", nil, fmt.Errorf("replay: %w", err)
 	}
 	if f.profile != "" {
@@ -342,7 +356,7 @@ func startLaunchGateway(ctx context.Context, f *replayFlags, stderr io.Writer) (
 	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() { srv.Serve(ln); close(done) }()
-	fmt.Fprintf(stderr, "replay: gateway over %s on http://%s/mcp (default profile %q)\n", source.desc, ln.Addr(), resolved.Default)
+	fmt.Fprintf(stderr, "replay: gateway over %s on http://%s/mcp (default profile %q)\n", desc, ln.Addr(), resolved.Default)
 	stop := func() error {
 		// Sessions first, so that their open streams end and Shutdown can finish.
 		err := g.Close()
