@@ -1,6 +1,6 @@
 // What the suite expects of the server started on testdata/profiles.generated.toml
 // over the go-sdk conformance everything-server. Kept beside the profiles file:
-// an edit of one is an edit of the other (harness.test.mjs checks that the
+// an edit of one is an edit of the other (test/profiles-file.test.mjs checks that the
 // server serves exactly these profile names and this default).
 
 // EVERYTHING_TOOLS mirrors internal/testupstream.EverythingTools: the tools the

@@ -76,7 +76,7 @@ export function tempDir(t, prefix = 'toolprof-e2e-') {
 // set (no secrets), without any toolprof setting from the caller's shell, HOME
 // an empty directory (no operator sidecar such as
 // ~/.toolprof/operating-context.toml), plus extra.
-function serverEnv(t, extra = {}) {
+export function serverEnv(t, extra = {}) {
   return { ...withoutToolprof(getDefaultEnvironment()), HOME: tempDir(t, 'toolprof-e2e-home-'), ...extra };
 }
 
