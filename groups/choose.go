@@ -233,14 +233,21 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 				baseIdx = append(baseIdx, i)
 			}
 		}
+		seen := map[string]bool{}
 		for _, r := range resolutions {
+			start, err := s.initial(baseIdx, uses, r)
+			if err != nil {
+				return nil, err
+			}
+			if key := s.stateKey(start); seen[key] {
+				continue // a coarser or finer resolution gave the same start
+			} else {
+				seen[key] = true
+			}
 			for _, penalty := range switchPenalties {
 				s.penalty = penalty
-				st, err := s.initial(baseIdx, uses, r)
+				st, err := s.improve(start)
 				if err != nil {
-					return nil, err
-				}
-				if st, err = s.improve(st); err != nil {
 					return nil, err
 				}
 				sw, swSq := s.switches(st)
@@ -260,6 +267,9 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 				res.Candidates = append(res.Candidates, c)
 				if c.Feasible && total < bestTotal {
 					best, bestTotal, res.BaseFrom, res.Resolution, res.Penalty = st, total, b.Name, r, penalty
+				}
+				if c.Feasible {
+					break // a larger penalty buys fewer switches with more tokens
 				}
 			}
 		}

@@ -416,3 +416,24 @@ func without(s []int, t int) []int {
 	}
 	return out
 }
+
+// stateKey identifies a layout: its base and its groups.
+func (s *searcher) stateKey(st *state) string {
+	var b strings.Builder
+	for t, in := range st.inBase {
+		if in {
+			b.WriteString(strconv.Itoa(t))
+			b.WriteByte(',')
+		}
+	}
+	keys := make([]string, len(st.groups))
+	for i, g := range st.groups {
+		keys[i] = draftKey(g.tools, g.catchAll)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b.WriteByte('|')
+		b.WriteString(k)
+	}
+	return b.String()
+}
