@@ -74,10 +74,10 @@ func costsOf(tools []Tool) []int {
 }
 
 func TestGeneratedWorkloadShape(t *testing.T) {
-	sessions, tools := generated(t, 20_000)
+	sessions, tools := generated(t, 5_000)
 	used, _, _ := selectSessions(sessions, indexOf(tools))
 	s := reduce(used)
-	t.Logf("20k sessions: %d signatures, %d zero-call", len(s.sigs), s.free)
+	t.Logf("5k sessions: %d signatures, %d zero-call", len(s.sigs), s.free)
 	res, err := Derive(sessions, Config{Tools: tools, Specs: DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: DefaultTarget})
 	if err != nil {
 		t.Fatal(err)
