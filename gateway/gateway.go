@@ -112,6 +112,8 @@ type Gateway struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	relay relay // pass-through state (passthrough.go)
 }
 
 // serverKey names one cached server: a profile served over a transport.
@@ -298,13 +300,7 @@ func (g *Gateway) server(profile, transport string) (*mcp.Server, error) {
 	if s, ok := g.servers[k]; ok {
 		return s, nil
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}, &mcp.ServerOptions{
-		// Set explicitly: no tools are registered with the SDK, so it would
-		// not infer the tools capability.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		// No Instructions: the middleware sets them per session.
-		Logger: g.logger,
-	})
+	s := mcp.NewServer(&mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}, g.serverOptions())
 	s.AddReceivingMiddleware(g.middleware(profile, transport))
 	g.servers[k] = s
 	return s, nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/upstream"
 )
 
 // Health is what the gateway reports about itself: printed by
@@ -15,10 +16,14 @@ type Health struct {
 	Ceiling  string   `json:"ceiling,omitempty"`
 	// Warnings are the profile warnings found at start, such as a profile
 	// naming a tool the upstream does not offer.
-	Warnings     []string       `json:"warnings"`
-	Upstream     UpstreamHealth `json:"upstream"`
-	Telemetry    string         `json:"telemetry"`
-	OpenSessions int            `json:"open_sessions"`
+	Warnings []string       `json:"warnings"`
+	Upstream UpstreamHealth `json:"upstream"`
+	// Upstreams is each upstream server of a launch document (or the one
+	// started by -- CMD), sorted by name: its state, restarts and last
+	// error (with resolved variable values scrubbed).
+	Upstreams    []upstream.Health `json:"upstreams,omitempty"`
+	Telemetry    string            `json:"telemetry"`
+	OpenSessions int               `json:"open_sessions"`
 	// ReadOnly is set when every profile is served read-only (--read-only).
 	ReadOnly bool `json:"read_only"`
 	// OperatingContext describes the sidecar; absent when the gateway runs
@@ -49,6 +54,9 @@ func (g *Gateway) Health() Health {
 		ReadOnly:     g.opts.ReadOnly,
 
 		OperatingContext: contextHealth(g.opts.OperatingContext),
+	}
+	if u, ok := g.opts.Upstream.(interface{ Health() []upstream.Health }); ok {
+		h.Upstreams = u.Health()
 	}
 	if h.Warnings == nil {
 		h.Warnings = []string{}

@@ -51,7 +51,10 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 			case methodCallTool:
 				res, err = g.callTool(ctx, s, req)
 			default:
-				res, err = next(ctx, method, req)
+				var ok bool
+				if res, err, ok = g.passThrough(ctx, method, req, next); !ok {
+					res, err = next(ctx, method, req)
+				}
 			}
 			if err == nil {
 				switch r := res.(type) {
@@ -322,7 +325,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		call.Outcome = telemetry.OutcomeDenied
 		return refused, nil
 	}
-	out, err := g.opts.Upstream.CallTool(ctx, fwd)
+	out, err := g.forward(ctx, req, fwd)
 	switch {
 	case err == nil && out.IsError:
 		call.Outcome = telemetry.OutcomeToolError

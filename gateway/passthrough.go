@@ -1,0 +1,425 @@
+package gateway
+
+// Pass-through (issue 6): the gateway never hides a feature of its
+// upstreams. Resources, resource templates, prompts, completion,
+// subscriptions and logging levels are answered by the upstream (an
+// Upstream that also implements Features, as upstream.Set does); progress,
+// log messages, elicitation and sampling that an upstream sends during a
+// call are relayed to the downstream session that made the call.
+//
+// # Routing what an upstream sends during a call
+//
+// Progress is routed exactly: the gateway replaces the client's
+// progressToken with one of its own ("toolprof/N") before forwarding the
+// call, and maps the upstream's notifications back to the calling session
+// and its original token, so that two sessions using the same token never
+// see each other's progress.
+//
+// Log messages, elicitation/create and sampling/createMessage carry no
+// token. They go to the session of the most recent call still in flight on
+// the upstream that sent them (its server name in the launch document);
+// with a single call in flight (the common case) that is exact, with
+// several it is the newest, since an upstream that asks mid-call is most
+// likely serving the call that just arrived. With no call in flight a log
+// message is delivered to no session (an upstream's log is not broadcast
+// to sessions that did not call it) and an elicitation or sampling request
+// fails with an error saying so.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Features is what an upstream offers beyond tools. upstream.Set
+// implements it; an Upstream without it offers tools only.
+type Features interface {
+	// Capabilities is the union of the upstreams' capabilities.
+	Capabilities() *mcp.ServerCapabilities
+	ListResources(ctx context.Context) ([]*mcp.Resource, error)
+	ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error)
+	ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error)
+	Subscribe(ctx context.Context, params *mcp.SubscribeParams) error
+	Unsubscribe(ctx context.Context, params *mcp.UnsubscribeParams) error
+	ListPrompts(ctx context.Context) ([]*mcp.Prompt, error)
+	GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error)
+	Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error)
+	SetLoggingLevel(ctx context.Context, params *mcp.SetLoggingLevelParams) error
+}
+
+// serverNamer names the upstream server a served tool runs on.
+type serverNamer interface {
+	ServerOf(tool string) string
+}
+
+// progressPrefix starts the progress tokens the gateway sends upstream.
+const progressPrefix = "toolprof/"
+
+// relay is the gateway's pass-through state. Its zero value is ready.
+type relay struct {
+	mu    sync.Mutex
+	next  uint64
+	calls []*inflight // in start order
+	// subs counts, per resource URI, the downstream sessions subscribed:
+	// the upstream is subscribed on the first and unsubscribed after the
+	// last.
+	subs  map[string]map[*mcp.ServerSession]bool
+	level mcp.LoggingLevel // most verbose level any session asked for
+}
+
+// inflight is one tools/call forwarded to an upstream and not answered yet.
+type inflight struct {
+	id     uint64
+	server string
+	ss     *mcp.ServerSession
+	ctx    context.Context // the downstream request's: it routes replies to its stream
+	token  any             // the client's progress token, nil when none
+}
+
+func (g *Gateway) features() (Features, bool) {
+	f, ok := g.opts.Upstream.(Features)
+	return f, ok
+}
+
+// serverOptions are the options of every per-profile *mcp.Server:
+// capabilities are the upstreams' union (tools always, with list_changed),
+// and subscriptions and completion are handled when an upstream offers them.
+func (g *Gateway) serverOptions() *mcp.ServerOptions {
+	opts := &mcp.ServerOptions{
+		// Set explicitly: no tools are registered with the SDK, so it would
+		// not infer the tools capability.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// No Instructions: the middleware sets them per session.
+		Logger: g.logger,
+	}
+	f, ok := g.features()
+	if !ok {
+		return opts
+	}
+	caps := f.Capabilities()
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
+	}
+	caps.Tools = &mcp.ToolCapabilities{ListChanged: true}
+	opts.Capabilities = caps
+	if caps.Resources != nil && caps.Resources.Subscribe {
+		opts.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return g.subscribe(ctx, f, req.Session, req.Params)
+		}
+		opts.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			return g.unsubscribe(ctx, f, req.Session, req.Params)
+		}
+	}
+	if caps.Completions != nil {
+		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return f.Complete(ctx, req.Params)
+		}
+	}
+	return opts
+}
+
+// passThrough answers the methods an upstream serves: resources, resource
+// templates and prompts (every upstream page in one page: the gateway
+// issues no cursors for them), and forwards logging/setLevel after the SDK
+// has recorded the session's level. ok is false for any other method, and
+// for every method when the upstream offers no Features.
+func (g *Gateway) passThrough(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (res mcp.Result, err error, ok bool) {
+	f, has := g.features()
+	if !has {
+		return nil, nil, false
+	}
+	switch method {
+	case "resources/list":
+		if p, _ := req.GetParams().(*mcp.ListResourcesParams); p != nil && p.Cursor != "" {
+			return nil, badCursor(method), true
+		}
+		list, err := f.ListResources(ctx)
+		if err != nil {
+			return nil, upstreamErr(err), true
+		}
+		return &mcp.ListResourcesResult{Resources: nonNil(list)}, nil, true
+	case "resources/templates/list":
+		if p, _ := req.GetParams().(*mcp.ListResourceTemplatesParams); p != nil && p.Cursor != "" {
+			return nil, badCursor(method), true
+		}
+		list, err := f.ListResourceTemplates(ctx)
+		if err != nil {
+			return nil, upstreamErr(err), true
+		}
+		return &mcp.ListResourceTemplatesResult{ResourceTemplates: nonNil(list)}, nil, true
+	case "resources/read":
+		p, _ := req.GetParams().(*mcp.ReadResourceParams)
+		if p == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": missing params"}, true
+		}
+		r, err := f.ReadResource(ctx, p)
+		if err != nil {
+			return nil, upstreamErr(err), true
+		}
+		return r, nil, true
+	case "prompts/list":
+		if p, _ := req.GetParams().(*mcp.ListPromptsParams); p != nil && p.Cursor != "" {
+			return nil, badCursor(method), true
+		}
+		list, err := f.ListPrompts(ctx)
+		if err != nil {
+			return nil, upstreamErr(err), true
+		}
+		return &mcp.ListPromptsResult{Prompts: nonNil(list)}, nil, true
+	case "prompts/get":
+		p, _ := req.GetParams().(*mcp.GetPromptParams)
+		if p == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": missing params"}, true
+		}
+		r, err := f.GetPrompt(ctx, p)
+		if err != nil {
+			return nil, upstreamErr(err), true
+		}
+		return r, nil, true
+	case "logging/setLevel":
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return nil, err, true
+		}
+		if p, _ := req.GetParams().(*mcp.SetLoggingLevelParams); p != nil {
+			if err := g.raiseLevel(ctx, f, p.Level); err != nil {
+				g.logger.Warn("logging/setLevel not passed upstream", "level", p.Level, "error", err)
+			}
+		}
+		return res, nil, true
+	}
+	return nil, nil, false
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func badCursor(method string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": the gateway returns every item in one page and issues no cursor; call without one"}
+}
+
+// upstreamErr passes an upstream's JSON-RPC error through and turns any
+// other failure into an internal error that says the upstream is
+// unavailable.
+func upstreamErr(err error) error {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return rpc
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream unavailable: " + err.Error()}
+}
+
+// levelRank orders logging levels, most verbose first.
+func levelRank(l mcp.LoggingLevel) int {
+	i := slices.Index([]mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}, l)
+	if i < 0 {
+		return 1 << 10
+	}
+	return i
+}
+
+// raiseLevel sets the upstreams' level to the most verbose level any
+// session has asked for: an upstream session is shared by every downstream
+// session, and the SDK filters what each downstream session gets by its
+// own level.
+func (g *Gateway) raiseLevel(ctx context.Context, f Features, level mcp.LoggingLevel) error {
+	g.relay.mu.Lock()
+	if g.relay.level != "" && levelRank(level) >= levelRank(g.relay.level) {
+		g.relay.mu.Unlock()
+		return nil
+	}
+	g.relay.level = level
+	g.relay.mu.Unlock()
+	return f.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+}
+
+func (g *Gateway) subscribe(ctx context.Context, f Features, ss *mcp.ServerSession, p *mcp.SubscribeParams) error {
+	r := &g.relay
+	r.mu.Lock()
+	first := len(r.subs[p.URI]) == 0
+	r.mu.Unlock()
+	if first {
+		if err := f.Subscribe(ctx, p); err != nil {
+			return upstreamErr(err)
+		}
+	}
+	r.mu.Lock()
+	if r.subs == nil {
+		r.subs = map[string]map[*mcp.ServerSession]bool{}
+	}
+	if r.subs[p.URI] == nil {
+		r.subs[p.URI] = map[*mcp.ServerSession]bool{}
+	}
+	r.subs[p.URI][ss] = true
+	r.mu.Unlock()
+	return nil
+}
+
+func (g *Gateway) unsubscribe(ctx context.Context, f Features, ss *mcp.ServerSession, p *mcp.UnsubscribeParams) error {
+	r := &g.relay
+	r.mu.Lock()
+	delete(r.subs[p.URI], ss)
+	last := len(r.subs[p.URI]) == 0
+	if last {
+		delete(r.subs, p.URI)
+	}
+	r.mu.Unlock()
+	if last {
+		if err := f.Unsubscribe(ctx, p); err != nil {
+			return upstreamErr(err)
+		}
+	}
+	return nil
+}
+
+// forward runs an allowed call on the upstream, registered as in flight
+// for the calling session so that what the upstream sends during it is
+// relayed there, with the progress token replaced by the gateway's own.
+func (g *Gateway) forward(ctx context.Context, req mcp.Request, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	server := ""
+	if n, ok := g.opts.Upstream.(serverNamer); ok {
+		server = n.ServerOf(params.Name)
+	}
+	r := &g.relay
+	r.mu.Lock()
+	r.next++
+	c := &inflight{id: r.next, server: server, ss: ss, ctx: ctx}
+	r.calls = append(r.calls, c)
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.calls = slices.DeleteFunc(r.calls, func(x *inflight) bool { return x == c })
+		r.mu.Unlock()
+	}()
+	if tok, ok := params.Meta["progressToken"]; ok && tok != nil {
+		c.token = tok
+		p := *params
+		p.Meta = make(mcp.Meta, len(params.Meta))
+		for k, v := range params.Meta {
+			p.Meta[k] = v
+		}
+		p.Meta["progressToken"] = progressPrefix + strconv.FormatUint(c.id, 10)
+		params = &p
+	}
+	return g.opts.Upstream.CallTool(ctx, params)
+}
+
+// callFor finds the in-flight call a progress token names.
+func (g *Gateway) callFor(token any) *inflight {
+	s, ok := token.(string)
+	if !ok {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(s, progressPrefix)
+	if !ok {
+		return nil
+	}
+	id, err := strconv.ParseUint(rest, 10, 64)
+	if err != nil {
+		return nil
+	}
+	g.relay.mu.Lock()
+	defer g.relay.mu.Unlock()
+	for _, c := range g.relay.calls {
+		if c.id == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// newestCall is the most recent call in flight on server with a session.
+func (g *Gateway) newestCall(server string) *inflight {
+	g.relay.mu.Lock()
+	defer g.relay.mu.Unlock()
+	for i := len(g.relay.calls) - 1; i >= 0; i-- {
+		if c := g.relay.calls[i]; c.server == server && c.ss != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// Progress relays an upstream's progress notification to the session whose
+// call it reports on, with that session's own token. A notification for no
+// call in flight is dropped.
+func (g *Gateway) Progress(_ context.Context, server string, p *mcp.ProgressNotificationParams) {
+	c := g.callFor(p.ProgressToken)
+	if c == nil || c.ss == nil || c.token == nil {
+		return
+	}
+	out := *p
+	out.ProgressToken = c.token
+	if err := c.ss.NotifyProgress(c.ctx, &out); err != nil {
+		g.logger.Debug("progress not relayed", "server", server, "error", err)
+	}
+}
+
+// Log relays an upstream's notifications/message to the session of the
+// newest call in flight on server; the SDK applies that session's level.
+func (g *Gateway) Log(_ context.Context, server string, p *mcp.LoggingMessageParams) {
+	c := g.newestCall(server)
+	if c == nil {
+		g.logger.Debug("upstream log message with no call in flight: not relayed", "server", server)
+		return
+	}
+	if err := c.ss.Log(c.ctx, p); err != nil {
+		g.logger.Debug("log message not relayed", "server", server, "error", err)
+	}
+}
+
+// Elicit asks the session of the newest call in flight on server.
+func (g *Gateway) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c := g.newestCall(server)
+	if c == nil {
+		return nil, fmt.Errorf("elicitation from upstream %q: no downstream call in flight on it to ask", server)
+	}
+	return c.ss.Elicit(mergedContext(c.ctx, ctx), p)
+}
+
+// CreateMessage asks the session of the newest call in flight on server to
+// sample.
+func (g *Gateway) CreateMessage(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	c := g.newestCall(server)
+	if c == nil {
+		return nil, fmt.Errorf("sampling request from upstream %q: no downstream call in flight on it to ask", server)
+	}
+	return c.ss.CreateMessage(mergedContext(c.ctx, ctx), p) //lint:ignore SA1019 upstreams still sample
+}
+
+// ResourceUpdated relays an upstream's notifications/resources/updated to
+// the downstream sessions subscribed to the URI.
+func (g *Gateway) ResourceUpdated(ctx context.Context, server string, p *mcp.ResourceUpdatedNotificationParams) {
+	g.mu.Lock()
+	servers := make([]*mcp.Server, 0, len(g.servers))
+	for _, s := range g.servers {
+		servers = append(servers, s)
+	}
+	g.mu.Unlock()
+	for _, s := range servers {
+		if err := s.ResourceUpdated(ctx, p); err != nil {
+			g.logger.Debug("resource update not relayed", "server", server, "error", err)
+		}
+	}
+}
+
+// mergedContext carries the downstream request's values (which route the
+// request to its stream) and is cancelled when either context is.
+func mergedContext(downstream, upstream context.Context) context.Context {
+	ctx, cancel := context.WithCancel(downstream)
+	stop := context.AfterFunc(upstream, cancel)
+	context.AfterFunc(ctx, func() { stop(); cancel() })
+	return ctx
+}
