@@ -35,9 +35,17 @@
 //   - The top-k-by-popularity baseline, so the result is never worse than it.
 //
 // The best candidate is then improved by local search: drop (remove tools,
-// dearest first, while the target still holds) and destroy-and-repair swaps
+// dearest first, while the target still holds), destroy-and-repair swaps
 // (remove one tool, forbid it, complete greedily, drop; keep if cheaper),
-// bounded by a deterministic work budget. The budget mode (most sessions
+// then iterated local search (remove two or three tools drawn by a seeded
+// generator, forbid, repair, drop), all bounded by a deterministic work
+// budget so that large instances stay fast and every run gives the same
+// answer.
+//
+// The two hull corners around the target also give a certificate: the
+// interpolated hull cost at the target is a lower bound no tool set can
+// beat (Solution.LowerBound), so Cost/LowerBound bounds the optimality gap
+// of every derived profile. The budget mode (most sessions
 // within a token budget) uses the same pieces with the roles of cost and
 // coverage exchanged.
 //
