@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -43,10 +44,12 @@ type client struct {
 }
 
 // clients and their share of sessions.
-var clients = []struct {
+type weightedClient struct {
 	c      client
 	weight int
-}{
+}
+
+var clients = []weightedClient{
 	{client{"claude-code", "2.0.14"}, 45},
 	{client{"claude-ai", "0.1.0"}, 25},
 	{client{"cursor-vscode", "1.0.0"}, 15},
@@ -149,24 +152,27 @@ func pick[T any](r *rand.Rand, items []T, weight func(T) int) T {
 }
 
 func main() {
+	if err := generate(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+// generate writes the trace: the same bytes on every run.
+func generate(out io.Writer) error {
 	r := rand.New(rand.NewPCG(2026, 11))
 	start := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
-	w := bufio.NewWriter(os.Stdout)
+	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	at := start
 	for i := range sessions {
-		// About 11 sessions a day over two weeks, in working hours.
+		// About five sessions a day over a month, in working hours.
 		at = at.Add(time.Duration(60+r.IntN(180)) * time.Minute)
 		if h := at.Hour(); h >= 19 {
 			at = time.Date(at.Year(), at.Month(), at.Day()+1, 8, r.IntN(60), 0, 0, time.UTC)
 		}
 		wf := pick(r, workflows, func(w workflow) int { return w.weight })
-		c := pick(r, clients, func(c struct {
-			c      client
-			weight int
-		}) int {
-			return c.weight
-		})
+		c := pick(r, clients, func(c weightedClient) int { return c.weight })
 		s := session{
 			Session: fmt.Sprintf("demo-%03d-%s", i+1, wf.name),
 			Client:  c.c,
@@ -174,12 +180,8 @@ func main() {
 			Calls:   wf.calls(r),
 		}
 		if err := enc.Encode(s); err != nil {
-			fmt.Fprintln(os.Stderr, "gen:", err)
-			os.Exit(1)
+			return err
 		}
 	}
-	if err := w.Flush(); err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
-	}
+	return w.Flush()
 }

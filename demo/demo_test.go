@@ -1,0 +1,220 @@
+// Package demo_test runs `make demo` from this checkout, as a newcomer
+// would, and checks what it leaves behind for content.
+package demo_test
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// TestMakeDemo runs make demo with its binaries and outputs in a temporary
+// directory (BIN and DEMO_OUT), so it neither needs nor touches bin/ and
+// out/ of the checkout.
+func TestMakeDemo(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("make demo needs make: %v", err)
+	}
+	tmp := t.TempDir()
+	bin, out := filepath.Join(tmp, "bin"), filepath.Join(tmp, "out")
+	cmd := exec.Command("make", "demo", "BIN="+bin)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "DEMO_OUT="+out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("make demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+
+	traceFile, err := os.Open("trace.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace, _, err := telemetry.DecodeTrace(traceFile, "trace.jsonl", false)
+	traceFile.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, s := range trace {
+		calls += len(s.Calls)
+	}
+
+	t.Run("telemetry holds every replayed session and call", func(t *testing.T) {
+		sessions, recorded, err := telemetry.ReadAll(context.Background(), []string{filepath.Join(out, "telemetry")}, telemetry.Window{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sessions) != len(trace) || len(recorded) != calls {
+			t.Errorf("telemetry: %d sessions, %d calls; the trace has %d sessions, %d calls", len(sessions), len(recorded), len(trace), calls)
+		}
+		clients := map[string]bool{}
+		for _, s := range sessions {
+			clients[s.ClientName] = true
+		}
+		for _, s := range trace {
+			if !clients[s.Client.Name] {
+				t.Errorf("no recorded session of client %q", s.Client.Name)
+			}
+		}
+	})
+
+	t.Run("every replayed call succeeded", func(t *testing.T) {
+		summary := readFile(t, filepath.Join(out, "replay.txt"))
+		want := regexp.MustCompile(`(\d+) calls, (\d+) ok, 0 tool_error, 0 denied, 0 unknown_tool, 0 error; 0 sessions could not be opened`)
+		m := want.FindStringSubmatch(summary)
+		if m == nil || m[1] != strconv.Itoa(calls) || m[2] != m[1] {
+			t.Errorf("replay summary does not show all %d calls ok:\n%s", calls, summary)
+		}
+	})
+
+	file, err := profiles.LoadFile(filepath.Join(out, "profiles.generated.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*profiles.Profile{}
+	for i := range file.Profiles {
+		byName[file.Profiles[i].Name] = &file.Profiles[i]
+	}
+
+	t.Run("profiles are derived and measured", func(t *testing.T) {
+		if !slices.Contains([]string{"core", "standard", "full"}, file.Default) {
+			t.Errorf("default %q, want one of core, standard, full", file.Default)
+		}
+		prev := 0
+		for _, name := range []string{"core", "standard", "full"} {
+			p := byName[name]
+			if p == nil {
+				t.Fatalf("profile %s missing; file has %d profiles", name, len(file.Profiles))
+			}
+			m := p.Measured
+			if m == nil || m.Sessions == 0 || m.HoldoutSessions == 0 || m.Coverage == nil || m.HoldoutCoverage == nil || m.TokensO200k == 0 || m.Tools != len(p.Tools) {
+				t.Fatalf("profile %s: measured figures missing: %+v", name, m)
+			}
+			if m.Sessions+m.HoldoutSessions != len(trace) {
+				t.Errorf("profile %s measured on %d+%d sessions, the trace has %d", name, m.Sessions, m.HoldoutSessions, len(trace))
+			}
+			if m.TokensO200k <= prev {
+				t.Errorf("profile %s costs %d tokens, not more than the smaller profile's %d", name, m.TokensO200k, prev)
+			}
+			prev = m.TokensO200k
+		}
+		if *byName["core"].Measured.Coverage < 0.8 || *byName["standard"].Measured.Coverage < 0.95 {
+			t.Errorf("coverage core %v standard %v, want at least their targets 0.8 and 0.95", *byName["core"].Measured.Coverage, *byName["standard"].Measured.Coverage)
+		}
+		if got := len(byName["full"].Tools); got != 28 {
+			t.Errorf("full holds %d tools, want the everything-server's 28", got)
+		}
+	})
+
+	t.Run("report has each profile's tokens", func(t *testing.T) {
+		rows := markdownRows(t, readFile(t, filepath.Join(out, "report.md")))
+		prev := 0
+		for _, name := range []string{"core", "standard", "full"} {
+			row, ok := rows[name]
+			if !ok {
+				t.Fatalf("report has no row for %s: %v", name, rows)
+			}
+			tokens, err := strconv.Atoi(row["o200k_base"])
+			if err != nil || tokens <= prev {
+				t.Errorf("%s: o200k_base %q, want a count above the smaller profile's %d", name, row["o200k_base"], prev)
+			}
+			prev = tokens
+			if tools, _ := strconv.Atoi(row["tools"]); tools != len(byName[name].Tools) {
+				t.Errorf("%s: report says %s tools, the profile has %d", name, row["tools"], len(byName[name].Tools))
+			}
+		}
+		if !strings.Contains(stdout.String(), "| core |") {
+			t.Error("make demo did not print the report")
+		}
+	})
+
+	t.Run("frontier plot is a real PNG", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(out, "frontier.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("frontier.png: %v", err)
+		}
+		if r := img.Bounds(); len(b) < 10_000 || r.Dx() < 300 || r.Dy() < 200 {
+			t.Errorf("frontier.png is %d bytes, %dx%d: too small to hold a plot", len(b), r.Dx(), r.Dy())
+		}
+	})
+
+	t.Run("rehearsal denies exactly the calls outside the default profile", func(t *testing.T) {
+		def := byName[file.Default]
+		denied := 0
+		for _, s := range trace {
+			for _, c := range s.Calls {
+				if !slices.Contains(def.Tools, c.Tool) {
+					denied++
+				}
+			}
+		}
+		summary := readFile(t, filepath.Join(out, "rehearsal.txt"))
+		want := regexp.MustCompile(`(\d+) calls, (\d+) ok, 0 tool_error, (\d+) denied, 0 unknown_tool, 0 error`)
+		m := want.FindStringSubmatch(summary)
+		if m == nil || m[1] != strconv.Itoa(calls) || m[2] != strconv.Itoa(calls-denied) || m[3] != strconv.Itoa(denied) {
+			t.Errorf("rehearsal: want %d calls, %d ok, %d denied under %s:\n%s", calls, calls-denied, denied, file.Default, summary)
+		}
+		if denied > 0 && !strings.Contains(summary, "denied by code: tool_not_in_profile "+strconv.Itoa(denied)) {
+			t.Errorf("rehearsal does not name the envelope code:\n%s", summary)
+		}
+	})
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// markdownRows reads a markdown table: first cell of each row -> column
+// name -> cell.
+func markdownRows(t *testing.T, md string) map[string]map[string]string {
+	t.Helper()
+	var header []string
+	rows := map[string]map[string]string{}
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		switch {
+		case header == nil:
+			header = cells
+		case strings.HasPrefix(cells[0], "---"):
+		default:
+			row := map[string]string{}
+			for i, c := range cells {
+				if i < len(header) {
+					row[header[i]] = c
+				}
+			}
+			rows[cells[0]] = row
+		}
+	}
+	if header == nil {
+		t.Fatalf("no markdown table in:\n%s", md)
+	}
+	return rows
+}
