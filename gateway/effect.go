@@ -59,16 +59,16 @@ func (g *Gateway) readOnly(profile string) bool {
 	if g.opts.ReadOnly {
 		return true
 	}
-	p, ok := g.resolved.Profiles[profile]
+	p, ok := g.cat().resolved.Profiles[profile]
 	return ok && p.ReadOnly
 }
 
 // effect is the effect of an offered tool as served.
 func (g *Gateway) effect(tool string) profiles.Effect {
-	if e := g.resolved.Effect(tool); e.Kind != "" {
+	if e := g.cat().resolved.Effect(tool); e.Kind != "" {
 		return e
 	}
-	if t, ok := g.tools[tool]; ok {
+	if t, ok := g.cat().tools[tool]; ok {
 		return profiles.EffectOf(t, nil)
 	}
 	return profiles.Effect{}
@@ -78,8 +78,8 @@ func (g *Gateway) effect(tool string) profiles.Effect {
 // its tools, less those that are not read or evaluate when it is served
 // read-only.
 func (g *Gateway) listedTools() map[string][]string {
-	listed := make(map[string][]string, len(g.resolved.Profiles))
-	for name, p := range g.resolved.Profiles {
+	listed := make(map[string][]string, len(g.cat().resolved.Profiles))
+	for name, p := range g.cat().resolved.Profiles {
 		if !g.readOnly(name) {
 			listed[name] = p.Tools
 			continue

@@ -22,11 +22,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
@@ -90,19 +90,20 @@ type Options struct {
 	// OperatingContext is the operator's sidecar (package opcontext); nil
 	// runs without one.
 	OperatingContext *opcontext.Source
+	// Resolve resolves the profiles against a new tool listing when the
+	// upstream's tools change (ToolsChanged); nil serves every tool as
+	// "full", as a nil Profiles does.
+	Resolve func(tools []*mcp.Tool) (*profiles.Resolved, error)
 }
 
 // Gateway serves one upstream under profiles.
 type Gateway struct {
-	opts        Options
-	logger      *slog.Logger
-	resolved    *profiles.Resolved
-	tools       map[string]*mcp.Tool // every upstream tool by name
-	served      map[string]*mcp.Tool // the same as listed: with the effect in _meta
-	listed      map[string][]string  // per profile, the tools listed and callable (sorted)
-	catalogHash string
-	cursorKey   []byte
-	explore     string // the profile exploration sessions get
+	opts   Options
+	logger *slog.Logger
+	// catalog is what the upstream's tools resolve to; replaced whole when
+	// they change (catalog.go).
+	catalog   atomic.Pointer[catalogState]
+	cursorKey []byte
 
 	mu       sync.Mutex
 	servers  map[serverKey]*mcp.Server
@@ -113,7 +114,8 @@ type Gateway struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	relay relay // pass-through state (passthrough.go)
+	relay     relay      // pass-through state (passthrough.go)
+	refreshMu sync.Mutex // one ToolsChanged at a time
 }
 
 // serverKey names one cached server: a profile served over a transport.
@@ -152,14 +154,6 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 	}
-	hash, err := (&catalog.Catalog{Tools: list}).Hash()
-	if err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
-	}
-	tools := make(map[string]*mcp.Tool, len(list))
-	for _, t := range list {
-		tools[t.Name] = t
-	}
 	resolved := opts.Profiles
 	if resolved == nil {
 		resolved = profiles.Full(list)
@@ -172,24 +166,23 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		key = make([]byte, 32)
 		rand.Read(key)
 	}
-	g := &Gateway{
-		opts:        opts,
-		logger:      logger,
-		resolved:    resolved,
-		tools:       tools,
-		catalogHash: hash,
-		cursorKey:   key,
-		servers:     make(map[serverKey]*mcp.Server),
-		sessions:    make(map[*mcp.ServerSession]*session),
+	cat, err := newCatalog(opts, logger, list, resolved)
+	if err != nil {
+		return nil, err
 	}
+	g := &Gateway{
+		opts:      opts,
+		logger:    logger,
+		cursorKey: key,
+		servers:   make(map[serverKey]*mcp.Server),
+		sessions:  make(map[*mcp.ServerSession]*session),
+	}
+	g.catalog.Store(cat)
 	if opts.MaxProfile != "" {
 		if _, ok := resolved.Profiles[opts.MaxProfile]; !ok {
 			return nil, fmt.Errorf("gateway: max profile %q: %w", opts.MaxProfile, g.unknownProfile(opts.MaxProfile))
 		}
 	}
-	g.served = servedTools(list, resolved)
-	g.listed = g.listedTools()
-	g.explore = g.explorationProfile()
 	for _, w := range resolved.Warnings {
 		logger.Warn("profiles", "warning", w)
 	}
@@ -199,16 +192,16 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 // explorationProfile is the profile exploration sessions get: full, or the
 // ceiling when full lies beyond it.
 func (g *Gateway) explorationProfile() string {
-	if _, ok := g.resolved.Profiles[FullProfile]; ok && g.withinCeiling(FullProfile) {
+	if _, ok := g.cat().resolved.Profiles[FullProfile]; ok && g.withinCeiling(FullProfile) {
 		return FullProfile
 	}
 	if g.opts.MaxProfile != "" {
 		return g.opts.MaxProfile
 	}
 	// No profile named full: the profile with the most tools.
-	best := g.resolved.Default
-	for _, name := range g.resolved.Names() {
-		if len(g.resolved.Profiles[name].Tools) > len(g.resolved.Profiles[best].Tools) {
+	best := g.cat().resolved.Default
+	for _, name := range g.cat().resolved.Names() {
+		if len(g.cat().resolved.Profiles[name].Tools) > len(g.cat().resolved.Profiles[best].Tools) {
 			best = name
 		}
 	}
@@ -216,10 +209,10 @@ func (g *Gateway) explorationProfile() string {
 }
 
 // Default returns the name of the default profile.
-func (g *Gateway) Default() string { return g.resolved.Default }
+func (g *Gateway) Default() string { return g.cat().resolved.Default }
 
 // Profiles returns the resolved profiles the gateway serves.
-func (g *Gateway) Profiles() *profiles.Resolved { return g.resolved }
+func (g *Gateway) Profiles() *profiles.Resolved { return g.cat().resolved }
 
 // ProfileError reports a profile name that cannot be served.
 type ProfileError struct {
@@ -237,13 +230,13 @@ func (e *ProfileError) Error() string {
 }
 
 func (g *Gateway) unknownProfile(name string) error {
-	return &ProfileError{Name: name, Valid: g.resolved.Names()}
+	return &ProfileError{Name: name, Valid: g.cat().resolved.Names()}
 }
 
 // servable returns the profiles within the ceiling, sorted.
 func (g *Gateway) servable() []string {
 	var names []string
-	for _, n := range g.resolved.Names() {
+	for _, n := range g.cat().resolved.Names() {
 		if g.withinCeiling(n) {
 			names = append(names, n)
 		}
@@ -257,12 +250,12 @@ func (g *Gateway) withinCeiling(profile string) bool {
 	if g.opts.MaxProfile == "" {
 		return true
 	}
-	p, ok := g.resolved.Profiles[profile]
+	p, ok := g.cat().resolved.Profiles[profile]
 	if !ok {
 		return false
 	}
 	for _, t := range p.Tools {
-		if !g.resolved.Allowed(g.opts.MaxProfile, t) {
+		if !g.cat().resolved.Allowed(g.opts.MaxProfile, t) {
 			return false
 		}
 	}
@@ -271,7 +264,7 @@ func (g *Gateway) withinCeiling(profile string) bool {
 
 // checkProfile returns a *ProfileError when profile cannot be served.
 func (g *Gateway) checkProfile(profile string) error {
-	if _, ok := g.resolved.Profiles[profile]; !ok {
+	if _, ok := g.cat().resolved.Profiles[profile]; !ok {
 		return &ProfileError{Name: profile, Valid: g.servable()}
 	}
 	if !g.withinCeiling(profile) {
@@ -289,7 +282,7 @@ func (g *Gateway) Server(profile string) (*mcp.Server, error) {
 
 func (g *Gateway) server(profile, transport string) (*mcp.Server, error) {
 	if profile == "" {
-		profile = g.resolved.Default
+		profile = g.cat().resolved.Default
 	}
 	if err := g.checkProfile(profile); err != nil {
 		return nil, err

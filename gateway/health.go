@@ -44,11 +44,11 @@ func (g *Gateway) Health() Health {
 	open := len(g.sessions)
 	g.mu.Unlock()
 	h := Health{
-		Default:      g.resolved.Default,
+		Default:      g.cat().resolved.Default,
 		Profiles:     g.servable(),
 		Ceiling:      g.opts.MaxProfile,
-		Warnings:     slices.Clone(g.resolved.Warnings),
-		Upstream:     UpstreamHealth{State: "serving", Tools: len(g.tools), CatalogHash: g.catalogHash},
+		Warnings:     slices.Clone(g.cat().resolved.Warnings),
+		Upstream:     UpstreamHealth{State: "serving", Tools: len(g.cat().tools), CatalogHash: g.cat().hash},
 		Telemetry:    "off",
 		OpenSessions: open,
 		ReadOnly:     g.opts.ReadOnly,

@@ -23,7 +23,7 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		json.NewEncoder(w).Encode(g.Health())
 	})
 	handlers := make(map[string]http.Handler) // one per profile, so sessions never cross profiles
-	for _, name := range g.resolved.Names() {
+	for _, name := range g.cat().resolved.Names() {
 		if g.checkProfile(name) != nil {
 			continue
 		}
@@ -49,7 +49,7 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		handlers[profile].ServeHTTP(w, r)
 	}
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		serve(w, r, g.resolved.Default)
+		serve(w, r, g.cat().resolved.Default)
 	})
 	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/mcp/")

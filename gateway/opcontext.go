@@ -39,7 +39,7 @@ func (g *Gateway) ownsContextTool(oc *opcontext.Source) bool {
 	if oc == nil {
 		return false
 	}
-	if _, clash := g.tools[opcontext.ToolName]; clash {
+	if _, clash := g.cat().tools[opcontext.ToolName]; clash {
 		return false
 	}
 	return oc.Active()
@@ -75,14 +75,14 @@ func (g *Gateway) contextCheck(ctx context.Context, oc *opcontext.Source, client
 	if oc == nil {
 		return params, nil, opcontext.Decision{Arguments: params.Arguments}, nil
 	}
-	tool, ok := g.tools[params.Name]
+	tool, ok := g.cat().tools[params.Name]
 	if !ok {
 		return params, nil, opcontext.Decision{Arguments: params.Arguments}, nil
 	}
 	d, err = oc.Check(ctx, opcontext.CallInfo{
 		Tool: params.Name,
 		// Unknown effect (Kind "") counts as a write: the stricter reading.
-		Writes:      !g.resolved.Effect(params.Name).Kind.ReadOnly(),
+		Writes:      !g.cat().resolved.Effect(params.Name).Kind.ReadOnly(),
 		InputSchema: tool.InputSchema,
 		Arguments:   params.Arguments,
 		Client:      client,

@@ -82,7 +82,7 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 // instructions are what a session is told about the server: its profile's,
 // then the operating context's summary as the sidecar reads now.
 func (g *Gateway) instructions(s *session) string {
-	return contextInstructions(g.opts.OperatingContext, g.resolved.Profiles[s.profile].Instructions)
+	return contextInstructions(g.opts.OperatingContext, g.cat().resolved.Profiles[s.profile].Instructions)
 }
 
 // session returns the state of the request's session, creating it (and a
@@ -101,11 +101,11 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 		Transport:     transport,
 		Profile:       profile,
 		ServerVersion: g.opts.ServerVersion,
-		CatalogHash:   g.catalogHash,
+		CatalogHash:   g.cat().hash,
 	}
 	if g.exploring() {
-		s.profile = g.explore
-		s.rec.Profile = g.explore
+		s.profile = g.cat().explore
+		s.rec.Profile = g.cat().explore
 		s.rec.Exploration = true
 	}
 	if ss == nil || g.closed {
@@ -223,7 +223,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		cursor = p.Cursor
 	}
-	allowed := g.listed[s.profile] // sorted by name
+	allowed := g.cat().listed[s.profile] // sorted by name
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
 	names := allowed
 	if cursor != "" {
@@ -239,7 +239,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 		}
 	}
 	for _, n := range names {
-		if t, ok := g.served[n]; ok {
+		if t, ok := g.cat().served[n]; ok {
 			res.Tools = append(res.Tools, t)
 		}
 	}
@@ -295,7 +295,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		}
 		return r, nil
 	}
-	if _, ok := g.tools[params.Name]; !ok {
+	if _, ok := g.cat().tools[params.Name]; !ok {
 		call.Outcome = telemetry.OutcomeUnknownTool
 		return nil, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInvalidParams,
@@ -306,7 +306,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		call.Outcome = telemetry.OutcomeDenied
 		return g.refusedReadOnly(s.profile, params.Name).result(), nil
 	}
-	if !g.resolved.Allowed(s.profile, params.Name) {
+	if !g.cat().resolved.Allowed(s.profile, params.Name) {
 		call.Outcome = telemetry.OutcomeDenied
 		return g.notInProfile(s.profile, params.Name).result(), nil
 	}
@@ -358,7 +358,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 
 // notInProfile is the policy envelope for a tool the profile excludes.
 func (g *Gateway) notInProfile(profile, tool string) Envelope {
-	with := g.resolved.ProfilesWith(tool)
+	with := g.cat().resolved.ProfilesWith(tool)
 	var servable []string
 	for _, p := range with {
 		if g.withinCeiling(p) {

@@ -1,0 +1,125 @@
+package gateway
+
+// The served catalog and its refresh (issue 6): when an upstream's tools
+// change (its notifications/tools/list_changed, or a reconnection), the
+// gateway lists the tools again, resolves the profiles against the new list
+// (Options.Resolve) and replaces the whole catalog at once, so that a request
+// sees one listing or the other, never a mix. Connected downstream sessions
+// are then sent notifications/tools/list_changed.
+//
+// Sending it: the SDK's *mcp.Server sends list_changed only when its own
+// tool set changes (AddTool, RemoveTools), and offers no public way to send
+// it otherwise. The gateway registers no tools with the SDK (the middleware
+// answers tools/list and tools/call), so it adds and at once removes one
+// placeholder tool (listChangedProbe): the SDK debounces the two changes into
+// one notification to every session, through its own routing (a legacy
+// session's stream, or a 2026-07-28 session's subscriptions/listen). The
+// placeholder never appears in tools/list and can never be called, since
+// neither method reaches the SDK's tool table.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/profiles"
+)
+
+// catalogState is what one listing of the upstream's tools resolves to.
+// It is never modified once stored.
+type catalogState struct {
+	resolved *profiles.Resolved
+	tools    map[string]*mcp.Tool // every upstream tool by name
+	served   map[string]*mcp.Tool // the same as listed: with the effect in _meta
+	listed   map[string][]string  // per profile, the tools listed and callable (sorted)
+	hash     string
+	explore  string // the profile exploration sessions get
+}
+
+// cat is the current catalog.
+func (g *Gateway) cat() *catalogState { return g.catalog.Load() }
+
+// newCatalog resolves list into a catalog. The derived parts are computed
+// by the Gateway's own methods on a scratch Gateway holding the partial
+// catalog, so that they are the same code whether at start or on refresh.
+func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, resolved *profiles.Resolved) (*catalogState, error) {
+	hash, err := (&catalog.Catalog{Tools: list}).Hash()
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	st := &catalogState{resolved: resolved, tools: make(map[string]*mcp.Tool, len(list)), hash: hash}
+	for _, t := range list {
+		st.tools[t.Name] = t
+	}
+	st.served = servedTools(list, resolved)
+	scratch := &Gateway{opts: opts, logger: logger}
+	scratch.catalog.Store(st)
+	listed := scratch.listedTools()
+	explore := scratch.explorationProfile()
+	out := *st
+	out.listed, out.explore = listed, explore
+	return &out, nil
+}
+
+// listChangedProbe is the placeholder tool whose addition and removal make
+// the SDK send notifications/tools/list_changed (see the file comment).
+const listChangedProbe = "toolprof_list_changed_probe"
+
+// ToolsChanged lists the upstream's tools again after server (a name in
+// the launch document, for the log) said they changed, swaps in the
+// re-resolved catalog and, when the served tools differ, notifies every
+// connected session. A listing or resolution that fails keeps the current
+// catalog.
+func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
+	g.refreshMu.Lock()
+	defer g.refreshMu.Unlock()
+	list, err := g.opts.Upstream.ListTools(ctx)
+	if err != nil {
+		g.logger.Warn("tools changed but could not be listed; serving the previous list", "server", server, "error", err)
+		return
+	}
+	resolved := profiles.Full(list)
+	if g.opts.Resolve != nil {
+		if resolved, err = g.opts.Resolve(list); err != nil {
+			g.logger.Warn("tools changed but the profiles do not resolve against them; serving the previous list", "server", server, "error", err)
+			return
+		}
+	}
+	cat, err := newCatalog(g.opts, g.logger, list, resolved)
+	if err != nil {
+		g.logger.Warn("tools changed: serving the previous list", "server", server, "error", err)
+		return
+	}
+	old := g.catalog.Swap(cat)
+	if old != nil && old.hash == cat.hash {
+		return // a reconnection that offers the same tools
+	}
+	for _, w := range resolved.Warnings {
+		if !slices.Contains(old.resolved.Warnings, w) {
+			g.logger.Warn("profiles", "warning", w)
+		}
+	}
+	g.notifyToolsChanged()
+}
+
+// notifyToolsChanged sends notifications/tools/list_changed to every
+// session of every server.
+func (g *Gateway) notifyToolsChanged() {
+	g.mu.Lock()
+	servers := make([]*mcp.Server, 0, len(g.servers))
+	for _, s := range g.servers {
+		servers = append(servers, s)
+	}
+	g.mu.Unlock()
+	for _, s := range servers {
+		s.AddTool(&mcp.Tool{Name: listChangedProbe, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return nil, fmt.Errorf("%s is not a tool", listChangedProbe)
+			})
+		s.RemoveTools(listChangedProbe)
+	}
+}
