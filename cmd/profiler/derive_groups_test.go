@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// groupsFixture writes a catalog of three upstreams of six tools
+// ("up__t0"...) and returns sessions each using tools 0-2 or 3-5 of one or
+// two upstreams, dated an hour apart.
+func groupsFixture(t *testing.T, n int) (dir string, cat *catalog.Catalog, sessions []telemetry.Usage) {
+	t.Helper()
+	dir = t.TempDir()
+	ups := []string{"files", "mail", "shop"}
+	var tools []map[string]any
+	for u, up := range ups {
+		for i := range 6 {
+			tools = append(tools, map[string]any{"name": fmt.Sprintf("%s__t%d", up, i),
+				"description": strings.Repeat("works with "+up+" ", 4+(u+i)%5), "inputSchema": map[string]any{"type": "object"}})
+		}
+	}
+	raw, _ := json.Marshal(map[string]any{"tools": tools})
+	path := filepath.Join(dir, "catalog.json")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		var used []string
+		for k, up := range ups {
+			if i%3 == k || (i%4 == 0 && (i/4)%3 == k) {
+				first := 3 * (i / 3 % 2)
+				used = append(used, fmt.Sprintf("%s__t%d", up, first), fmt.Sprintf("%s__t%d", up, first+1+i%2))
+			}
+		}
+		sessions = append(sessions, telemetry.Usage{Tools: used, Calls: len(used),
+			Session: telemetry.Session{ID: fmt.Sprintf("s%d", i), Start: start.Add(time.Duration(i) * time.Hour)}})
+	}
+	return dir, cat, sessions
+}
+
+// deriveFile runs the derivation the way profiler derive does, returning
+// its result and file (with a provenance).
+func deriveFile(t *testing.T, cat *catalog.Catalog, us []telemetry.Usage) ([]derive.Session, *derive.Result, *profiles.File) {
+	t.Helper()
+	counter, err := bench.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs, err := bench.ToolCosts(cat.Tools, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := make([]derive.Tool, len(costs))
+	for i, c := range costs {
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+	}
+	var ds []derive.Session
+	for _, u := range us {
+		ds = append(ds, derive.Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile})
+	}
+	res, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.File()
+	f.Provenance = &profiles.Provenance{Generator: "test", Sessions: len(ds), CatalogHash: "h", Method: "m", Tokenizer: bench.O200kBase, Parameters: []string{"holdout=0.2"}}
+	return ds, res, f
+}
+
+func parseGroupsFlags(args ...string) (*deriveGroupsFlags, error) {
+	fl := flag.NewFlagSet("derive", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	g := addDeriveGroupsFlags(fl)
+	if err := fl.Parse(args); err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	fl.Visit(func(x *flag.Flag) { set[x.Name] = true })
+	return g, g.check(set)
+}
+
+func TestDeriveGroupsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // "" for valid
+	}{
+		{nil, ""},
+		{[]string{"--groups"}, ""},
+		{[]string{"--groups", "--groups-profile", "switchable", "--groups-max-switches", "2"}, ""},
+		{[]string{"--groups-profile", "x"}, "--groups-profile needs --groups"},
+		{[]string{"--groups-report", "r.json"}, "--groups-report needs --groups"},
+		{[]string{"--groups", "--groups-max-switches", "0"}, "--groups-max-switches 0: want a mean number of switches > 0"},
+		{[]string{"--groups", "--groups-max-switches", "NaN"}, "--groups-max-switches NaN"},
+		{[]string{"--groups", "--groups-profile", "full"}, "--groups-profile full: full holds every tool"},
+		{[]string{"--groups", "--groups-profile", "bad name"}, `--groups-profile "bad name"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, err := parseGroupsFlags(tc.args...)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if code := exitCode(err, io.Discard); code != 2 {
+				t.Errorf("exit %d, want 2 (usage)", code)
+			}
+		})
+	}
+}
+
+func TestDeriveGroupsApply(t *testing.T) {
+	dir, cat, us := groupsFixture(t, 120)
+	ds, res, _ := deriveFile(t, cat, us)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	report := filepath.Join(dir, "groups.json")
+
+	t.Run("without --groups the file is untouched", func(t *testing.T) {
+		g, err := parseGroupsFlags()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, f := deriveFile(t, cat, us)
+		var before, after, stdout bytes.Buffer
+		profiles.Encode(&before, f)
+		if err := g.apply(context.Background(), deriveGroupsInput{Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, &stdout); err != nil {
+			t.Fatal(err)
+		}
+		profiles.Encode(&after, f)
+		if !bytes.Equal(before.Bytes(), after.Bytes()) || stdout.Len() != 0 {
+			t.Errorf("file or output changed without --groups")
+		}
+	})
+
+	encode := func() ([]byte, string) {
+		g, err := parseGroupsFlags("--groups", "--groups-report", report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, f := deriveFile(t, cat, us)
+		var stdout, b bytes.Buffer
+		if err := g.apply(context.Background(), deriveGroupsInput{Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, &stdout); err != nil {
+			t.Fatal(err)
+		}
+		if err := profiles.Encode(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes(), stdout.String()
+	}
+	first, stdout := encode()
+	second, _ := encode()
+	if !bytes.Equal(first, second) {
+		t.Fatalf("two runs differ:\n%s\n---\n%s", first, second)
+	}
+	f, err := profiles.DecodeFile(bytes.NewReader(first), "generated")
+	if err != nil {
+		t.Fatalf("file does not load: %v\n%s", err, first)
+	}
+	var offering []string
+	for _, p := range f.Profiles {
+		if len(p.Groups) > 0 {
+			offering = append(offering, p.Name)
+		}
+	}
+	if len(f.Groups) == 0 || len(offering) != 1 {
+		t.Fatalf("groups %d, profiles offering them %v; want groups offered by one profile\n%s", len(f.Groups), offering, first)
+	}
+	for _, want := range []string{"groups.profile=lean", "groups.max_switches=1.5", "groups.base_from="} {
+		if !bytes.Contains(first, []byte(want)) {
+			t.Errorf("provenance lacks %s", want)
+		}
+	}
+	if !strings.Contains(stdout, "held-out") || !strings.Contains(stdout, "tool groups") {
+		t.Errorf("stdout lacks the report:\n%s", stdout)
+	}
+	var rep groups.Result
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil || rep.Holdout.Sessions != res.Counts.Holdout || len(rep.Groups) != len(f.Groups) {
+		t.Errorf("report: %v; held-out %d sessions (derive held out %d), %d groups", err, rep.Holdout.Sessions, res.Counts.Holdout, len(rep.Groups))
+	}
+}
+
+// TestDeriveGroupsTelemetrySwitches records sessions in real telemetry,
+// some served the grouped profile of the current file that switched a
+// group on, and checks the --groups step learns from those switches.
+func TestDeriveGroupsTelemetrySwitches(t *testing.T) {
+	dir, cat, us := groupsFixture(t, 90)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	var all []string
+	for _, tl := range cat.Tools {
+		all = append(all, tl.Name)
+	}
+	// The current file: "lean" offers "mail" (mail__t0..t5) and "rest".
+	var mail, rest []string
+	for _, n := range all {
+		if strings.HasPrefix(n, "mail__") {
+			mail = append(mail, n)
+		} else {
+			rest = append(rest, n)
+		}
+	}
+	current := &profiles.File{Version: 1, Default: "lean", Profiles: []profiles.Profile{{Name: "full", Tools: all}, {Name: "lean", Tools: []string{}, Groups: []string{"mail", "rest"}}},
+		Groups: []profiles.Group{{Name: "mail", Description: "mail", Tools: mail}, {Name: "rest", Description: "rest", Tools: rest}}}
+	if err := profiles.WriteFile(out, current); err != nil {
+		t.Fatal(err)
+	}
+	teleDir := filepath.Join(dir, "telemetry")
+	rec, err := telemetry.OpenRecorder(teleDir, telemetry.RecorderOptions{Replica: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := us[len(us)-1].Session.Start
+	for _, u := range us {
+		s := u.Session
+		s.End = s.Start.Add(time.Minute)
+		rec.Session(s)
+		for j, tool := range u.Tools {
+			rec.Call(telemetry.Call{Session: s.ID, Seq: uint64(j + 1), Tool: tool, Start: s.Start.Add(time.Second), Outcome: telemetry.OutcomeOK})
+		}
+	}
+	const switched = 30
+	for i := range switched {
+		s := telemetry.Session{ID: fmt.Sprintf("g%d", i), Profile: "lean", Start: base.Add(time.Duration(i+1) * time.Hour)}
+		s.End = s.Start.Add(time.Minute)
+		rec.Session(s)
+		rec.Switch(s.ID, telemetry.Switch{Time: s.Start.Add(time.Second), Group: "mail"})
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	read, err := telemetry.ReadUsage(context.Background(), []string{teleDir}, telemetry.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, res, f := deriveFile(t, cat, read)
+	g, err := parseGroupsFlags("--groups", "--groups-report", filepath.Join(dir, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.apply(context.Background(), deriveGroupsInput{Telemetry: []string{teleDir}, Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "r.json"))
+	var rep groups.Result
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts.Grouped != switched || rep.Counts.Used != len(us)+switched {
+		t.Errorf("counts %+v: want the %d sessions served lean learned from (switches as demand)", rep.Counts, switched)
+	}
+}
