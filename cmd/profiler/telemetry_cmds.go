@@ -222,6 +222,8 @@ type telemetryStats struct {
 	Tools    []toolStat `json:"tools"`
 	Clients  []toolStat `json:"clients"`
 	Outcomes []toolStat `json:"outcomes"`
+	// Effects counts per effect kind; only with --catalog.
+	Effects []effectStat `json:"effects,omitempty"`
 }
 
 // toolStat is one row of a breakdown: calls and sessions per key.
@@ -318,11 +320,17 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	dirs, since, until := readTelemetryFlags(fs)
 	format := fs.String("format", "table", "output `FORMAT`: table, markdown or json")
+	var catalogs telemetryDirs
+	fs.Var(&catalogs, "catalog", "tools/list catalog `FILE` (repeatable): add counts per effect kind (read, evaluate, mutate, destructive)")
+	profilesPath := fs.String("profiles", "", "generated profiles `FILE` whose profiles.toml beside it corrects the effect kinds (with --catalog)")
 	if help, err := parseTelemetryFlags("stats", fs, args); help || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("stats: unexpected argument %q", fs.Arg(0))
+	}
+	if *profilesPath != "" && len(catalogs) == 0 {
+		return usagef("stats: --profiles needs --catalog FILE: effect kinds are of the catalog's tools")
 	}
 	if *format != "table" && *format != "markdown" && *format != "json" {
 		return usagef("stats: --format %q: want table, markdown or json", *format)
@@ -337,6 +345,13 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	reportSkipped("stats", stderr, snap)
 	st := buildTelemetryStats(snap)
+	if len(catalogs) > 0 {
+		r, err := statsEffects(catalogs, *profilesPath)
+		if err != nil {
+			return fmt.Errorf("stats: %w", err)
+		}
+		st.Effects = buildEffectStats(r, snap)
+	}
 	var buf bytes.Buffer
 	switch *format {
 	case "json":
@@ -409,6 +424,9 @@ func writeStatsTable(w io.Writer, st telemetryStats) error {
 			return err
 		}
 	}
+	if len(st.Effects) > 0 {
+		return render(effectRows(st.Effects))
+	}
 	return nil
 }
 
@@ -430,6 +448,9 @@ func writeStatsMarkdown(w io.Writer, st telemetryStats) error {
 		for _, r := range sec.rows {
 			fmt.Fprintf(&b, "| %s | %d | %d |\n", markdownCell(r.Name), r.Calls, r.Sessions)
 		}
+	}
+	if len(st.Effects) > 0 {
+		writeEffectsMarkdown(&b, st.Effects)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
