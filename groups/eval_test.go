@@ -4,6 +4,7 @@ package groups
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,6 +78,14 @@ func TestEvalRealData(t *testing.T) {
 			if err := res.WriteJSON(&js); err != nil {
 				t.Fatal(err)
 			}
+			var figures struct {
+				Derive, Holdout Figures
+			}
+			if err := json.Unmarshal(js.Bytes(), &figures); err != nil || figures.Holdout != res.Holdout {
+				t.Fatalf("the JSON report does not carry the held-out figures: %v", err)
+			}
+			hj, _ := json.Marshal(res.Holdout)
+			t.Logf("%s held-out JSON: %s", tc.name, hj)
 			f := dres.File()
 			if err := res.Apply(f, DefaultProfile); err != nil {
 				t.Fatal(err)
