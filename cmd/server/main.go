@@ -1,9 +1,13 @@
-// Command server is toolprof's MCP gateway: it starts an upstream MCP server
-// (the command after --), and serves its tools under a named profile over
-// stdio or streamable HTTP, recording every session and call.
+// Command server is toolprof's MCP gateway: it starts the upstream MCP
+// servers of a launch document (--launch, see launch.go for the exit status
+// of a bad one), or the one command after --, and serves their tools under a
+// named profile over stdio or streamable HTTP, recording every session and
+// call. Resources, prompts, completion, logging, progress, elicitation and
+// sampling pass through (package gateway).
 //
 // Usage:
 //
+//	server [flags] --launch FILE [--persona NAME] [--require-all]
 //	server [flags] -- CMD ARGS...
 //
 // Run "server -h" for the flags.
@@ -22,7 +26,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
 	"sync"
@@ -32,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
@@ -85,6 +89,9 @@ type config struct {
 	replica      string
 	readOnly     bool
 	budget       handshakeBudget
+	launchPath   string
+	persona      string
+	requireAll   bool
 	upstream     []string
 }
 
@@ -93,7 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset := flag.NewFlagSet("server", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
-		fmt.Fprintln(stderr, "usage: server [flags] -- CMD ARGS...\n\nServes the tools of the MCP server started by CMD under a profile.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: server [flags] --launch FILE [--persona NAME] [--require-all]\n       server [flags] -- CMD ARGS...\n\nServes the tools of the MCP servers declared in FILE (an .mcp.json), or of the one started by CMD, under a profile.\n\nflags:")
 		fset.PrintDefaults()
 	}
 	fset.StringVar(&c.profilesPath, "profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in)")
@@ -110,6 +117,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.BoolVar(&c.readOnly, "read-only", false, "list and run only read and evaluate tools; refuse others (envelope code read_only)")
 	fset.IntVar(&c.budget.tokens, "max-handshake-tokens", 0, "refuse to start when the served profile's initialize + tools/list exchange costs more than `N` o200k_base tokens (0: no limit)")
 	fset.IntVar(&c.budget.bytes, "max-handshake-bytes", 0, "refuse to start when that exchange is more than `N` bytes (0: no limit)")
+	fset.StringVar(&c.launchPath, "launch", "", "start the MCP servers declared in `FILE` (.mcp.json format: {\"mcpServers\": {...}})")
+	fset.StringVar(&c.persona, "persona", "", "merge personas/`NAME`.mcp.json (beside the --launch file) over it; its entries replace same-named ones")
+	fset.BoolVar(&c.requireAll, "require-all", false, "exit when any --launch server fails to start (default: serve the others and retry it)")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -117,8 +127,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{err}
 	}
 	c.upstream = fset.Args()
-	if len(c.upstream) == 0 {
-		return nil, usagef("no upstream command: want server [flags] -- CMD ARGS...")
+	switch {
+	case len(c.upstream) == 0 && c.launchPath == "":
+		return nil, usagef("no upstream command: want server [flags] -- CMD ARGS..., or server [flags] --launch FILE")
+	case len(c.upstream) > 0 && c.launchPath != "":
+		return nil, usagef("--launch %s and -- %s: give one of them (declare the command in the launch file to run both)", c.launchPath, c.upstream[0])
+	case c.persona != "" && c.launchPath == "":
+		return nil, usagef("--persona %s needs --launch FILE (personas live beside it in %s/)", c.persona, launch.PersonaDir)
 	}
 	if c.pageSize < 1 {
 		return nil, usagef("--page-size %d: must be at least 1", c.pageSize)
@@ -186,31 +201,46 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 
-	// The upstream is ours: it is started here and closed by the gateway.
-	cmd := exec.Command(c.upstream[0], c.upstream[1:]...)
-	cmd.Stderr = stderr
-	up, err := gateway.NewClientUpstream(ctx, &mcp.CommandTransport{Command: cmd})
+	// The upstreams are ours: started here and closed by the gateway.
+	ref := &gatewayRef{}
+	up, err := startUpstreams(ctx, c, ref, logger, stderr)
 	if err != nil {
-		return fmt.Errorf("start upstream %q: %w", strings.Join(c.upstream, " "), err)
+		return err
 	}
 	tools, err := up.ListTools(ctx)
 	if err != nil {
+		// None has started: serve no tools until one does (it joins
+		// through ToolsChanged).
+		fmt.Fprintf(stderr, "server: no upstream could be listed yet (%v); serving no tools until one starts\n", err)
+		tools = []*mcp.Tool{}
+	}
+	resolve := func(tools []*mcp.Tool) (*profiles.Resolved, error) {
+		if set == nil {
+			r := profiles.Full(tools)
+			if c.profile != "" {
+				r.Default = c.profile
+			}
+			return r, nil
+		}
+		r, err := set.Resolve(tools)
+		if err != nil {
+			return nil, fmt.Errorf("profiles %s: %w", c.profilesPath, err)
+		}
+		if _, ok := r.Profiles[c.profile]; ok {
+			r.Default = c.profile // what stdio and /mcp serve
+		}
+		return r, nil
+	}
+	resolved, err := resolve(tools)
+	if err != nil {
 		up.Close()
 		return err
-	}
-	resolved := profiles.Full(tools)
-	if set != nil {
-		if resolved, err = set.Resolve(tools); err != nil {
-			up.Close()
-			return fmt.Errorf("profiles %s: %w", c.profilesPath, err)
-		}
 	}
 	if c.profile != "" {
 		if _, ok := resolved.Profiles[c.profile]; !ok {
 			up.Close()
 			return usagef("unknown profile %q; valid profiles: %s", c.profile, strings.Join(resolved.Names(), ", "))
 		}
-		resolved.Default = c.profile // what stdio and /mcp serve
 	}
 	for _, w := range resolved.Warnings {
 		fmt.Fprintln(stderr, "server: warning:", w)
@@ -229,6 +259,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Logger:           logger,
 		ReadOnly:         c.readOnly,
 		OperatingContext: oc,
+		Resolve:          resolve,
 	}
 	if c.budget.set() {
 		if err := checkHandshake(ctx, opts, resolved.Default, c.budget, stderr); err != nil {
@@ -264,6 +295,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return err
 	}
+	ref.g.Store(g)
 	serveErr := serve(ctx, c, g, stdin, stdout, stderr)
 	if err := g.Close(); err != nil && serveErr == nil {
 		serveErr = err
