@@ -45,7 +45,7 @@ demo: build
 # and writes the change summary, the pull request's body, to $(SUMMARY).
 # make profiles-check: exit 1 when $(PROFILES) is not what the telemetry
 # gives (for CI).
-TELEMETRY ?= telemetry
+TELEMETRY ?= telemetry-data
 CATALOG   ?= catalog.json
 PROFILES  ?= profiles.generated.toml
 SUMMARY   ?= out/profiles-summary.md
