@@ -353,6 +353,21 @@ func TestChooseLearnsFromSwitches(t *testing.T) {
 	if res.Counts.Grouped != 40 {
 		t.Fatalf("grouped sessions %d, want 40", res.Counts.Grouped)
 	}
+	// No held-out part: its figures are not evaluable, never 100%.
+	var table bytes.Buffer
+	if err := res.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if res.Holdout.Sessions != 0 || !strings.Contains(table.String(), "held-out  0         not evaluable") {
+		t.Errorf("held-out %+v; table:\n%s", res.Holdout, table.String())
+	}
+	f := &profiles.File{Version: 1, Default: "full", Profiles: []profiles.Profile{{Name: "full", Tools: names}}}
+	if err := res.Apply(f, DefaultProfile); err != nil {
+		t.Fatal(err)
+	}
+	if m := f.Profiles[len(f.Profiles)-1].Measured; m.HoldoutCoverage != nil || !slices.Equal(m.NotEvaluable, []string{"holdout_ci", "holdout_coverage"}) {
+		t.Errorf("grouped profile measured %+v, want held-out figures not evaluable", m)
+	}
 	for _, g := range res.Groups {
 		if strings.HasSuffix(g.Name, "-other") && slices.ContainsFunc(beta, func(b string) bool { return slices.Contains(g.Tools, b) }) {
 			t.Errorf("switched-on tools in catch-all %s: %v", g.Name, g.Tools)

@@ -1,0 +1,49 @@
+package groups
+
+import (
+	"testing"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/derive"
+)
+
+// BenchmarkChoose measures choosing groups on the mixed workload; compare
+// with BenchmarkDeriveBaseline (the static family on the same sessions) in
+// the same run: go test -bench . ./groups/
+func BenchmarkChoose(b *testing.B) {
+	counter, err := bench.NewCounter()
+	if err != nil {
+		b.Fatal(err)
+	}
+	catalog, sessions := mixedCatalog(), mixedSessions(2000, 1)
+	for b.Loop() {
+		if _, err := Choose(sessions, Config{Catalog: catalog, Counter: counter, Holdout: DefaultHoldout}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDeriveBaseline(b *testing.B) {
+	counter, err := bench.NewCounter()
+	if err != nil {
+		b.Fatal(err)
+	}
+	catalog, sessions := mixedCatalog(), mixedSessions(2000, 1)
+	costs, err := bench.ToolCosts(catalog, counter)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tools := make([]derive.Tool, len(costs))
+	for i, c := range costs {
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+	}
+	ds := make([]derive.Session, len(sessions))
+	for i, s := range sessions {
+		ds[i] = derive.Session{Tools: s.Tools, Calls: len(s.Tools), Start: s.Start}
+	}
+	for b.Loop() {
+		if _, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: derive.DefaultTarget}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
