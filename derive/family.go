@@ -231,6 +231,9 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 			break
 		}
 	}
+	if n := res.Counts.Holdout; n > 0 && n < DefaultMinSessions {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("only %d held-out sessions: held-out coverage is uncertain (see holdout_ci), and the default rests on it", n))
+	}
 	if res.Counts.Holdout == 0 {
 		res.Warnings = append(res.Warnings, "no held-out sessions: default is full, since no profile's coverage could be tested")
 	}

@@ -108,7 +108,7 @@ func TestDeriveNestedFamily(t *testing.T) {
 	if slices.Contains(std.Tools, "e") || !slices.Contains(full.Tools, "e") {
 		t.Errorf("destructive e: standard %v, full %v", std.Tools, full.Tools)
 	}
-	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], `"standard": target 0.95 unreachable`) {
+	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], `"standard": target 0.95 unreachable`) || !strings.Contains(res.Warnings[1], "only 20 held-out sessions") {
 		t.Errorf("warnings %q, want standard unreachable", res.Warnings)
 	}
 	if len(full.Tools) != 6 || full.Destructive != 1 {

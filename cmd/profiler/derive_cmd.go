@@ -109,6 +109,9 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	if f.budget > 0 {
 		specs[0].Budget = f.budget
 	}
+	if err := checkSpecNames(specs); err != nil {
+		return nil, nil, err
+	}
 	return f, specs, nil
 }
 
@@ -142,9 +145,6 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget}
-	if err := checkSpecNames(specs); err != nil {
-		return err
-	}
 	res, err := derive.Derive(sessions, cfg)
 	if err != nil {
 		return fmt.Errorf("derive: %w", err)
