@@ -162,9 +162,9 @@ const (
 	sessionEnded
 )
 
-func appendSession(b []byte, snum uint32, s *Session) []byte {
-	b = binary.AppendUvarint(b, uint64(snum))
-	b = appendString(b, s.ID)
+// appendSession encodes a session record; its key holds the start time and
+// session number, and the id is in session_names.
+func appendSession(b []byte, s *Session) []byte {
 	var flags byte
 	if s.Exploration {
 		flags |= sessionExploration
@@ -189,10 +189,13 @@ func appendSession(b []byte, snum uint32, s *Session) []byte {
 	return b
 }
 
+// decodeSession decodes a session record; the caller sets ID from the
+// returned session number.
 func decodeSession(k, v []byte) (s Session, snum uint32, err error) {
+	if len(k) != 12 {
+		return s, 0, fmt.Errorf("session key has %d bytes, want 12", len(k))
+	}
 	r := recordReader{b: v}
-	snum = uint32(r.uvarint())
-	s.ID = r.string()
 	flags := r.byte()
 	s.Exploration = flags&sessionExploration != 0
 	if flags&sessionEnded != 0 {
@@ -208,10 +211,8 @@ func decodeSession(k, v []byte) (s Session, snum uint32, err error) {
 		t := time.Unix(0, r.varint()).UTC()
 		s.Switches = append(s.Switches, Switch{Time: t, Group: r.string()})
 	}
-	if len(k) >= 8 {
-		s.Start = keyTime(k)
-	}
-	return s, snum, r.err
+	s.Start = keyTime(k)
+	return s, binary.BigEndian.Uint32(k[8:]), r.err
 }
 
 func appendSwitch(b []byte, snum uint32, sw *Switch) []byte {

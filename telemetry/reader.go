@@ -81,7 +81,8 @@ type sessionAcc struct {
 	s         Session
 	record    bool // a session record was seen (else s is synthesised from calls)
 	firstCall time.Time
-	tools     []string
+	tools     []string // sorted unless unsorted
+	unsorted  bool
 	switches  []Switch
 	calls     int
 	denied    int
@@ -128,22 +129,37 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		snap.Segments = append(snap.Segments, seg)
 	}
 
-	keep := map[string]bool{}
+	// Sort pointers, not records: a Usage is hundreds of bytes and there
+	// may be millions of sessions.
+	kept := make([]*sessionAcc, 0, len(accs))
 	for id, a := range accs {
 		if !a.record {
 			a.s = Session{ID: id, Start: a.firstCall}
 		}
-		if !w.Contains(a.s.Start) {
-			continue
+		if w.Contains(a.s.Start) {
+			kept = append(kept, a)
 		}
-		keep[id] = true
-		a.s.Switches = mergeSwitches(a.s.Switches, a.switches)
-		slices.Sort(a.tools)
-		snap.Sessions = append(snap.Sessions, a.s)
-		snap.Usage = append(snap.Usage, Usage{Session: a.s, Tools: slices.Compact(a.tools), Calls: a.calls, Denied: a.denied, Unknown: a.unknown})
 	}
-	sort.Slice(snap.Sessions, func(i, j int) bool { return sessionLess(&snap.Sessions[i], &snap.Sessions[j]) })
-	sort.Slice(snap.Usage, func(i, j int) bool { return sessionLess(&snap.Usage[i].Session, &snap.Usage[j].Session) })
+	sort.Slice(kept, func(i, j int) bool { return sessionLess(&kept[i].s, &kept[j].s) })
+	keep := make(map[string]bool, len(kept))
+	snap.Usage = make([]Usage, len(kept))
+	if full {
+		snap.Sessions = make([]Session, len(kept))
+	}
+	for i, a := range kept {
+		keep[a.s.ID] = true
+		if len(a.switches) > 0 {
+			a.s.Switches = mergeSwitches(a.s.Switches, a.switches)
+		}
+		if a.unsorted {
+			slices.Sort(a.tools)
+			a.tools = slices.Compact(a.tools)
+		}
+		snap.Usage[i] = Usage{Session: a.s, Tools: a.tools, Calls: a.calls, Denied: a.denied, Unknown: a.unknown}
+		if full {
+			snap.Sessions[i] = a.s
+		}
+	}
 	if full {
 		calls = slices.DeleteFunc(calls, func(c Call) bool { return !keep[c.Session] })
 		sort.Slice(calls, func(i, j int) bool {
@@ -183,27 +199,24 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	bad := func(bucket string, k []byte, err error) error {
 		return fmt.Errorf("read telemetry segment %s: bucket %s key %x: %w", path, bucket, k, err)
 	}
-	var names []string // session number -> id
-	if err := tx.Bucket(bucketSessionNames).ForEach(func(k, v []byte) error {
-		n := binary.BigEndian.Uint32(k)
-		for uint32(len(names)) <= n {
-			names = append(names, "")
-		}
-		names[n] = string(v)
-		return nil
-	}); err != nil {
+	names, err := numberedNames(tx.Bucket(bucketSessionNames)) // session number -> id
+	if err != nil {
 		return err
 	}
-	var tools []string
-	if err := tx.Bucket(bucketTools).ForEach(func(k, v []byte) error {
-		n := binary.BigEndian.Uint32(k)
-		for uint32(len(tools)) <= n {
-			tools = append(tools, "")
-		}
-		tools[n] = string(v)
-		return nil
-	}); err != nil {
+	tools, err := numberedNames(tx.Bucket(bucketTools)) // tool number -> name
+	if err != nil {
 		return err
+	}
+	// Tool sets are bitsets over the tools' rank by name, so reading a set
+	// yields its names already sorted.
+	byName := make([]uint32, len(tools))
+	for i := range byName {
+		byName[i] = uint32(i)
+	}
+	sort.Slice(byName, func(i, j int) bool { return tools[byName[i]] < tools[byName[j]] })
+	rank := make([]uint32, len(tools))
+	for r, tn := range byName {
+		rank[tn] = uint32(r)
 	}
 	acc := func(id string) *sessionAcc {
 		a := accs[id]
@@ -214,10 +227,11 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		return a
 	}
 	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-		s, _, err := decodeSession(k, v)
-		if err != nil {
-			return bad("sessions", k, err)
+		s, sn, err := decodeSession(k, v)
+		if err != nil || int(sn) >= len(names) {
+			return bad("sessions", k, cmpErr(err, "unknown session number"))
 		}
+		s.ID = names[sn]
 		a := acc(s.ID)
 		// A later segment's record replaces an earlier one unless only the
 		// earlier one saw the session end.
@@ -284,7 +298,8 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 			p.tools = make([]uint64, words)
 		}
 		p.calls++
-		p.tools[tn/64] |= 1 << (tn % 64)
+		r := rank[tn]
+		p.tools[r/64] |= 1 << (r % 64)
 		switch outcome {
 		case OutcomeDenied:
 			p.denied++
@@ -304,15 +319,37 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		a.calls += p.calls
 		a.denied += p.denied
 		a.unknown += p.unknown
+		a.unsorted = len(a.tools) > 0 // a second segment's set is appended
 		for wi, word := range p.tools {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
-				a.tools = append(a.tools, tools[wi*64+b])
+				a.tools = append(a.tools, tools[byName[wi*64+b]])
 			}
 		}
 	}
 	return nil
+}
+
+// numberedNames reads a bucket of 4-byte numbers to names into a slice
+// indexed by number, sized once from the last key.
+func numberedNames(b *bolt.Bucket) ([]string, error) {
+	k, _ := b.Cursor().Last()
+	if k == nil {
+		return nil, nil
+	}
+	if len(k) != 4 {
+		return nil, fmt.Errorf("bucket key %x: want a 4-byte number", k)
+	}
+	names := make([]string, binary.BigEndian.Uint32(k)+1)
+	err := b.ForEach(func(k, v []byte) error {
+		if len(k) != 4 {
+			return fmt.Errorf("bucket key %x: want a 4-byte number", k)
+		}
+		names[binary.BigEndian.Uint32(k)] = string(v)
+		return nil
+	})
+	return names, err
 }
 
 func cmpErr(err error, otherwise string) error {

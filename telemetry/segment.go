@@ -41,7 +41,7 @@ var (
 // window is a cursor seek and appends are sequential.
 var (
 	bucketMeta         = []byte("meta")
-	bucketSessions     = []byte("sessions")      // start(8)+id -> session record
+	bucketSessions     = []byte("sessions")      // start(8)+session number(4) -> session record
 	bucketSessionNames = []byte("session_names") // snum(4) -> session id
 	bucketTools        = []byte("tools")         // tool number(4) -> tool name
 	bucketCalls        = []byte("calls")         // start(8)+counter(4) -> call record

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -34,7 +35,7 @@ type segmentWriter struct {
 	db          *bolt.DB
 	path        string
 	sessions    map[string]uint32 // session id -> number
-	sessionKeys map[string][]byte // session id -> key of its record
+	sessionKeys map[uint32][]byte // session number -> key of its record
 	tools       map[string]uint32 // tool name -> number
 	counter     uint32            // key suffix, unique within the segment
 }
@@ -51,7 +52,7 @@ func newSegmentWriter(db *bolt.DB, path string) (*segmentWriter, error) {
 // commit left the in-memory tables ahead of the file).
 func (w *segmentWriter) load(tx *bolt.Tx) error {
 	w.sessions = map[string]uint32{}
-	w.sessionKeys = map[string][]byte{}
+	w.sessionKeys = map[uint32][]byte{}
 	w.tools = map[string]uint32{}
 	w.counter = 0
 	if err := tx.Bucket(bucketSessionNames).ForEach(func(k, v []byte) error {
@@ -67,7 +68,7 @@ func (w *segmentWriter) load(tx *bolt.Tx) error {
 		return err
 	}
 	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-		w.sessionKeys[string(k[8:])] = append([]byte(nil), k...)
+		w.sessionKeys[binary.BigEndian.Uint32(k[8:])] = append([]byte(nil), k...)
 		return nil
 	}); err != nil {
 		return err
@@ -159,18 +160,16 @@ func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
 			if err != nil {
 				return err
 			}
-			key := make([]byte, 8, 8+len(s.ID))
-			binary.BigEndian.PutUint64(key, nanos(s.Start))
-			key = append(key, s.ID...)
-			if old, ok := w.sessionKeys[s.ID]; ok && string(old) != string(key) {
+			key := timeKey(s.Start, sn)
+			if old, ok := w.sessionKeys[sn]; ok && string(old) != string(key) {
 				if err := sessions.Delete(old); err != nil {
 					return err
 				}
 			}
-			if err := sessions.Put(key, appendSession(nil, sn, s)); err != nil {
+			if err := sessions.Put(key, appendSession(nil, s)); err != nil {
 				return err
 			}
-			w.sessionKeys[s.ID] = key
+			w.sessionKeys[sn] = key
 		case eventSwitch:
 			sn, err := snum(e.swOf)
 			if err != nil {
@@ -196,8 +195,19 @@ func (w *segmentWriter) close(closed time.Time, dropped uint64) error {
 		}
 		return meta.Put(metaClosed, be64(nanos(closed)))
 	})
+	var used int64
+	if err == nil {
+		err = w.db.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
+	}
 	if cerr := w.db.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		// bbolt grows files in steps of up to 16 MiB; a closed segment never
+		// grows again, so give the unused tail back.
+		if fi, serr := os.Stat(w.path); serr == nil && fi.Size() > used {
+			err = os.Truncate(w.path, used)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("close telemetry segment %s: %w", w.path, err)
