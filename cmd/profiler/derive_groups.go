@@ -68,12 +68,15 @@ type deriveGroupsInput struct {
 	Out       string // the generated file; its current content defines the groups sessions switched on
 }
 
-// apply is the --groups step of profiler derive: called with the derived
-// file before it is encoded, it chooses the base and groups, writes them
-// into file (File.Groups and the grouped profile) with their parameters in
-// the provenance, prints the held-out report to stdout and writes the JSON
-// report when asked. Without --groups it does nothing.
-func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, file *profiles.File, stdout io.Writer) error {
+// apply is the --groups step of profiler derive. Called after the derived
+// family's report and summary are printed (they index the file's profiles
+// by the derived family's, which the grouped profile is not part of), it
+// chooses the base and groups, writes them into file (File.Groups and the
+// grouped profile) with their parameters in the provenance, re-encodes the
+// file into encoded (when not nil) for --check and the write, prints the
+// held-out report to stdout and writes the JSON report when asked. Without
+// --groups it does nothing.
+func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, file *profiles.File, encoded *bytes.Buffer, stdout io.Writer) error {
 	if g == nil || !g.enabled {
 		return nil
 	}
@@ -132,6 +135,12 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 			fmt.Sprintf("groups.count=%d", len(res.Groups)),
 		)
 		slices.Sort(file.Provenance.Parameters)
+	}
+	if encoded != nil {
+		encoded.Reset()
+		if err := profiles.Encode(encoded, file); err != nil {
+			return fmt.Errorf("derive --groups: %w", err)
+		}
 	}
 	fmt.Fprintln(stdout, "tool groups (expected tool-definition tokens per session, o200k_base):")
 	if err := res.WriteTable(stdout); err != nil {

@@ -147,10 +147,14 @@ func TestDeriveGroupsApply(t *testing.T) {
 		_, _, f := deriveFile(t, cat, us)
 		var before, after, stdout bytes.Buffer
 		profiles.Encode(&before, f)
-		if err := g.apply(context.Background(), deriveGroupsInput{Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, &stdout); err != nil {
+		if err := g.apply(context.Background(), deriveGroupsInput{Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, &after, &stdout); err != nil {
 			t.Fatal(err)
 		}
-		profiles.Encode(&after, f)
+		if after.Len() == 0 {
+			profiles.Encode(&after, f)
+		} else {
+			t.Error("without --groups the encoded file was rewritten")
+		}
 		if !bytes.Equal(before.Bytes(), after.Bytes()) || stdout.Len() != 0 {
 			t.Errorf("file or output changed without --groups")
 		}
@@ -162,12 +166,16 @@ func TestDeriveGroupsApply(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, f := deriveFile(t, cat, us)
-		var stdout, b bytes.Buffer
-		if err := g.apply(context.Background(), deriveGroupsInput{Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, &stdout); err != nil {
+		var stdout, b, again bytes.Buffer
+		b.WriteString("stale bytes from before the groups")
+		if err := g.apply(context.Background(), deriveGroupsInput{Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, &b, &stdout); err != nil {
 			t.Fatal(err)
 		}
-		if err := profiles.Encode(&b, f); err != nil {
+		if err := profiles.Encode(&again, f); err != nil {
 			t.Fatal(err)
+		}
+		if !bytes.Equal(b.Bytes(), again.Bytes()) {
+			t.Errorf("the re-encoded bytes differ from the file:\n%s\n---\n%s", b.Bytes(), again.Bytes())
 		}
 		return b.Bytes(), stdout.String()
 	}
@@ -264,7 +272,7 @@ func TestDeriveGroupsTelemetrySwitches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.apply(context.Background(), deriveGroupsInput{Telemetry: []string{teleDir}, Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, io.Discard); err != nil {
+	if err := g.apply(context.Background(), deriveGroupsInput{Telemetry: []string{teleDir}, Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, nil, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "r.json"))
