@@ -54,9 +54,12 @@
 // a group; every move is priced by its exact change to the summed expected
 // tokens. Switches are bounded, since each is a round trip and a chance to
 // pick the wrong group: the search is repeated with a per-switch token
-// penalty (a Lagrange multiplier, swept in steps of about √2), and the
-// cheapest layout whose derive switches per session have a 95% upper
-// confidence bound within MaxSwitches (default 1.5) is chosen. Serving
+// penalty (a Lagrange multiplier, swept upwards in steps of about √2 and
+// stopped at the first penalty meeting the budget, since larger ones buy
+// fewer switches with more tokens), and the cheapest layout whose derive
+// switches per session have a 95% upper confidence bound within
+// MaxSwitches (default 1.5) is chosen. Starts that a different resolution
+// already produced are searched once. Serving
 // full (no groups) is always a candidate, so the choice is never worse than
 // full on the derive part. Figures on the held-out part are then measured
 // with the final names and the exact enable_tools definition.
