@@ -301,3 +301,31 @@ func TestDeriveUsageErrors(t *testing.T) {
 		t.Errorf("missing catalog: exit %d, %s", code, stderr)
 	}
 }
+
+// TestDeriveTelemetryEqualsTrace: the same sessions read from a trace or
+// imported into telemetry give the same bytes.
+func TestDeriveTelemetryEqualsTrace(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 60)
+	f, _ := os.Open(trace)
+	ts, _, err := telemetry.DecodeTrace(f, trace, false)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tdir := filepath.Join(dir, "telemetry")
+	if _, err := telemetry.Import(context.Background(), tdir, ts, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	fromTrace, fromTelemetry := filepath.Join(dir, "a.toml"), filepath.Join(dir, "b.toml")
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", fromTrace); code != 0 {
+		t.Fatalf("trace: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runDeriveArgs(t, "--telemetry", tdir, "--catalog", cat, "--out", fromTelemetry); code != 0 {
+		t.Fatalf("telemetry: exit %d: %s", code, stderr)
+	}
+	a, _ := os.ReadFile(fromTrace)
+	b, _ := os.ReadFile(fromTelemetry)
+	if !bytes.Equal(a, b) {
+		t.Errorf("trace and telemetry give different files:\n%s\n---\n%s", a, b)
+	}
+}
