@@ -113,7 +113,9 @@ func (s *sourceFlags) check(cmd string, withCatalog bool) error {
 	return nil
 }
 
-// toolSource is an opened source of tools.
+// toolSource is an opened source of tools. up is the upstream itself, not
+// a wrapper, so that a gateway serving it sees everything it implements
+// (prompts, resources); a gateway closes it when closed.
 type toolSource struct {
 	up    gateway.Upstream
 	desc  string // what was measured, for reports
@@ -249,62 +251,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	// closeAll closes the source until the gateway owns it; then the
-	// gateway's Close ends its sessions and closes the upstream.
-	closeAll := source.close
 	defer func() {
-		if cerr := closeAll(); cerr != nil && err == nil {
+		if cerr := source.close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close %s: %w", source.desc, cerr)
 		}
 	}()
-	tools, err := source.up.ListTools(ctx)
-	if err != nil {
-		return fmt.Errorf("list tools of %s: %w", source.desc, err)
-	}
-	resolved := profiles.Full(tools)
-	var missing map[string][]string
-	if set != nil {
-		if resolved, err = set.Resolve(tools); err != nil {
-			return fmt.Errorf("profiles %s: %w", *profilesPath, err)
-		}
-		missing = bench.MissingTools(set, tools)
-	}
-	for _, w := range resolved.Warnings {
-		fmt.Fprintln(stderr, "bench: warning:", w)
-	}
-	hash, err := (&catalog.Catalog{Tools: tools}).Hash()
-	if err != nil {
-		return fmt.Errorf("hash tools of %s: %w", source.desc, err)
-	}
-	var derivedOn string
-	if set != nil && set.File.Provenance != nil {
-		derivedOn = set.File.Provenance.CatalogHash
-	}
-	if derivedOn != "" && derivedOn != hash {
-		fmt.Fprintf(stderr, "bench: warning: %s was derived on catalog %s, but %s offers catalog %s\n", *profilesPath, derivedOn, source.desc, hash)
-	}
-	g, err := gateway.New(ctx, gateway.Options{
-		Upstream:      source.up,
-		Profiles:      resolved,
-		PageSize:      *pageSize,
-		ServerName:    servedName,
-		ServerVersion: servedVersion,
-	})
+	m, err := measureSource(ctx, source, set, *profilesPath, measureConfig{
+		pageSize: *pageSize, paginate: *paginate, budgets: budgets, counter: counter}, stderr)
 	if err != nil {
 		return err
 	}
-	closeAll = g.Close
-	opts := bench.MeasureOptions{Missing: missing}
-	if *paginate {
-		opts.Paginate, opts.FirstCursor = true, gateway.StartCursor
-	}
-	report, err := bench.MeasureProfiles(ctx, resolved, g.Server, counter, opts)
-	if err != nil {
-		return err
-	}
-	if _, err := report.CheckBudgets(budgets); err != nil {
-		return usagef("bench: --max-tokens/--max-bytes: %v", err)
-	}
+	report := m.report
 
 	var buf bytes.Buffer
 	render := bench.RenderOptions{Budgets: budgets, Baseline: baseline}
@@ -315,8 +272,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			date:     time.Now().UTC(),
 			source:   source.desc,
 			profiles: *profilesPath,
-			hash:     hash,
-			derived:  derivedOn,
+			hash:     m.hash,
+			derived:  m.derivedOn,
 			prov:     provenanceOf(set),
 		})
 	case *format == "json":
@@ -346,6 +303,83 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return exitError{1, fmt.Errorf("over budget: %w", errors.Join(errs...))}
 	}
 	return nil
+}
+
+// measureConfig is how to measure.
+type measureConfig struct {
+	pageSize int
+	paginate bool
+	budgets  []bench.Budget
+	counter  *bench.Counter
+}
+
+// measured is what measureSource found.
+type measured struct {
+	report    *bench.Report
+	hash      string // of the tools the source offers
+	derivedOn string // catalog hash in the profiles file's provenance
+}
+
+// measureSource resolves the profiles against the source's tools, serves
+// them with the gateway's code and measures every profile's exchange. set
+// may be nil (the full catalog only). Problems that do not stop measuring
+// are warned about on stderr.
+func measureSource(ctx context.Context, source *toolSource, set *profiles.Set, profilesPath string, cfg measureConfig, stderr io.Writer) (*measured, error) {
+	tools, err := source.up.ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tools of %s: %w", source.desc, err)
+	}
+	resolved := profiles.Full(tools)
+	var missing map[string][]string
+	if set != nil {
+		if resolved, err = set.Resolve(tools); err != nil {
+			return nil, fmt.Errorf("profiles %s: %w", profilesPath, err)
+		}
+		missing = bench.MissingTools(set, tools)
+	}
+	for _, b := range cfg.budgets {
+		if _, ok := resolved.Profiles[b.Profile]; !ok {
+			return nil, usagef("bench: budget for unknown profile %q; valid profiles: %s", b.Profile, strings.Join(resolved.Order, ", "))
+		}
+	}
+	for _, w := range resolved.Warnings {
+		fmt.Fprintln(stderr, "bench: warning:", w)
+	}
+	m := &measured{}
+	if m.hash, err = (&catalog.Catalog{Tools: tools}).Hash(); err != nil {
+		return nil, fmt.Errorf("hash tools of %s: %w", source.desc, err)
+	}
+	if set != nil && set.File.Provenance != nil {
+		m.derivedOn = set.File.Provenance.CatalogHash
+	}
+	if m.derivedOn != "" && m.derivedOn != m.hash {
+		fmt.Fprintf(stderr, "bench: warning: %s was derived on catalog %s, but %s offers catalog %s\n", profilesPath, m.derivedOn, source.desc, m.hash)
+	}
+	g, err := gateway.New(ctx, gateway.Options{
+		Upstream:      source.up,
+		Tools:         tools,
+		Profiles:      resolved,
+		PageSize:      cfg.pageSize,
+		ServerName:    servedName,
+		ServerVersion: servedVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The gateway ends its sessions and closes the upstream; the
+		// caller's close then only reports how that went.
+		cerr := g.Close()
+		source.close = func() error { return cerr }
+	}()
+	opts := bench.MeasureOptions{Missing: missing}
+	if cfg.paginate {
+		opts.Paginate, opts.FirstCursor = true, gateway.StartCursor
+	}
+	if m.report, err = bench.MeasureProfiles(ctx, resolved, g.Server, cfg.counter, opts); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // resultsHeader is what a results document states about how it was made.

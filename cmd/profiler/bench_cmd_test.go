@@ -192,8 +192,9 @@ func TestBenchCommand(t *testing.T) {
 
 // TestCatalogAndBenchAgainstEverythingServer runs both commands against the
 // real everything-server: the dump holds its tools, and pricing the dump
-// gives exactly the figures of measuring the live server, started directly
-// or from a launch document, because the same gateway code serves both.
+// gives exactly the figures of measuring the live server, because the same
+// gateway code serves both; started from a launch document, it serves the
+// same tools at the same cost.
 func TestCatalogAndBenchAgainstEverythingServer(t *testing.T) {
 	server := testupstream.EverythingServer(t)
 	dir := t.TempDir()
@@ -245,6 +246,18 @@ func TestCatalogAndBenchAgainstEverythingServer(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
 		other := decodeBenchReport(t, out)
+		// Every source lists the same tools, served entry for entry alike.
+		costs, _ := json.Marshal(other.ToolCosts)
+		liveCosts, _ := json.Marshal(r.ToolCosts)
+		if string(costs) != string(liveCosts) {
+			t.Errorf("%v: tool costs differ from the live server's:\n%s\nlive:\n%s", args, costs, liveCosts)
+		}
+		if args[3] == "--launch" {
+			// A launch document's upstream set also relays prompts and
+			// resources, so its initialize result advertises more: only the
+			// tools are compared.
+			continue
+		}
 		if args[3] == "--paginate" {
 			// Six pages of five: more requests, the same tools.
 			if p := other.Profile("full"); p.Tools != r.Profile("full").Tools || p.Bytes <= r.Profile("full").Bytes {
