@@ -61,7 +61,7 @@ func TestStatsEffectKinds(t *testing.T) {
 			}
 			table, _, _ := runProfiler(t, append([]string{"stats", "--telemetry", dir}, tt.args...)...)
 			md, _, _ := runProfiler(t, append([]string{"stats", "--telemetry", dir, "--format", "markdown"}, tt.args...)...)
-			if !strings.Contains(table, "EXTERNAL") && !strings.Contains(table, "external") || !strings.Contains(md, "| effect | tools | external | calls | sessions |") ||
+			if !strings.Contains(table, "external") || !strings.Contains(md, "| effect | tools | external | calls | sessions |") ||
 				!strings.Contains(md, "| read | 2 | 1 | 4 | 2 |") || !strings.Contains(md, "| "+notInCatalog+" | - | - | 1 | 1 |") {
 				t.Errorf("table or markdown lacks the breakdown:\n%s\n%s", table, md)
 			}

@@ -335,6 +335,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--http", "0.0.0.0:8080", "--", "x"}, "not a loopback address"},
 		{[]string{"--http", "nonsense", "--", "x"}, "want HOST:PORT"},
 		{[]string{"--no-such-flag"}, "no-such-flag"},
+		{[]string{"--max-handshake-tokens", "-1", "--", "x"}, "--max-handshake-tokens -1: must not be negative"},
+		{[]string{"--max-handshake-bytes", "-5", "--", "x"}, "--max-handshake-bytes -5: must not be negative"},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
