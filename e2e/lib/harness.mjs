@@ -309,5 +309,6 @@ export function clientEnv(t, extra = {}) {
   const env = withoutToolprof(process.env);
   // npm keeps its cache where it was; HOME, which the server inherits, is empty.
   env.npm_config_cache ??= path.join(os.homedir(), '.npm');
+  env.npm_config_update_notifier = 'false'; // no registry request from npx
   return { ...env, HOME: tempDir(t, 'toolprof-e2e-home-'), ...extra };
 }

@@ -102,3 +102,13 @@ test('inspector --cli over streamable HTTP (/mcp)', async (t) => {
     assertRefused(res, { tool: 'test_audio_content', profile: DEFAULT_PROFILE });
   });
 });
+
+// The Inspector 0.15.0 CLI cannot reach /mcp/NAME: it rewrites an HTTP URL's
+// path to /mcp (and, without --transport http, takes the URL for SSE). The
+// way to show it another profile is the server's --profile, which sets what
+// /mcp serves.
+test('inspector --cli over streamable HTTP: --profile standard sets what /mcp serves', async (t) => {
+  const server = await startHTTP(t, { flags: ['--profile', 'standard'] });
+  const res = json(await inspector(t, ['--method', 'tools/list', `${server.base}/mcp`]));
+  assert.deepEqual(res.tools.map((x) => x.name).sort(), membership('standard'));
+});
