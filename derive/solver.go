@@ -34,7 +34,7 @@ type Options struct {
 	// SearchWork bounds the destroy-and-repair local search in elementary
 	// steps (posting-list entries and signatures scanned), so that running
 	// time is bounded and deterministic; on large instances it cuts the
-	// search short. 0 means 5e7.
+	// search short. 0 means 2e7.
 	SearchWork int
 }
 
@@ -95,7 +95,7 @@ func newSolver(p Problem, opt Options) (*solver, error) {
 		s.opt.ExactWork = 1 << 25
 	}
 	if s.opt.SearchWork == 0 {
-		s.opt.SearchWork = 5e7
+		s.opt.SearchWork = 2e7
 	}
 	s.work = s.opt.SearchWork
 	for i, c := range p.Costs {
