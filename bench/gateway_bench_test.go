@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,12 +116,14 @@ func gatewaySession(tb testing.TB, g *gateway.Gateway) *mcp.ClientSession {
 	return connect(tb, srv)
 }
 
-// pair times a and its baseline base alternately and reports both per
-// operation (as metrics aName and baseName, in ns) and their ratio,
-// x-baseline. The benchmark's own ns/op is the two together.
+// pair times a and its baseline base alternately, and reports the median
+// of each (as metrics aName and baseName, in ns) and the median of the
+// per-iteration ratios, x-baseline. Medians of interleaved pairs keep a burst
+// of load on a shared machine from landing on one side only. The
+// benchmark's own ns/op is the two together.
 func pair(b *testing.B, aName, baseName string, a, base func() error) {
 	b.Helper()
-	var ta, tbase time.Duration
+	var ta, tbase, ratios []float64
 	for b.Loop() {
 		t0 := time.Now()
 		if err := a(); err != nil {
@@ -130,13 +133,27 @@ func pair(b *testing.B, aName, baseName string, a, base func() error) {
 		if err := base(); err != nil {
 			b.Fatal(err)
 		}
-		tbase += time.Since(t1)
-		ta += t1.Sub(t0)
+		da, dbase := float64(t1.Sub(t0)), float64(time.Since(t1))
+		ta, tbase = append(ta, da), append(tbase, dbase)
+		if dbase > 0 {
+			ratios = append(ratios, da/dbase)
+		}
 	}
-	n := float64(b.N)
-	b.ReportMetric(float64(ta.Nanoseconds())/n, aName)
-	b.ReportMetric(float64(tbase.Nanoseconds())/n, baseName)
-	b.ReportMetric(float64(ta)/float64(tbase), "x-baseline")
+	b.ReportMetric(median(ta), aName)
+	b.ReportMetric(median(tbase), baseName)
+	b.ReportMetric(median(ratios), "x-baseline")
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // BenchmarkToolsList: one tools/list of a profile of n tools (out of 500)
