@@ -86,7 +86,7 @@ func (s *sourceFlags) register(fs *flag.FlagSet, withCatalog bool) {
 	if withCatalog {
 		fs.StringVar(&s.catalog, "catalog", "", "recorded tools/list catalog `FILE` to price, served by the gateway's code")
 	}
-	fs.StringVar(&s.launch, "launch", "", "launch document `FILE` (.mcp.json) whose servers are started and measured")
+	fs.StringVar(&s.launch, "launch", "", "launch document `FILE` (.mcp.json) whose servers are started and asked for their tools")
 	fs.StringVar(&s.persona, "persona", "", "persona `NAME` merged into the launch document (with --launch)")
 }
 
@@ -199,8 +199,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	format := fs.String("format", "table", "output `format`: table, markdown or json")
 	baselinePath := fs.String("baseline", "", "earlier JSON report or profiles `FILE` to compare against (adds before/after/delta)")
 	var budgets []bench.Budget
-	fs.Var(budgetFlag{bench.UnitTokens, &budgets}, "max-tokens", "`NAME=N`: exit 1 when profile NAME's exchange costs more than N o200k_base tokens (repeatable)")
-	fs.Var(budgetFlag{bench.UnitBytes, &budgets}, "max-bytes", "`NAME=N`: exit 1 when profile NAME's exchange is more than N bytes (repeatable)")
+	fs.Var(budgetFlag{bench.UnitTokens, &budgets}, "max-tokens", "`NAME=N`: exit 1 when that profile's exchange costs more than N o200k_base tokens (repeatable)")
+	fs.Var(budgetFlag{bench.UnitBytes, &budgets}, "max-bytes", "`NAME=N`: exit 1 when that profile's exchange is more than N bytes (repeatable)")
 	paginate := fs.Bool("paginate", false, "measure a client that pages tools/list (starting with cursor \""+gateway.StartCursor+"\") instead of one request without cursor")
 	pageSize := fs.Int("page-size", gateway.DefaultPageSize, "tools per page when paging")
 	out := fs.String("out", "", "write the report to `FILE` (atomically) instead of stdout")
