@@ -346,22 +346,25 @@ func (s *solver) greedy(st *state, g goal, banned []bool) (alt *state) {
 		}
 		return sum
 	}
-	usable := func(i int) bool {
+	// live holds the signatures still worth scanning: uncovered, and not
+	// needing a banned tool (banned tools are never added, so that test is
+	// made once). Covered ones are compacted away as steps go.
+	live := make([]int32, 0, len(s.sigs))
+sigs:
+	for i := range s.sigs {
 		if st.missCount[i] == 0 {
-			return false
-		}
-		if g.budget >= 0 && st.cost+st.missCost[i] > g.budget {
-			return false
+			continue
 		}
 		if banned != nil {
 			for _, t := range s.sigs[i].Tools {
 				if banned[t] && !st.in[t] {
-					return false
+					continue sigs
 				}
 			}
 		}
-		return true
+		live = append(live, int32(i))
 	}
+	s.work -= len(s.sigs)
 	k := greedyCandidates
 	if len(s.sigs) > largeInstance {
 		k = greedyCandidatesLarge
@@ -376,8 +379,14 @@ func (s *solver) greedy(st *state, g goal, banned []bool) (alt *state) {
 		}
 		top = top[:0]
 		finish, finishCost := -1, 0
-		for i := range s.sigs {
-			if !usable(i) {
+		kept := live[:0]
+		for _, i32 := range live {
+			i := int(i32)
+			if st.missCount[i] == 0 {
+				continue
+			}
+			kept = append(kept, i32)
+			if g.budget >= 0 && st.cost+st.missCost[i] > g.budget {
 				continue
 			}
 			c := cand{i: i, gain: s.w[i], cost: st.missCost[i]}
@@ -398,7 +407,8 @@ func (s *solver) greedy(st *state, g goal, banned []bool) (alt *state) {
 				finish, finishCost = i, st.missCost[i]
 			}
 		}
-		s.work -= len(s.sigs)
+		s.work -= len(live)
+		live = kept
 		if len(top) == 0 {
 			break
 		}
