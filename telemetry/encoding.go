@@ -74,9 +74,14 @@ func appendCall(b []byte, snum, tool uint32, c *Call) []byte {
 
 // recordReader decodes varint-packed fields, remembering the first error.
 type recordReader struct {
-	b   []byte
-	err error
+	b      []byte
+	err    error
+	intern map[string]string // when set, repeated strings share one allocation
 }
+
+// maxInterned bounds an intern table: session fields such as client name
+// repeat across sessions, but a table must not grow with the data.
+const maxInterned = 4096
 
 func (r *recordReader) uvarint() uint64 {
 	if r.err != nil {
@@ -123,8 +128,18 @@ func (r *recordReader) string() string {
 		r.err = errShortRecord
 		return ""
 	}
-	s := string(r.b[:n])
+	raw := r.b[:n]
 	r.b = r.b[n:]
+	if r.intern == nil {
+		return string(raw)
+	}
+	if s, ok := r.intern[string(raw)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(raw)
+	if len(r.intern) < maxInterned {
+		r.intern[s] = s
+	}
 	return s
 }
 
@@ -191,11 +206,11 @@ func appendSession(b []byte, s *Session) []byte {
 
 // decodeSession decodes a session record; the caller sets ID from the
 // returned session number.
-func decodeSession(k, v []byte) (s Session, snum uint32, err error) {
+func decodeSession(k, v []byte, intern map[string]string) (s Session, snum uint32, err error) {
 	if len(k) != 12 {
 		return s, 0, fmt.Errorf("session key has %d bytes, want 12", len(k))
 	}
-	r := recordReader{b: v}
+	r := recordReader{b: v, intern: intern}
 	flags := r.byte()
 	s.Exploration = flags&sessionExploration != 0
 	if flags&sessionEnded != 0 {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -218,16 +217,22 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	for r, tn := range byName {
 		rank[tn] = uint32(r)
 	}
+	var slab []sessionAcc // one allocation per 1024 sessions, not per session
 	acc := func(id string) *sessionAcc {
 		a := accs[id]
 		if a == nil {
-			a = &sessionAcc{}
+			if len(slab) == 0 {
+				slab = make([]sessionAcc, 1024)
+			}
+			a = &slab[0]
+			slab = slab[1:]
 			accs[id] = a
 		}
 		return a
 	}
+	intern := map[string]string{}
 	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-		s, sn, err := decodeSession(k, v)
+		s, sn, err := decodeSession(k, v, intern)
 		if err != nil || int(sn) >= len(names) {
 			return bad("sessions", k, cmpErr(err, "unknown session number"))
 		}
@@ -257,6 +262,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 
 	per := make([]perSegment, len(names))
 	words := (len(tools) + 63) / 64
+	sets := make([]uint64, len(names)*words) // per session number, words each
 	c := tx.Bucket(bucketCalls).Cursor()
 	var k, v []byte
 	if w.Since.IsZero() {
@@ -295,7 +301,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		p := &per[sn]
 		if p.calls == 0 {
 			p.first = binary.BigEndian.Uint64(k)
-			p.tools = make([]uint64, words)
+			p.tools = sets[int(sn)*words : (int(sn)+1)*words : (int(sn)+1)*words]
 		}
 		p.calls++
 		r := rank[tn]
@@ -396,13 +402,4 @@ func Compact(ctx context.Context, dir string, before time.Time) ([]string, error
 		removed = append(removed, seg.Path)
 	}
 	return removed, nil
-}
-
-// describeSegments lists paths for messages.
-func describeSegments(s []SkippedSegment) string {
-	p := make([]string, len(s))
-	for i := range s {
-		p[i] = s[i].Path
-	}
-	return strings.Join(p, ", ")
 }

@@ -465,3 +465,30 @@ func TestNewSessionIDUnique(t *testing.T) {
 		r.Close()
 	}
 }
+
+func TestSecondRecorderOfAReplicaLeavesTheLiveSegmentAlone(t *testing.T) {
+	dir := t.TempDir()
+	first, _ := openTestRecorder(t, dir, RecorderOptions{Replica: "same"})
+	waitSegmentChange(t, first, "")
+	// The second recorder finds the first one's open segment, cannot lock
+	// it (LockTimeout), warns, and still records into its own segment.
+	second, logs := openTestRecorder(t, dir, RecorderOptions{Replica: "same"})
+	second.Call(Call{Session: "same/2", Seq: 1, Tool: "t"})
+	first.Call(Call{Session: "same/1", Seq: 1, Tool: "t"})
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "replica ids must be unique") {
+		t.Fatalf("no warning about the held segment:\n%s", logs)
+	}
+	if h := second.Health(); h.Degraded != nil || h.Written != 1 {
+		t.Fatalf("second recorder: %+v", h)
+	}
+	usage, err := ReadUsage(context.Background(), []string{dir}, Window{})
+	if err != nil || len(usage) != 2 {
+		t.Fatalf("usage %+v, %v: want both recorders' sessions", usage, err)
+	}
+}
