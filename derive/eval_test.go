@@ -64,6 +64,9 @@ func TestEvalSharedData(t *testing.T) {
 				if bl := p.Baseline; bl != nil {
 					bs, _ := bl.Holdout.Share()
 					line += fmt.Sprintf(" %5d %7d %6.1f%% %5.1f%%", len(bl.Tools), bl.Tokens, 100*float64(bl.Tokens)/float64(full.Tokens), 100*bs)
+					if lb := p.Solution.LowerBound; lb > 0 {
+						line += fmt.Sprintf("   (solver within %.1f%% of optimal)", 100*float64(p.Tokens-lb)/float64(lb))
+					}
 					if bl.Tokens < p.Tokens && p.Solution.Feasible {
 						t.Errorf("%s: top-k (%d tokens) cheaper than the solver (%d)", p.Name, bl.Tokens, p.Tokens)
 					}
