@@ -378,3 +378,28 @@ func TestBaselineOfEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestIncompleteListingNoted: a profile whose single tools/list left a
+// cursor is flagged, since its figures cover the first page only.
+func TestIncompleteListingNoted(t *testing.T) {
+	c := newTestCounter(t)
+	full := exchangeOf(3, 4000, 1000, 1100, "")
+	paged := exchangeOf(2, 900, 200, 210, "")
+	paged.NextCursor = "next"
+	for _, tc := range []struct {
+		ex       *Exchange
+		wantNote bool
+	}{{paged, true}, {exchangeOf(2, 900, 200, 210, ""), false}} {
+		r, err := BuildReport([]ProfileInput{{Name: "core", Exchange: tc.ex}, {Name: "full", Exchange: full}}, full, nil, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := r.WriteTable(&buf, RenderOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(buf.String(), `profile "core": the server offered a nextCursor`); got != tc.wantNote {
+			t.Errorf("cursor left %q: note present %v, want %v:\n%s", tc.ex.NextCursor, got, tc.wantNote, buf.String())
+		}
+	}
+}
