@@ -113,6 +113,18 @@ func TestMakeDemo(t *testing.T) {
 		if *byName["core"].Measured.Coverage < 0.8 || *byName["standard"].Measured.Coverage < 0.95 {
 			t.Errorf("coverage core %v standard %v, want at least their targets 0.8 and 0.95", *byName["core"].Measured.Coverage, *byName["standard"].Measured.Coverage)
 		}
+		// demo/profiles.toml's decisions hold: core denies test_reconnection,
+		// and the test_trigger_* tools, declared destructive, are only in full.
+		if slices.Contains(byName["core"].Tools, "test_reconnection") {
+			t.Error("core holds test_reconnection, which demo/profiles.toml denies")
+		}
+		for _, name := range []string{"core", "standard"} {
+			for _, tool := range byName[name].Tools {
+				if strings.HasPrefix(tool, "test_trigger_") {
+					t.Errorf("%s holds %s, declared destructive in demo/profiles.toml", name, tool)
+				}
+			}
+		}
 		if got := len(byName["full"].Tools); got != 28 {
 			t.Errorf("full holds %d tools, want the everything-server's 28", got)
 		}
@@ -131,6 +143,10 @@ func TestMakeDemo(t *testing.T) {
 				t.Errorf("%s: o200k_base %q, want a count above the smaller profile's %d", name, row["o200k_base"], prev)
 			}
 			prev = tokens
+			// core and standard carry the instructions of demo/profiles.toml.
+			if chars, err := strconv.Atoi(row["instr chars"]); name != "full" && (err != nil || chars == 0) {
+				t.Errorf("%s: instr chars %q, want the instructions of demo/profiles.toml counted", name, row["instr chars"])
+			}
 			if tools, _ := strconv.Atoi(row["tools"]); tools != len(byName[name].Tools) {
 				t.Errorf("%s: report says %s tools, the profile has %d", name, row["tools"], len(byName[name].Tools))
 			}
