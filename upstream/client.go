@@ -184,6 +184,8 @@ type Client struct {
 	lastErr   string // scrubbed
 	tools     []*mcp.Tool
 	toolsSeen bool
+
+	notes notes // relayed notifications in handling, for settle
 }
 
 // NewClient prepares a Client for srv; Start connects it.
@@ -234,6 +236,10 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 		}
 	}
 	c.client = mcp.NewClient(o.Implementation, copts)
+	c.client.AddReceivingMiddleware(c.trackNotes)
+	if o.OnElicit != nil {
+		c.client.AddReceivingMiddleware(c.elicitAsIs)
+	}
 	return c
 }
 
@@ -536,7 +542,11 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 	if len(params.Arguments) > 0 {
 		p.Arguments = params.Arguments // forwarded byte for byte
 	}
+	began := time.Now()
 	res, err := cs.CallTool(ctx, p)
+	if err == nil {
+		c.settle(ctx, began)
+	}
 	return res, c.mapErr(ctx, "tools/call "+params.Name, err)
 }
 
