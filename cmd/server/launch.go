@@ -121,8 +121,8 @@ func startUpstreams(ctx context.Context, c *config, ref *gatewayRef, logger *slo
 			// session. On 2026-07-28 it may not send those requests at all
 			// (it returns input requests instead, which pass through too).
 			ProtocolVersion: upstreamProtocol,
-			Stderr:         stderr,
-			Logger:         logger,
+			Stderr:          stderr,
+			Logger:          logger,
 		}),
 		RequireAll: c.requireAll || c.launchPath == "",
 	}
