@@ -184,6 +184,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if bar != nil {
 		bar.Finish()
 	}
+	if h, ok := target.(httpTarget); ok {
+		h.client.CloseIdleConnections() // before the gateway (if ours) stops
+	}
 	rep.Trace, rep.Target = f.trace, target.describe()
 	if f.format == "json" {
 		enc := json.NewEncoder(stdout)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/testupstream"
@@ -243,11 +244,14 @@ func TestReplayAgainstGateway(t *testing.T) {
 		if err := os.WriteFile(pack, doc, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		before := goleak.IgnoreCurrent()
 		out, stderr, code := runProfiler(t, "replay", "--trace", f.trace, "--format", "json", "--launch", pack, "--profiles", f.profiles)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		assertOutcomes(t, decodeReplayReport(t, out), replayUnderCore)
+		// The gateway, its upstream and the client connections are gone.
+		goleak.VerifyNone(t, before)
 		_, stderr, code = runProfiler(t, "replay", "--trace", f.trace, "--launch", pack, "--profiles", f.profiles, "--profile", "nope")
 		if code != 2 || !strings.Contains(stderr, `"nope"`) || !strings.Contains(stderr, "core, full") {
 			t.Errorf("unknown --profile: exit %d, stderr %q; want 2 listing core, full", code, stderr)
