@@ -22,7 +22,7 @@ import (
 type RecorderOptions struct {
 	Replica       string        // replica id in session ids and file names; default: the host name
 	Rotate        time.Duration // segment rotation interval, aligned to UTC; default 24h
-	BatchSize     int           // events per commit; default 4096
+	BatchSize     int           // events per commit; default 16384
 	FlushInterval time.Duration // longest an event waits for its commit; default 100ms
 	QueueSize     int           // queued events before drops; default 65536
 	Logger        *slog.Logger  // default: slog.Default()
@@ -34,7 +34,7 @@ type RecorderOptions struct {
 // Defaults for RecorderOptions.
 const (
 	DefaultRotate        = 24 * time.Hour
-	DefaultBatchSize     = 4096
+	DefaultBatchSize     = 16384 // fewer, larger commits: each costs two fsyncs
 	DefaultFlushInterval = 100 * time.Millisecond
 	DefaultQueueSize     = 1 << 16
 	DefaultRetryInterval = 10 * time.Second
