@@ -3,6 +3,17 @@
 //
 // It stores tool names, timings, sizes and outcomes: never argument values,
 // results or anything derived from them.
+//
+// A telemetry directory holds segments, seg-<UTC start>-<replica>.db. A
+// Recorder writes one segment at a time (named *.open.db while it holds the
+// bbolt lock), rotates it on a UTC-aligned interval (daily by default) and
+// renames it when closed; a recorder restarted after a crash closes what its
+// replica left open. Readers take one or several directories, merge every
+// segment, and leave out an open segment a live writer holds. Each segment
+// carries its schema version in the meta bucket; a newer one is refused.
+// Calls are keyed by start time (8 bytes) and a counter, values are varints
+// with segment-local numbers for session ids and tool names, and buckets are
+// filled to 100%: about 48 bytes of file per call event.
 package telemetry
 
 import "time"

@@ -110,6 +110,9 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if fi, err := os.Stat(seg.Path); err == nil && fi.Size() == 0 && seg.Open {
+			continue // a recorder is creating it this instant: nothing in it yet
+		}
 		db, err := openSegment(seg.Path)
 		if err != nil {
 			if seg.Open && errors.Is(err, ErrSegmentLocked) {

@@ -56,6 +56,10 @@ var (
 
 var allBuckets = [][]byte{bucketMeta, bucketSessions, bucketSessionNames, bucketTools, bucketCalls, bucketSwitches}
 
+// minSegmentSize is the smallest bbolt file: two meta pages, a freelist
+// page and a root page of 4 KiB.
+const minSegmentSize = 4 * 4096
+
 // appendFill is the fill percent for append-only buckets: pages are packed
 // full because keys only ever arrive (nearly) in order; bbolt's default of
 // 0.5 would leave half of every page empty.
@@ -119,8 +123,13 @@ func ListSegments(dirs []string) ([]SegmentFile, error) {
 
 // openSegment opens an existing segment read-only and checks its schema.
 func openSegment(path string) (*bolt.DB, error) {
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return nil, fmt.Errorf("open telemetry segment: %w", err)
+	}
+	if fi.Size() < minSegmentSize {
+		// bbolt would try to initialise it, which a read-only open cannot.
+		return nil, fmt.Errorf("open telemetry segment %s: %w: %d bytes is shorter than any bbolt file; move the file out of the telemetry directory to read the others", path, ErrDamaged, fi.Size())
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: LockTimeout})
 	if err != nil {

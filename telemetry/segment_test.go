@@ -221,3 +221,24 @@ func TestCompactRemovesOnlyOldClosedSegments(t *testing.T) {
 		}
 	}
 }
+
+func TestReadersSkipAnEmptyOpenSegment(t *testing.T) {
+	dir := t.TempDir()
+	writeTestSegment(t, dir, 3)
+	// What a reader sees between a recorder's create and its bbolt init.
+	empty := filepath.Join(dir, "seg-20260301T000000.000000000Z-starting.open.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	usage, err := ReadUsage(context.Background(), []string{dir}, Window{})
+	if err != nil || len(usage) != 1 || usage[0].Calls != 3 {
+		t.Fatalf("usage %+v, %v", usage, err)
+	}
+	// A closed segment of zero bytes is damage, not a race.
+	if err := os.Rename(empty, strings.TrimSuffix(empty, ".open.db")+".db"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadUsage(context.Background(), []string{dir}, Window{}); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("empty closed segment: %v, want ErrDamaged", err)
+	}
+}
