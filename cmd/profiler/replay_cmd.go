@@ -73,7 +73,7 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 	fs.StringVar(&f.url, "url", "", "streamable HTTP endpoint `URL` of a running server")
 	f.src.register(fs, false)
 	fs.StringVar(&f.profilesPath, "profiles", "profiles.generated.toml", "with --launch: generated profiles `FILE` to serve (profiles.toml beside it merged in); absent default: every tool as full")
-	fs.StringVar(&f.profile, "profile", "", "profile `NAME` to ask for: URL path /mcp/NAME with --url or --launch, TOOLPROF_PROFILE for a command")
+	fs.StringVar(&f.profile, "profile", "", "profile `NAME` to ask for in every session, instead of the one each trace line names (URL path /mcp/NAME with --url or --launch, TOOLPROF_PROFILE for a command)")
 	fs.IntVar(&f.concurrency, "concurrency", 4, "sessions run at once (`N`)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "limit for one session's connect, listing and calls (`DUR`)")
 	fs.StringVar(&f.format, "format", "table", "output `format`: table or json")
@@ -152,7 +152,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	var target replayTarget
 	switch {
 	case f.url != "":
-		target = newHTTPTarget(withProfile(f.url, f.profile), f.concurrency)
+		target = newHTTPTarget(f.url, f.profile, f.concurrency)
 	case f.src.launch != "":
 		endpoint, stop, err := startLaunchGateway(ctx, f, stderr)
 		if err != nil {
@@ -163,7 +163,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 				err = fmt.Errorf("replay: stop gateway: %w", cerr)
 			}
 		}()
-		target = newHTTPTarget(withProfile(endpoint, f.profile), f.concurrency)
+		target = newHTTPTarget(endpoint, f.profile, f.concurrency)
 	default:
 		target = commandTarget{command: f.src.command, profile: f.profile}
 	}
@@ -233,29 +233,44 @@ func withProfile(endpoint, profile string) string {
 	return u.String()
 }
 
-// replayTarget opens the transport of one replayed session.
+// replayTarget opens the transport of one replayed session. profile is
+// the profile the trace says the session was served ("" for none); a
+// target given --profile ignores it.
 type replayTarget interface {
-	transport(ctx context.Context) (mcp.Transport, *bytes.Buffer, error)
+	transport(ctx context.Context, profile string) (sessionTransport, error)
 	describe() string
+}
+
+// sessionTransport is one session's way to the server.
+type sessionTransport struct {
+	mcp.Transport
+	stderr *limitedBuffer // a started command's stderr, shown when the session fails; nil for HTTP
+	where  string         // the endpoint, or the profile a command is asked for, for errors
 }
 
 // httpTarget connects to a streamable HTTP endpoint, sharing one pool of
 // connections among the sessions.
 type httpTarget struct {
-	endpoint string
+	endpoint string // with /NAME appended when --profile is given
+	fixed    bool   // --profile given: sessions' own profiles are ignored
 	client   *http.Client
 }
 
-func newHTTPTarget(endpoint string, concurrency int) httpTarget {
+func newHTTPTarget(endpoint, profile string, concurrency int) httpTarget {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency
-	return httpTarget{endpoint: endpoint, client: &http.Client{Transport: tr}}
+	return httpTarget{endpoint: withProfile(endpoint, profile), fixed: profile != "", client: &http.Client{Transport: tr}}
 }
 
-func (h httpTarget) transport(context.Context) (mcp.Transport, *bytes.Buffer, error) {
+func (h httpTarget) transport(_ context.Context, profile string) (sessionTransport, error) {
+	endpoint := h.endpoint
+	if !h.fixed {
+		endpoint = withProfile(endpoint, profile)
+	}
 	// No standalone SSE stream: a replayed session only reads the answers
 	// to its own requests, and it saves a connection per session.
-	return &mcp.StreamableClientTransport{Endpoint: h.endpoint, HTTPClient: h.client, DisableStandaloneSSE: true, MaxRetries: -1}, nil, nil
+	t := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: h.client, DisableStandaloneSSE: true, MaxRetries: -1}
+	return sessionTransport{Transport: t, where: endpoint}, nil
 }
 
 func (h httpTarget) describe() string { return h.endpoint }
@@ -268,14 +283,21 @@ type commandTarget struct {
 	profile string
 }
 
-func (c commandTarget) transport(context.Context) (mcp.Transport, *bytes.Buffer, error) {
+func (c commandTarget) transport(_ context.Context, profile string) (sessionTransport, error) {
 	cmd := exec.Command(c.command[0], c.command[1:]...)
 	if c.profile != "" {
-		cmd.Env = append(os.Environ(), "TOOLPROF_PROFILE="+c.profile)
+		profile = c.profile
 	}
-	var errBuf bytes.Buffer
-	cmd.Stderr = &limitedBuffer{buf: &errBuf, max: 8 << 10}
-	return &mcp.CommandTransport{Command: cmd}, &errBuf, nil
+	if profile != "" {
+		cmd.Env = append(os.Environ(), "TOOLPROF_PROFILE="+profile)
+	}
+	errBuf := &limitedBuffer{max: 8 << 10}
+	cmd.Stderr = errBuf
+	where := "the command"
+	if profile != "" {
+		where = fmt.Sprintf("the command with TOOLPROF_PROFILE=%s", profile)
+	}
+	return sessionTransport{Transport: &mcp.CommandTransport{Command: cmd}, stderr: errBuf, where: where}, nil
 }
 
 func (c commandTarget) describe() string { return strings.Join(c.command, " ") }
@@ -284,7 +306,7 @@ func (c commandTarget) describe() string { return strings.Join(c.command, " ") }
 // without failing the writer (a child blocked on a full pipe would hang).
 type limitedBuffer struct {
 	mu  sync.Mutex
-	buf *bytes.Buffer
+	buf bytes.Buffer
 	max int
 }
 
@@ -295,6 +317,13 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.buf.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// String returns what was kept, trimmed; the command may still be writing.
+func (l *limitedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.TrimSpace(l.buf.String())
 }
 
 // startLaunchGateway starts, in this process, the gateway over the launch
@@ -513,7 +542,7 @@ func replaySession(ctx context.Context, target replayTarget, s telemetry.TraceSe
 		}
 		return res
 	}
-	t, childStderr, err := target.transport(ctx)
+	t, err := target.transport(ctx, s.Profile)
 	if err != nil {
 		return fail(err)
 	}
@@ -525,12 +554,14 @@ func replaySession(ctx context.Context, target replayTarget, s telemetry.TraceSe
 		ver = "0"
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: ver}, nil)
-	cs, err := client.Connect(ctx, t, nil)
+	cs, err := client.Connect(ctx, t.Transport, nil)
 	if err != nil {
-		if childStderr != nil && childStderr.Len() > 0 {
-			err = fmt.Errorf("%w; server stderr: %s", err, strings.TrimSpace(childStderr.String()))
+		if t.stderr != nil {
+			if msg := t.stderr.String(); msg != "" {
+				err = fmt.Errorf("%w; server stderr: %s", err, msg)
+			}
 		}
-		return fail(fmt.Errorf("connect: %w", err))
+		return fail(fmt.Errorf("connect to %s: %w", t.where, err))
 	}
 	defer cs.Close()
 	if _, err := cs.ListTools(ctx, nil); err != nil {

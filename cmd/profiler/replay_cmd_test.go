@@ -238,6 +238,36 @@ func TestReplayAgainstGateway(t *testing.T) {
 		}
 	})
 
+	t.Run("each session asks for the profile its trace line names", func(t *testing.T) {
+		perSession := writeTemp(t, "profiles.jsonl", `{"session": "named", "profile": "full", "calls": [{"tool": "test_image_content"}]}`+"\n"+
+			`{"session": "unnamed", "calls": [{"tool": "test_image_content"}]}`+"\n")
+		endpoint := startHTTPGateway(t, f, t.TempDir())
+		for _, c := range []struct {
+			name string
+			args []string
+			ok   int
+		}{
+			{"http", []string{"--url", endpoint}, 1},
+			{"http --profile core overrides", []string{"--url", endpoint, "--profile", "core"}, 0},
+			{"command", []string{"--", f.server, "--profiles", f.profiles, "--telemetry", t.TempDir(), "--", f.upstream}, 1},
+			{"command --profile core overrides", []string{"--profile", "core", "--", f.server, "--profiles", f.profiles, "--telemetry", t.TempDir(), "--", f.upstream}, 0},
+		} {
+			out, stderr, code := runProfiler(t, append([]string{"replay", "--trace", perSession, "--format", "json"}, c.args...)...)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
+			}
+			r := decodeReplayReport(t, out)
+			if r.Outcomes[replayOK] != c.ok || r.Outcomes[replayDenied] != 2-c.ok {
+				t.Errorf("%s: outcomes %v, want %d ok and %d denied", c.name, r.Outcomes, c.ok, 2-c.ok)
+			}
+		}
+		unknown := writeTemp(t, "unknown.jsonl", `{"session": "odd", "profile": "nosuch", "calls": [{"tool": "test_simple_text"}]}`+"\n")
+		_, stderr, code := runProfiler(t, "replay", "--trace", unknown, "--url", endpoint)
+		if code != 1 || !strings.Contains(stderr, "odd") || !strings.Contains(stderr, "nosuch") {
+			t.Errorf("session naming an unknown profile: exit %d, stderr %q; want 1 naming the session and the profile", code, stderr)
+		}
+	})
+
 	t.Run("launch document served here", func(t *testing.T) {
 		pack := filepath.Join(t.TempDir(), ".mcp.json")
 		doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": f.upstream}}})
@@ -398,5 +428,19 @@ func TestIsTerminal(t *testing.T) {
 		if isTerminal(c.w) {
 			t.Errorf("%s: isTerminal = true, want false", c.name)
 		}
+	}
+}
+
+// TestLimitedBuffer: a command's stderr is kept up to the limit and the
+// writer never fails (a child blocked on its stderr would hang the session).
+func TestLimitedBuffer(t *testing.T) {
+	b := &limitedBuffer{max: 8}
+	for _, p := range []string{"abc", "defgh", "ijk", " "} {
+		if n, err := b.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v; want %d, nil", p, n, err, len(p))
+		}
+	}
+	if got := b.String(); got != "abcdefgh" {
+		t.Errorf("kept %q, want the first 8 bytes %q", got, "abcdefgh")
 	}
 }
