@@ -492,3 +492,18 @@ func TestSecondRecorderOfAReplicaLeavesTheLiveSegmentAlone(t *testing.T) {
 		t.Fatalf("usage %+v, %v: want both recorders' sessions", usage, err)
 	}
 }
+
+func TestDefaultRotationIsDailyAtUTCMidnight(t *testing.T) {
+	r, _ := openTestRecorder(t, t.TempDir(), RecorderOptions{})
+	defer r.Close()
+	// rotateAt is set before the writer goroutine starts.
+	next := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	if r.opts.Rotate != DefaultRotate || DefaultRotate != 24*time.Hour || !r.rotateAt.Equal(next) {
+		t.Fatalf("rotate %s at %s, want daily at %s", r.opts.Rotate, r.rotateAt, next)
+	}
+	r2, _ := openTestRecorder(t, t.TempDir(), RecorderOptions{Rotate: time.Hour})
+	defer r2.Close()
+	if want := time.Now().UTC().Truncate(time.Hour).Add(time.Hour); !r2.rotateAt.Equal(want) {
+		t.Fatalf("hourly rotation at %s, want %s", r2.rotateAt, want)
+	}
+}
