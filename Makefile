@@ -59,3 +59,22 @@ profiles: build
 
 profiles-check: build
 	$(BIN)/profiler derive --telemetry $(TELEMETRY) --catalog $(CATALOG) --out $(PROFILES) --check $(DERIVE_FLAGS)
+
+# make fuzz-short: every fuzz target for FUZZTIME (5s) each, so CI runs them
+# all on every change; make fuzz: the same for 2 minutes each. Inputs that
+# fail are written under the package's testdata/fuzz/ and then run by go test.
+# (go test -fuzz takes one target in one package per run, hence the list.)
+FUZZ_TARGETS := ./gateway:FuzzDecodeCursor ./gateway:FuzzToolsCallRequest \
+	./profiles:FuzzDecodeFile ./profiles:FuzzDecodePolicy ./launch:FuzzDecode \
+	./opcontext:FuzzParse ./telemetry:FuzzDecodeTrace
+FUZZTIME ?= 5s
+
+.PHONY: fuzz-short
+fuzz-short:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s; \
+	done
+
+fuzz:
+	$(MAKE) fuzz-short FUZZTIME=2m
