@@ -1,0 +1,254 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/internal/testupstream"
+	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/upstream"
+)
+
+// relayGateway serves the everything-server through an upstream.Set whose
+// callbacks reach the gateway, as cmd/server wires them.
+func relayGateway(t *testing.T) *Gateway {
+	t.Helper()
+	var ref atomic.Pointer[Gateway]
+	opts := upstream.Options{
+		ProtocolVersion: "2025-11-25",
+		OnProgress: func(ctx context.Context, server string, p *mcp.ProgressNotificationParams) {
+			ref.Load().Progress(ctx, server, p)
+		},
+		OnLog: func(ctx context.Context, server string, p *mcp.LoggingMessageParams) { ref.Load().Log(ctx, server, p) },
+		OnResourceUpdated: func(ctx context.Context, server string, p *mcp.ResourceUpdatedNotificationParams) {
+			ref.Load().ResourceUpdated(ctx, server, p)
+		},
+		OnElicit: func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return ref.Load().Elicit(ctx, server, p)
+		},
+		OnCreateMessage: func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return ref.Load().CreateMessage(ctx, server, p)
+		},
+		OnToolsChanged: func(server string) {
+			if g := ref.Load(); g != nil {
+				g.ToolsChanged(context.Background(), server)
+			}
+		},
+	}
+	doc := &launch.Resolved{Version: 1, Servers: []launch.ResolvedServer{{Name: "everything", Transport: launch.Stdio, Command: testupstream.EverythingServer(t)}}}
+	set, err := upstream.StartSet(context.Background(), doc, upstream.SetOptions{Client: opts, RequireAll: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(context.Background(), Options{Upstream: set})
+	if err != nil {
+		set.Close()
+		t.Fatal(err)
+	}
+	ref.Store(g)
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// connectWith is connect with client options.
+func connectWith(t *testing.T, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	s, err := g.Server("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := s.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "0"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestPassThroughFeatures(t *testing.T) {
+	g := relayGateway(t)
+	updated := make(chan string, 4)
+	cs := connectWith(t, g, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		updated <- r.Params.URI
+	}})
+	ctx := context.Background()
+
+	caps := cs.InitializeResult().Capabilities
+	if caps.Resources == nil || !caps.Resources.Subscribe || caps.Prompts == nil || caps.Completions == nil || caps.Logging == nil || caps.Tools == nil || !caps.Tools.ListChanged {
+		t.Errorf("capabilities %+v: want the upstream's (resources with subscribe, prompts, completions, logging) and tools with listChanged", caps)
+	}
+	resources, err := cs.ListResources(ctx, nil)
+	if err != nil || !hasResource(resources.Resources, "test://static-text") {
+		t.Errorf("resources/list = %+v, %v", resources, err)
+	}
+	templates, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "test://template/{id}/data" {
+		t.Errorf("resources/templates/list = %+v, %v", templates, err)
+	}
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://template/42/data"})
+	if err != nil || len(read.Contents) != 1 || !strings.Contains(read.Contents[0].Text, "42") {
+		t.Errorf("resources/read of a templated URI = %+v, %v", read, err)
+	}
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(prompts.Prompts) == 0 {
+		t.Errorf("prompts/list = %+v, %v", prompts, err)
+	}
+	prompt, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_simple_prompt"})
+	if err != nil || len(prompt.Messages) == 0 {
+		t.Errorf("prompts/get = %+v, %v", prompt, err)
+	}
+	if _, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "test_prompt_with_arguments"}, Argument: mcp.CompleteParamsArgument{Name: "arg1", Value: "a"}}); err != nil {
+		t.Errorf("completion/complete: %v", err)
+	}
+	if _, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: "forged"}); err == nil {
+		t.Error("prompts/list with a cursor the gateway never issued succeeded")
+	}
+	// The everything-server announces the watched resource every 3 s to
+	// subscribers.
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://watched-resource"}); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	select {
+	case uri := <-updated:
+		if uri != "test://watched-resource" {
+			t.Errorf("update for %q", uri)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("no notifications/resources/updated relayed")
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://watched-resource"}); err != nil {
+		t.Errorf("unsubscribe: %v", err)
+	}
+}
+
+func hasResource(rs []*mcp.Resource, uri string) bool {
+	for _, r := range rs {
+		if r.URI == uri {
+			return true
+		}
+	}
+	return false
+}
+
+// TestProgressRoutedByToken: two sessions calling at once with the same
+// progress token each get exactly their own call's notifications, under
+// their own token.
+func TestProgressRoutedByToken(t *testing.T) {
+	g := relayGateway(t)
+	type seen struct {
+		mu     sync.Mutex
+		tokens []any
+	}
+	var a, b seen
+	handler := func(s *seen) *mcp.ClientOptions {
+		return &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			s.mu.Lock()
+			s.tokens = append(s.tokens, r.Params.ProgressToken)
+			s.mu.Unlock()
+		}}
+	}
+	csA, csB := connectWith(t, g, handler(&a)), connectWith(t, g, handler(&b))
+	var wg sync.WaitGroup
+	for _, cs := range []*mcp.ClientSession{csA, csB} {
+		wg.Go(func() {
+			p := &mcp.CallToolParams{Name: "test_tool_with_progress", Arguments: map[string]any{}}
+			p.SetProgressToken("same")
+			if res, err := cs.CallTool(context.Background(), p); err != nil || res.IsError {
+				t.Errorf("call: %v %+v", err, res)
+			}
+		})
+	}
+	wg.Wait()
+	for name, s := range map[string]*seen{"a": &a, "b": &b} {
+		s.mu.Lock()
+		if len(s.tokens) != 3 {
+			t.Errorf("session %s got %d progress notifications, want its own 3: %v", name, len(s.tokens), s.tokens)
+		}
+		for _, tok := range s.tokens {
+			if tok != "same" {
+				t.Errorf("session %s got token %v, want its own %q", name, tok, "same")
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// TestLogsAndElicitationReachTheCaller: what an upstream sends during a call
+// goes to the calling session only.
+func TestLogsAndElicitationReachTheCaller(t *testing.T) {
+	g := relayGateway(t)
+	var callerLogs, otherLogs atomic.Int32
+	caller := connectWith(t, g, &mcp.ClientOptions{
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { callerLogs.Add(1) },
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada"}}, nil
+		},
+	})
+	other := connectWith(t, g, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { otherLogs.Add(1) }})
+	ctx := context.Background()
+	for _, cs := range []*mcp.ClientSession{caller, other} {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := caller.CallTool(ctx, &mcp.CallToolParams{Name: "test_tool_with_logging", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if n := callerLogs.Load(); n != 3 {
+		t.Errorf("caller got %d log messages by the time its result arrived, want 3", n)
+	}
+	if n := otherLogs.Load(); n != 0 {
+		t.Errorf("a session that made no call got %d log messages", n)
+	}
+	res, err := caller.CallTool(ctx, &mcp.CallToolParams{Name: "test_elicitation", Arguments: map[string]any{"message": "name?"}})
+	if err != nil || res.IsError {
+		t.Fatalf("elicitation call: %v %+v", err, res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "action=accept") || !strings.Contains(text, "ada") {
+		t.Errorf("elicitation result %q: want the caller's answer", text)
+	}
+}
+
+// TestToolsChangedNotifiesSessions: the upstream's tools/list_changed
+// updates the list and reaches connected sessions; the placeholder tool
+// used to trigger the SDK never shows.
+func TestToolsChangedNotifiesSessions(t *testing.T) {
+	g := relayGateway(t)
+	changed := make(chan struct{}, 4)
+	cs := connectWith(t, g, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	ctx := context.Background()
+	before := g.cat().hash
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_trigger_tool_change", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("trigger: %v %+v", err, res)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/list_changed reached the session")
+	}
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	if !strings.Contains(strings.Join(names, " "), "__transient_tool_for_list_changed") || strings.Contains(strings.Join(names, " "), listChangedProbe) {
+		t.Errorf("tools after the change %q: want the new tool and never %s", names, listChangedProbe)
+	}
+	if g.cat().hash == before || g.Health().Upstream.CatalogHash != g.cat().hash {
+		t.Error("the catalog hash did not follow the change")
+	}
+}
