@@ -3,12 +3,16 @@
 //
 //	go run ./bench/sessiongen/gen -sessions 1000000 -tools 300 -dir /tmp/scale
 //
-// writes DIR/catalog.json and DIR/trace.jsonl.
+// writes DIR/catalog.json and DIR/trace.jsonl (atomically: a temporary file,
+// then a rename).
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -16,14 +20,18 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+func run(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	n := fs.Int("sessions", 10000, "sessions to generate")
 	tools := fs.Int("tools", 300, "catalog size")
 	seed := fs.Uint64("seed", 1, "random seed")
@@ -31,22 +39,35 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *n < 0 || *tools < 1 {
+		return fmt.Errorf("-sessions %d -tools %d: want sessions >= 0 and at least one tool", *n, *tools)
+	}
 	names := sessiongen.ToolNames(*tools)
-	write := func(name string, fn func(f *os.File) error) error {
-		f, err := os.Create(filepath.Join(*dir, name))
+	write := func(name string, fn func(w io.Writer) error) error {
+		path := filepath.Join(*dir, name)
+		f, err := os.CreateTemp(*dir, "."+name+".*.tmp")
 		if err != nil {
-			return err
+			return fmt.Errorf("write %s: %w", path, err)
 		}
+		defer os.Remove(f.Name())
 		if err := fn(f); err != nil {
 			f.Close()
-			return fmt.Errorf("write %s: %w", name, err)
+			return fmt.Errorf("write %s: %w", path, err)
 		}
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return os.Rename(f.Name(), path)
 	}
-	if err := write("catalog.json", func(f *os.File) error { return sessiongen.WriteCatalog(f, names, *seed) }); err != nil {
+	if err := write("catalog.json", func(w io.Writer) error { return sessiongen.WriteCatalog(w, names, *seed) }); err != nil {
 		return err
 	}
-	return write("trace.jsonl", func(f *os.File) error {
-		return sessiongen.WriteTrace(f, sessiongen.Config{Seed: *seed, Sessions: *n, Tools: names})
-	})
+	if err := write("trace.jsonl", func(w io.Writer) error {
+		return sessiongen.WriteTrace(w, sessiongen.Config{Seed: *seed, Sessions: *n, Tools: names})
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s and %s: %d sessions over %d tools (seed %d)\n",
+		filepath.Join(*dir, "catalog.json"), filepath.Join(*dir, "trace.jsonl"), *n, *tools, *seed)
+	return nil
 }
