@@ -494,16 +494,19 @@ func TestSecondRecorderOfAReplicaLeavesTheLiveSegmentAlone(t *testing.T) {
 }
 
 func TestDefaultRotationIsDailyAtUTCMidnight(t *testing.T) {
-	r, _ := openTestRecorder(t, t.TempDir(), RecorderOptions{})
-	defer r.Close()
-	// rotateAt is set before the writer goroutine starts.
-	next := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
-	if r.opts.Rotate != DefaultRotate || DefaultRotate != 24*time.Hour || !r.rotateAt.Equal(next) {
-		t.Fatalf("rotate %s at %s, want daily at %s", r.opts.Rotate, r.rotateAt, next)
-	}
-	r2, _ := openTestRecorder(t, t.TempDir(), RecorderOptions{Rotate: time.Hour})
-	defer r2.Close()
-	if want := time.Now().UTC().Truncate(time.Hour).Add(time.Hour); !r2.rotateAt.Equal(want) {
-		t.Fatalf("hourly rotation at %s, want %s", r2.rotateAt, want)
+	for _, tc := range []struct {
+		rotate, want time.Duration
+	}{{0, 24 * time.Hour}, {time.Hour, time.Hour}} {
+		before := time.Now().UTC()
+		r, _ := openTestRecorder(t, t.TempDir(), RecorderOptions{Rotate: tc.rotate})
+		after := time.Now().UTC()
+		// rotateAt is set before the writer goroutine starts; either side
+		// of a boundary crossed while opening is right.
+		got := r.rotateAt
+		r.Close()
+		if r.opts.Rotate != tc.want ||
+			!(got.Equal(before.Truncate(tc.want).Add(tc.want)) || got.Equal(after.Truncate(tc.want).Add(tc.want))) {
+			t.Fatalf("Rotate %s: rotates every %s at %s, want every %s at the next UTC boundary after %s", tc.rotate, r.opts.Rotate, got, tc.want, before)
+		}
 	}
 }
