@@ -3,8 +3,17 @@ package bench_test
 // Telemetry benchmarks: each reports its figure next to a baseline measured
 // in the same run, so the ratio holds across machines.
 //
-//	go test ./bench -run '^$' -bench Telemetry -benchtime 1x
+//	go test ./bench -run '^$' -bench 'Telemetry(Enqueue|Sustained)' -benchtime 2000000x
+//	go test ./bench -run '^$' -bench 'Telemetry(FileSize|ReadUsage)' -benchtime 1x
 //	TOOLPROF_BENCH_EVENTS=10000000 go test ./bench -run '^$' -bench 'Telemetry(FileSize|ReadUsage)' -benchtime 1x -timeout 30m
+//
+// Figures from those commands on the shared 2-core machine (load average
+// 8-12 from other work, so wall times are pessimistic):
+//
+//	enqueue median 60 ns/call vs 40 ns bare channel send (1.5x)
+//	sustained 721k-857k call events/s vs raw bbolt appends 1.03-1.06M/s (0.70-0.81x), 2M events
+//	10M call events: 48.36 file bytes/event vs 68.29 bytes/event as JSON Lines (0.71x)
+//	10M call events to per-session tool sets: 5.8 s wall, 2.4 s CPU (cursor walk alone 0.43 s)
 
 import (
 	"context"
