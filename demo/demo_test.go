@@ -170,6 +170,10 @@ func TestMakeDemo(t *testing.T) {
 		}
 	})
 
+	t.Run("make profiles regenerates the demo's file; profiles-check both arms", func(t *testing.T) {
+		checkNightlyJob(t, bin, out)
+	})
+
 	t.Run("rehearsal denies exactly the calls outside the default profile", func(t *testing.T) {
 		def := byName[file.Default]
 		denied := 0
@@ -190,6 +194,47 @@ func TestMakeDemo(t *testing.T) {
 			t.Errorf("rehearsal does not name the envelope code:\n%s", summary)
 		}
 	})
+}
+
+// checkNightlyJob runs the nightly job on the demo's telemetry: make
+// profiles regenerates, byte for byte, the file the demo derived (same
+// telemetry, catalog and policy), writes the summary, and make
+// profiles-check passes on it and fails once it differs.
+func checkNightlyJob(t *testing.T, bin, out string) {
+	nightly := t.TempDir()
+	if err := os.WriteFile(filepath.Join(nightly, "profiles.toml"), []byte(readFile(t, "profiles.toml")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	generated, summary := filepath.Join(nightly, "profiles.generated.toml"), filepath.Join(nightly, "summary.md")
+	vars := []string{"BIN=" + bin, "TELEMETRY=" + filepath.Join(out, "telemetry"), "CATALOG=" + filepath.Join(out, "catalog.json"), "PROFILES=" + generated, "SUMMARY=" + summary}
+	mustMake(t, nil, append([]string{"profiles"}, vars...)...)
+	if got, want := readFile(t, generated), readFile(t, filepath.Join(out, "profiles.generated.toml")); got != want {
+		t.Errorf("make profiles wrote a different file than the demo's derive:\n%s\nwant:\n%s", got, want)
+	}
+	if s := readFile(t, summary); !strings.Contains(s, "| `core` |") || !strings.Contains(s, "| `standard` |") {
+		t.Errorf("summary lacks the profile rows:\n%s", s)
+	}
+	mustMake(t, nil, append([]string{"profiles-check"}, vars...)...)
+
+	if err := os.WriteFile(generated, []byte(readFile(t, generated)+"# edited by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("make", append([]string{"-s", "profiles-check"}, vars...)...)
+	cmd.Dir = ".."
+	msg, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "differs from what derive would write now") {
+		t.Errorf("profiles-check on an edited file: err %v, output:\n%s\nwant a failure saying it differs", err, msg)
+	}
+}
+
+func mustMake(t *testing.T, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("make", append([]string{"-s"}, args...)...)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), env...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, msg)
+	}
 }
 
 func readFile(t *testing.T, path string) string {
