@@ -109,17 +109,68 @@ func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
 // notifyToolsChanged sends notifications/tools/list_changed to every
 // session of every server.
 func (g *Gateway) notifyToolsChanged() {
-	g.mu.Lock()
-	servers := make([]*mcp.Server, 0, len(g.servers))
-	for _, s := range g.servers {
-		servers = append(servers, s)
-	}
-	g.mu.Unlock()
-	for _, s := range servers {
+	for _, s := range g.allServers() {
 		s.AddTool(&mcp.Tool{Name: listChangedProbe, InputSchema: map[string]any{"type": "object"}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return nil, fmt.Errorf("%s is not a tool", listChangedProbe)
 			})
 		s.RemoveTools(listChangedProbe)
 	}
+}
+
+// The placeholders whose addition and removal make the SDK send
+// prompts/list_changed and resources/list_changed (as listChangedProbe
+// does for tools). prompts/list, resources/list and resources/read are
+// answered by the middleware from the upstreams, so neither ever shows.
+const (
+	promptChangedProbe   = "toolprof_prompt_list_changed_probe"
+	resourceChangedProbe = "toolprof:resource-list-changed-probe"
+)
+
+// PromptsChanged relays an upstream's notifications/prompts/list_changed to
+// every connected session, when the gateway advertises prompts with
+// listChanged (the union of the upstreams' capabilities at start).
+func (g *Gateway) PromptsChanged(server string) {
+	f, ok := g.features()
+	if !ok {
+		return
+	}
+	if caps := f.Capabilities(); caps == nil || caps.Prompts == nil || !caps.Prompts.ListChanged {
+		return
+	}
+	for _, s := range g.allServers() {
+		s.AddPrompt(&mcp.Prompt{Name: promptChangedProbe}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return nil, fmt.Errorf("%s is not a prompt", promptChangedProbe)
+		})
+		s.RemovePrompts(promptChangedProbe)
+	}
+	g.logger.Debug("prompts changed", "server", server)
+}
+
+// ResourcesChanged is PromptsChanged for resources/list_changed.
+func (g *Gateway) ResourcesChanged(server string) {
+	f, ok := g.features()
+	if !ok {
+		return
+	}
+	if caps := f.Capabilities(); caps == nil || caps.Resources == nil || !caps.Resources.ListChanged {
+		return
+	}
+	for _, s := range g.allServers() {
+		s.AddResource(&mcp.Resource{URI: resourceChangedProbe, Name: resourceChangedProbe}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, fmt.Errorf("%s is not a resource", resourceChangedProbe)
+		})
+		s.RemoveResources(resourceChangedProbe)
+	}
+	g.logger.Debug("resources changed", "server", server)
+}
+
+func (g *Gateway) allServers() []*mcp.Server {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	servers := make([]*mcp.Server, 0, len(g.servers))
+	for _, s := range g.servers {
+		servers = append(servers, s)
+	}
+	return servers
 }

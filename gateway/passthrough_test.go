@@ -35,6 +35,11 @@ func relayGateway(t *testing.T) *Gateway {
 		OnCreateMessage: func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			return ref.Load().CreateMessage(ctx, server, p)
 		},
+		OnPromptsChanged: func(server string) {
+			if g := ref.Load(); g != nil {
+				g.PromptsChanged(server)
+			}
+		},
 		OnToolsChanged: func(server string) {
 			if g := ref.Load(); g != nil {
 				g.ToolsChanged(context.Background(), server)
@@ -250,5 +255,34 @@ func TestToolsChangedNotifiesSessions(t *testing.T) {
 	}
 	if g.cat().hash == before || g.Health().Upstream.CatalogHash != g.cat().hash {
 		t.Error("the catalog hash did not follow the change")
+	}
+}
+
+// TestPromptsChangedNotifiesSessions: the upstream's prompts/list_changed
+// reaches connected sessions, and the new prompt is listed.
+func TestPromptsChangedNotifiesSessions(t *testing.T) {
+	g := relayGateway(t)
+	changed := make(chan struct{}, 4)
+	cs := connectWith(t, g, &mcp.ClientOptions{PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { changed <- struct{}{} }})
+	ctx := context.Background()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_trigger_prompt_change", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("trigger: %v %+v", err, res)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no prompts/list_changed reached the session")
+	}
+	list, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range list.Prompts {
+		names = append(names, p.Name)
+	}
+	joined := strings.Join(names, " ")
+	if !strings.Contains(joined, "__transient_prompt_for_list_changed") || strings.Contains(joined, promptChangedProbe) {
+		t.Errorf("prompts after the change %q: want the new prompt and never %s", names, promptChangedProbe)
 	}
 }

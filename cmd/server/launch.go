@@ -72,6 +72,16 @@ func (r *gatewayRef) options(o upstream.Options) upstream.Options {
 		}
 		return g.CreateMessage(ctx, server, p)
 	}
+	o.OnPromptsChanged = func(server string) {
+		if g := r.g.Load(); g != nil {
+			g.PromptsChanged(server)
+		}
+	}
+	o.OnResourcesChanged = func(server string) {
+		if g := r.g.Load(); g != nil {
+			g.ResourcesChanged(server)
+		}
+	}
 	o.OnToolsChanged = func(server string) {
 		if g := r.g.Load(); g != nil {
 			g.ToolsChanged(context.Background(), server)

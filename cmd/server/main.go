@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,6 +40,7 @@ import (
 	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/upstream"
 )
 
 // version is the server's version, reported in serverInfo and telemetry.
@@ -296,6 +298,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	ref.g.Store(g)
+	if slices.ContainsFunc(up.Health(), func(h upstream.Health) bool { return h.State != upstream.StateReady }) {
+		// One still starting may have joined before the gateway could hear
+		// it: list again now rather than at its next change.
+		go g.ToolsChanged(ctx, "")
+	}
 	serveErr := serve(ctx, c, g, stdin, stdout, stderr)
 	if err := g.Close(); err != nil && serveErr == nil {
 		serveErr = err
