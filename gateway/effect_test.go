@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -370,6 +371,7 @@ enforce = "reject"
 		{CodeOperatingContextRejected, Options{Upstream: NewCatalogUpstream(ctxCat), OperatingContext: oc}, FullProfile, "store", map[string]any{"project_id": "nope"}},
 		{CodeInvalidArguments, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", json.RawMessage(`[]`)},
 		{CodeUpstreamUnavailable, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", nil},
+		{CodeUpstreamTimeout, Options{Upstream: &hangingFakeUpstream{tools: cat.Tools}, CallTimeout: 20 * time.Millisecond}, FullProfile, "save", nil},
 	}
 	var produced []string
 	for _, tt := range tests {

@@ -20,6 +20,7 @@ import (
 //	operating_context_rejected  policy      no         the operating context's registry refused a write
 //	invalid_arguments           validation  no         arguments are not a JSON object, or get_operating_context's are wrong
 //	upstream_unavailable        upstream    yes        the upstream could not run the call
+//	upstream_timeout            upstream    yes        the upstream did not answer within --call-timeout
 //
 // In none of these cases does the call reach the upstream's tool (for
 // upstream_unavailable it was sent but not answered). Protocol errors stay
@@ -57,7 +58,7 @@ const (
 // Codes lists every envelope code the gateway produces, in documentation
 // order.
 func Codes() []string {
-	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeInvalidArguments, CodeUpstreamUnavailable}
+	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout}
 }
 
 // Envelope categories.

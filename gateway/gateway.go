@@ -94,6 +94,9 @@ type Options struct {
 	// upstream's tools change (ToolsChanged); nil serves every tool as
 	// "full", as a nil Profiles does.
 	Resolve func(tools []*mcp.Tool) (*profiles.Resolved, error)
+	// CallTimeout bounds each forwarded tools/call: past it the call is
+	// cancelled upstream and answered with CodeUpstreamTimeout. 0: no bound.
+	CallTimeout time.Duration
 }
 
 // Gateway serves one upstream under profiles.

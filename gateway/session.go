@@ -325,12 +325,18 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		call.Outcome = telemetry.OutcomeDenied
 		return refused, nil
 	}
-	out, err := g.forward(ctx, req, fwd)
+	callCtx, cancel := g.callContext(ctx)
+	defer cancel()
+	out, err := g.forward(callCtx, req, fwd)
 	switch {
 	case err == nil && out.IsError:
 		call.Outcome = telemetry.OutcomeToolError
 	case err == nil:
 		call.Outcome = telemetry.OutcomeOK
+	case timedOut(ctx, callCtx):
+		call.Outcome = telemetry.OutcomeUpstreamError
+		g.logger.Warn("upstream call timed out", "tool", params.Name, "timeout", g.opts.CallTimeout)
+		return timeoutEnvelope(params.Name, g.opts.CallTimeout).result(), nil
 	case ctx.Err() != nil:
 		call.Outcome = telemetry.OutcomeCancelled
 		return nil, ctx.Err()
