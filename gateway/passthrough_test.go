@@ -190,7 +190,8 @@ func TestProgressRoutedByToken(t *testing.T) {
 }
 
 // TestLogsAndElicitationReachTheCaller: what an upstream sends during a call
-// goes to the calling session only.
+// (log messages, elicitation and sampling requests) goes to the calling
+// session only.
 func TestLogsAndElicitationReachTheCaller(t *testing.T) {
 	g := relayGateway(t)
 	var callerLogs, otherLogs atomic.Int32
@@ -198,6 +199,10 @@ func TestLogsAndElicitationReachTheCaller(t *testing.T) {
 		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { callerLogs.Add(1) },
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada"}}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			prompt := r.Params.Messages[0].Content.(*mcp.TextContent).Text
+			return &mcp.CreateMessageResult{Model: "test", Role: "assistant", Content: &mcp.TextContent{Text: "echo " + prompt}}, nil
 		},
 	})
 	other := connectWith(t, g, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { otherLogs.Add(1) }})
@@ -222,6 +227,13 @@ func TestLogsAndElicitationReachTheCaller(t *testing.T) {
 	}
 	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "action=accept") || !strings.Contains(text, "ada") {
 		t.Errorf("elicitation result %q: want the caller's answer", text)
+	}
+	res, err = caller.CallTool(ctx, &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "hello"}})
+	if err != nil || res.IsError {
+		t.Fatalf("sampling call: %v %+v", err, res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; text != "LLM response: echo hello" {
+		t.Errorf("sampling result %q: want the caller's sample", text)
 	}
 }
 
