@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -479,5 +480,53 @@ func TestRealNPMServersThroughGateway(t *testing.T) {
 	res := callText(t, cs, "memory__open_nodes", map[string]any{"names": []string{"toolprof"}})
 	if res.IsError || !strings.Contains(resultText(res), "fronts MCP servers") {
 		t.Errorf("memory__open_nodes = %s", resultText(res))
+	}
+}
+
+// TestLaunchStreamableHTTPUpstream: a "type": "http" entry (with a header
+// taking a ${VAR}) is reached over streamable HTTP and served beside a stdio
+// one. That the headers arrive is upstream's test.
+func TestLaunchStreamableHTTPUpstream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	remote := exec.Command(bins.everything, "-http", addr, "-stateless=false")
+	remote.Stderr = &syncBuffer{}
+	if err := remote.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { remote.Process.Kill(); remote.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("everything-server -http %s never listened", addr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	file := writeLaunch(t, map[string]any{
+		"local":  map[string]any{"command": bins.everything},
+		"remote": map[string]any{"type": "http", "url": "http://" + addr + "/mcp", "headers": map[string]string{"X-Toolprof-Test": "${TOOLPROF_TEST_HEADER}"}},
+	})
+	l := startLaunch(t, file, []string{"TOOLPROF_TEST_HEADER=from-env"}, "--require-all")
+	cs := l.connect(t, nil)
+	names := listedNames(t, cs)
+	if !slices.Contains(names, "remote__test_simple_text") || !slices.Contains(names, "local__test_simple_text") {
+		t.Fatalf("tools %q: want both servers' tools", names)
+	}
+	res := callText(t, cs, "remote__test_simple_text", map[string]any{})
+	if res.IsError || !strings.Contains(resultText(res), "test") {
+		t.Errorf("remote__test_simple_text = %s", resultText(res))
+	}
+	h, _ := l.health(t)
+	if r, _ := upstreamHealth(h, "remote"); r.State != upstream.StateReady || r.Transport != "streamable_http" {
+		t.Errorf("health of remote = %+v", r)
 	}
 }
