@@ -224,8 +224,9 @@ export async function startHTTP(t, { flags = [], env = {} } = {}) {
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (s) => {
       stderr += s;
-      // server: serving profile "core" on http://127.0.0.1:PORT/mcp
-      const m = /serving profile "[^"]*" on (http:\/\/[^\s]+)\/mcp\b/.exec(stderr);
+      // server: serving profile "core" on http://127.0.0.1:PORT/mcp — only
+      // the address is relied on, so the wording may change.
+      const m = /(http:\/\/127\.0\.0\.1:[1-9]\d*)\//.exec(stderr);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);
