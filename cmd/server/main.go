@@ -95,6 +95,7 @@ type config struct {
 	persona      string
 	requireAll   bool
 	upstream     []string
+	hard         hardening // auth.go
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -122,6 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.StringVar(&c.launchPath, "launch", "", "start the MCP servers declared in `FILE` (.mcp.json format: {\"mcpServers\": {...}})")
 	fset.StringVar(&c.persona, "persona", "", "merge personas/`NAME`.mcp.json (beside the --launch file) over it; its entries replace same-named ones")
 	fset.BoolVar(&c.requireAll, "require-all", false, "exit when any --launch server fails to start (default: serve the others and retry it)")
+	c.hard.addFlags(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -151,6 +153,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.rotate < 0 {
 		return nil, usagef("--rotate %v: must not be negative", c.rotate)
+	}
+	if err := c.hard.check(c.httpAddr); err != nil {
+		return nil, err
 	}
 	if c.httpAddr != "" && !c.allowRemote {
 		if err := checkLoopback(c.httpAddr); err != nil {
@@ -203,6 +208,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 
+	src := newProfileSource(c.profilesPath, set, stderr) // reloaded on change (reload.go)
+
 	// The upstreams are ours: started here and closed by the gateway.
 	ref := &gatewayRef{}
 	up, err := startUpstreams(ctx, c, ref, logger, stderr)
@@ -217,12 +224,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		tools = []*mcp.Tool{}
 	}
 	resolve := func(tools []*mcp.Tool) (*profiles.Resolved, error) {
+		set, finding := src.current()
 		if set == nil {
 			r := profiles.Full(tools)
 			if c.profile != "" {
 				r.Default = c.profile
 			}
-			return r, nil
+			return withFinding(r, finding), nil
 		}
 		r, err := set.Resolve(tools)
 		if err != nil {
@@ -231,7 +239,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if _, ok := r.Profiles[c.profile]; ok {
 			r.Default = c.profile // what stdio and /mcp serve
 		}
-		return r, nil
+		return withFinding(r, finding), nil
 	}
 	resolved, err := resolve(tools)
 	if err != nil {
@@ -262,6 +270,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ReadOnly:         c.readOnly,
 		OperatingContext: oc,
 		Resolve:          resolve,
+		CallTimeout:      c.hard.callTimeout,
 	}
 	if c.budget.set() {
 		if err := checkHandshake(ctx, opts, resolved.Default, c.budget, stderr); err != nil {
@@ -298,6 +307,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	ref.g.Store(g)
+	c.hard.onNewSession = src.reloader(ctx, g.ToolsChanged)
 	if slices.ContainsFunc(up.Health(), func(h upstream.Health) bool { return h.State != upstream.StateReady }) {
 		// One still starting may have joined before the gateway could hear
 		// it: list again now rather than at its next change.
@@ -323,7 +333,7 @@ func serve(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, 
 		enc.SetIndent("", "  ")
 		return enc.Encode(g.Health())
 	case c.httpAddr != "":
-		return serveHTTP(ctx, c.httpAddr, g, stderr)
+		return serveHTTP(ctx, c.httpAddr, g, c.hard.handler(g.HTTPHandler()), stderr)
 	default:
 		if _, err := g.Server(""); err != nil {
 			var pe *gateway.ProfileError
@@ -337,8 +347,8 @@ func serve(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, 
 	}
 }
 
-// serveHTTP serves g's HTTP handler on addr until ctx is done.
-func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, stderr io.Writer) error {
+// serveHTTP serves handler (g's, wrapped) on addr until ctx is done.
+func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, handler http.Handler, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", addr, err)
@@ -348,7 +358,7 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, stderr io.W
 	var mu sync.Mutex
 	fresh := make(map[net.Conn]bool)
 	srv := &http.Server{
-		Handler:           g.HTTPHandler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnState: func(c net.Conn, st http.ConnState) {
 			mu.Lock()

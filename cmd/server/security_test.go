@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// startHTTPServer starts the built server on 127.0.0.1:0 in front of the
+// everything-server (behind tee) with flags, and returns its base URL and
+// what it has written to stderr.
+func startHTTPServer(t *testing.T, env []string, flags ...string) (base string, s *served) {
+	t.Helper()
+	dir := t.TempDir()
+	s = &served{upstream: filepath.Join(dir, "upstream.log"), telemetry: filepath.Join(dir, "telemetry"), stderr: &syncBuffer{}}
+	args := append([]string{"--profiles", profilesFile, "--telemetry", s.telemetry, "--http", "127.0.0.1:0"}, flags...)
+	args = append(args, upstreamArgs(s.upstream)...)
+	cmd := exec.Command(bins.server, args...)
+	cmd.Env = append(append(os.Environ(), "TOOLPROF_CURSOR_KEY="+cursorKeyHex), env...)
+	s.cmd = cmd
+	base, s.stopHTTP = startHTTP(t, cmd, s.stderr)
+	s.url = base + "/mcp"
+	return base, s
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *nethttp.Request) (*nethttp.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return nethttp.DefaultTransport.RoundTrip(r)
+}
+
+// rawPost posts body to u with the headers a streamable HTTP client sends.
+func rawPost(t *testing.T, u string, body io.Reader, length int64, header map[string]string) (int, nethttp.Header, string) {
+	t.Helper()
+	req, err := nethttp.NewRequest(nethttp.MethodPost, u, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = length
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := nethttp.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+
+func TestAuthToken(t *testing.T) {
+	const token = "tok-3b9f1c0e7d2a-secret"
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, s := startHTTPServer(t, nil, "--auth-token-file", file)
+	cases := []struct {
+		name, auth, challenge string
+	}{
+		{"no header", "", `Bearer realm="toolprof"`},
+		{"wrong token", "Bearer not-" + token, `Bearer realm="toolprof", error="invalid_token"`},
+		{"token as basic", "Basic " + token, `Bearer realm="toolprof"`},
+		{"token prefix", "Bearer " + token[:len(token)-1], `Bearer realm="toolprof", error="invalid_token"`},
+	}
+	for _, c := range cases {
+		for _, path := range []string{"/mcp", "/mcp/full", "/healthz"} {
+			h := map[string]string{}
+			if c.auth != "" {
+				h["Authorization"] = c.auth
+			}
+			status, hdr, body := rawPost(t, base+path, strings.NewReader(initializeBody), -1, h)
+			if status != nethttp.StatusUnauthorized || hdr.Get("WWW-Authenticate") != c.challenge {
+				t.Errorf("%s on %s: %d, WWW-Authenticate %q, want 401 with %q", c.name, path, status, hdr.Get("WWW-Authenticate"), c.challenge)
+			}
+			if strings.Contains(body, token) {
+				t.Errorf("%s: the 401 body echoes the token", c.name)
+			}
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1, HTTPClient: &nethttp.Client{Transport: bearer{token}}}, nil)
+	if err != nil {
+		t.Fatalf("connect with the token: %v", err)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_simple_text"}); err != nil {
+		t.Errorf("call with the token: %v", err)
+	}
+	cs.Close()
+	if err := s.stopHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(s.stderr.String(), token) {
+		t.Errorf("stderr holds the token:\n%s", s.stderr)
+	}
+	assertNotStored(t, s.telemetry, token)
+}
+
+func TestMaxBodyBytes(t *testing.T) {
+	base, _ := startHTTPServer(t, nil, "--max-body-bytes", "1024")
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2048) + `"}}`
+	cases := []struct {
+		name   string
+		body   string
+		length int64 // -1: chunked, no Content-Length
+		status int
+	}{
+		{"over the limit with a length", big, int64(len(big)), nethttp.StatusRequestEntityTooLarge},
+		{"over the limit, chunked", big, -1, nethttp.StatusRequestEntityTooLarge},
+		{"within the limit", initializeBody, int64(len(initializeBody)), nethttp.StatusOK},
+	}
+	for _, c := range cases {
+		// io.MultiReader hides the length, so the client sends chunks.
+		var body io.Reader = strings.NewReader(c.body)
+		if c.length < 0 {
+			body = io.MultiReader(body)
+		}
+		status, _, msg := rawPost(t, base+"/mcp", body, c.length, nil)
+		if status != c.status {
+			t.Errorf("%s: %d %q, want %d", c.name, status, msg, c.status)
+		}
+	}
+}
+
+// The server refuses a Host header naming another machine (DNS rebinding)
+// and listens on loopback unless told otherwise.
+func TestHTTPExposure(t *testing.T) {
+	base, _ := startHTTPServer(t, nil)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host := u.Hostname(); host != "127.0.0.1" {
+		t.Errorf("listens on %s, want 127.0.0.1", host)
+	}
+	for _, host := range []string{"evil.example", "evil.example:" + u.Port(), "192.0.2.1:" + u.Port()} {
+		status, _, body := rawPost(t, base+"/mcp", strings.NewReader(initializeBody), -1, map[string]string{"Host": host})
+		if status != nethttp.StatusForbidden {
+			t.Errorf("Host %s: %d %q, want 403", host, status, body)
+		}
+	}
+	if status, _, body := rawPost(t, base+"/mcp", strings.NewReader(initializeBody), -1, map[string]string{"Host": "localhost:" + u.Port()}); status != nethttp.StatusOK {
+		t.Errorf("Host localhost: %d %q, want 200", status, body)
+	}
+}
+
+func TestHardeningUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, []byte(" \n"), 0o600)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-body-bytes", "-1", "--", "x"}, "--max-body-bytes -1: must not be negative"},
+		{[]string{"--call-timeout", "-1s", "--", "x"}, "--call-timeout -1s: must not be negative"},
+		{[]string{"--auth-token-file", empty, "--", "x"}, "applies to --http only"},
+		{[]string{"--http", "127.0.0.1:0", "--auth-token-file", filepath.Join(dir, "absent"), "--", "x"}, "absent"},
+		{[]string{"--http", "127.0.0.1:0", "--auth-token-file", empty, "--", "x"}, "the file is empty"},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		t.Setenv(cursorKeyEnv, "")
+		err := run(context.Background(), c.args, strings.NewReader(""), io.Discard, &stderr)
+		if code := exitCode(err, io.Discard); code != 2 || !strings.Contains(fmt.Sprint(err)+stderr.String(), c.want) {
+			t.Errorf("run %q: %v (exit %d), want exit 2 saying %q", c.args, err, code, c.want)
+		}
+	}
+}
