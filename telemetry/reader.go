@@ -369,7 +369,9 @@ func cmpErr(err error, otherwise string) error {
 }
 
 // Compact removes the closed segments in dir whose last event is before
-// before, and returns their paths. Open segments are never removed.
+// before, and returns their paths. The segment a live recorder writes is
+// never removed; one whose recorder died (unlocked and untouched for a
+// minute) is closed first and then treated like any other.
 func Compact(ctx context.Context, dir string, before time.Time) ([]string, error) {
 	segs, err := ListSegments([]string{dir})
 	if err != nil {
@@ -380,8 +382,20 @@ func Compact(ctx context.Context, dir string, before time.Time) ([]string, error
 		if err := ctx.Err(); err != nil {
 			return removed, err
 		}
-		if seg.Open || !seg.Start.Before(before) {
+		if !seg.Start.Before(before) {
 			continue
+		}
+		if seg.Open {
+			if !staleFile(seg.Path) {
+				continue
+			}
+			if err := closeStale(seg); err != nil {
+				if errors.Is(err, ErrSegmentLocked) {
+					continue // a live recorder's
+				}
+				return removed, fmt.Errorf("compact telemetry: %w", err)
+			}
+			seg.Path, seg.Open = closedPath(seg.Path), false
 		}
 		db, err := openSegment(seg.Path)
 		if err != nil {

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // RecorderOptions configure a Recorder. Zero values take the defaults.
@@ -132,8 +130,6 @@ func OpenRecorder(dir string, opts RecorderOptions) (*Recorder, error) {
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		r.setDegraded(fmt.Errorf("create telemetry directory: %w", err))
-	} else {
-		r.finishStale()
 	}
 	r.openSegment(time.Now())
 	go r.run()
@@ -229,6 +225,11 @@ func (r *Recorder) Close() error {
 
 func (r *Recorder) run() {
 	defer close(r.done)
+	// In the writer goroutine: waiting on other processes' locks must not
+	// delay the server's start; events queue meanwhile.
+	if r.seg != nil {
+		r.finishStale()
+	}
 	tick := time.NewTicker(r.opts.FlushInterval)
 	defer tick.Stop()
 	batch := make([]event, 0, r.opts.BatchSize)
@@ -356,38 +357,33 @@ func (r *Recorder) closeSegment(now time.Time) error {
 	return err
 }
 
-// finishStale closes segments this replica left open (a crash), unless
-// another live process holds them.
+// finishStale closes segments left open by recorders that died (a crash):
+// this replica's, and other replicas' that nobody has touched for staleAge.
+// A segment whose lock is held belongs to a live process and is left alone.
 func (r *Recorder) finishStale() {
 	segs, err := ListSegments([]string{r.dir})
 	if err != nil {
 		r.log.Warn("list telemetry segments", "err", err)
 		return
 	}
+	own := r.Health().Segment
 	for _, s := range segs {
-		if !s.Open || s.Replica != r.opts.Replica {
+		if !s.Open || s.Path == own {
 			continue
 		}
-		db, err := createSegment(s.Path, r.opts.Replica, s.Start)
-		if err != nil {
-			if errors.Is(err, ErrSegmentLocked) {
-				r.log.Warn("another live process writes this replica's segment; replica ids must be unique per process", "segment", s.Path)
-			} else {
-				r.log.Warn("cannot close a segment left open by a previous run", "err", err)
-			}
+		mine := s.Replica == r.opts.Replica
+		if !mine && !staleFile(s.Path) {
 			continue
 		}
-		w := &segmentWriter{db: db, path: s.Path}
-		var last time.Time
-		_ = db.View(func(tx *bolt.Tx) error { last = lastActivity(tx); return nil })
-		var dropped uint64
-		_ = db.View(func(tx *bolt.Tx) error { dropped = readMeta(tx).Dropped; return nil })
-		if err := w.close(last, dropped); err != nil {
-			r.log.Warn("cannot close a segment left open by a previous run", "err", err)
-			continue
-		}
-		if err := os.Rename(s.Path, closedPath(s.Path)); err != nil {
-			r.log.Warn("cannot close a segment left open by a previous run", "err", err)
+		err := closeStale(s)
+		switch {
+		case err == nil:
+			r.log.Info("closed a segment left open by a stopped recorder", "segment", s.Path)
+		case errors.Is(err, ErrSegmentLocked) && mine:
+			r.log.Warn("another live process writes this replica's segment; replica ids must be unique per process", "segment", s.Path)
+		case errors.Is(err, ErrSegmentLocked):
+		default:
+			r.log.Warn("cannot close a segment left open by a stopped recorder", "err", err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,15 +214,30 @@ func TestCompactRemovesOnlyOldClosedSegments(t *testing.T) {
 	old := write("a", day(1), day(2), false)
 	straddles := write("b", day(2), day(4), false)
 	recent := write("c", day(5), day(6), false)
-	openOld := write("d", day(1), day(1), true)
+	openOld := write("d", day(1), day(1), true) // just written: its recorder may be alive
+	dead := write("e", day(1), day(1), true)    // untouched for long, unlocked: its recorder died
+	longAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(dead, longAgo, longAgo); err != nil {
+		t.Fatal(err)
+	}
+	held := segmentPath(dir, "f", day(1), true) // untouched for long but locked: alive
+	cmd, out, stdin := startChild(t, "hold:"+held)
+	if !out.Scan() || out.Text() != "HELD" {
+		t.Fatalf("holder: %q", out.Text())
+	}
+	if err := os.Chtimes(held, longAgo, longAgo); err != nil {
+		t.Fatal(err)
+	}
 	removed, err := Compact(context.Background(), dir, day(3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(removed) != 1 || removed[0] != old {
-		t.Fatalf("removed %v, want only %s", removed, old)
+	stdin.Close()
+	cmd.Wait()
+	if want := []string{old, closedPath(dead)}; !slices.Equal(removed, want) {
+		t.Fatalf("removed %v, want %v", removed, want)
 	}
-	for _, p := range []string{straddles, recent, openOld} {
+	for _, p := range []string{straddles, recent, openOld, held} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v (should be kept)", p, err)
 		}
@@ -246,5 +262,34 @@ func TestReadersSkipAnEmptyOpenSegment(t *testing.T) {
 	}
 	if _, err := ReadUsage(context.Background(), []string{dir}, Window{}); !errors.Is(err, ErrDamaged) {
 		t.Fatalf("empty closed segment: %v, want ErrDamaged", err)
+	}
+}
+
+func TestRecorderClosesSegmentsOfDeadRecorders(t *testing.T) {
+	dir := t.TempDir()
+	dead := segmentPath(dir, "dead", time.Now().Add(-2*time.Hour), true)
+	db, err := createSegment(dead, "dead", time.Now().Add(-2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	young := segmentPath(dir, "starting", time.Now(), true)
+	if db, err = createSegment(young, "starting", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	longAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(dead, longAgo, longAgo); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := openTestRecorder(t, dir, RecorderOptions{Replica: "alive"})
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(closedPath(dead)); err != nil {
+		t.Errorf("dead recorder's segment not closed: %v", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a just-created segment of another replica was touched: %v", err)
 	}
 }

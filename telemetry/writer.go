@@ -214,3 +214,37 @@ func (w *segmentWriter) close(closed time.Time, dropped uint64) error {
 	}
 	return nil
 }
+
+// staleAge is how long an open segment must have gone untouched before a
+// process other than its replica closes it: younger, and its recorder may be
+// between creating the file and locking it.
+const staleAge = time.Minute
+
+func staleFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && time.Since(fi.ModTime()) > staleAge
+}
+
+// closeStale marks an open segment whose recorder died as closed (at its
+// last event) and renames it. It fails with ErrSegmentLocked when the
+// recorder is alive.
+func closeStale(s SegmentFile) error {
+	db, err := createSegment(s.Path, s.Replica, s.Start)
+	if err != nil {
+		return err
+	}
+	var last time.Time
+	var dropped uint64
+	_ = db.View(func(tx *bolt.Tx) error {
+		last, dropped = lastActivity(tx), readMeta(tx).Dropped
+		return nil
+	})
+	w := &segmentWriter{db: db, path: s.Path}
+	if err := w.close(last, dropped); err != nil {
+		return err
+	}
+	if err := os.Rename(s.Path, closedPath(s.Path)); err != nil {
+		return fmt.Errorf("close telemetry segment: %w", err)
+	}
+	return nil
+}
