@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -70,8 +71,9 @@ type relay struct {
 	// subs counts, per resource URI, the downstream sessions subscribed:
 	// the upstream is subscribed on the first and unsubscribed after the
 	// last.
-	subs  map[string]map[*mcp.ServerSession]bool
-	level mcp.LoggingLevel // most verbose level any session asked for
+	subs    map[string]map[*mcp.ServerSession]bool
+	watched map[*mcp.ServerSession]bool // sessions whose end releases their subscriptions
+	level   mcp.LoggingLevel            // most verbose level any session asked for
 }
 
 // inflight is one tools/call forwarded to an upstream and not answered yet.
@@ -130,72 +132,72 @@ func (g *Gateway) serverOptions() *mcp.ServerOptions {
 // issues no cursors for them), and forwards logging/setLevel after the SDK
 // has recorded the session's level. ok is false for any other method, and
 // for every method when the upstream offers no Features.
-func (g *Gateway) passThrough(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (res mcp.Result, err error, ok bool) {
+func (g *Gateway) passThrough(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (res mcp.Result, ok bool, err error) {
 	f, has := g.features()
 	if !has {
-		return nil, nil, false
+		return nil, false, nil
 	}
 	switch method {
 	case "resources/list":
 		if p, _ := req.GetParams().(*mcp.ListResourcesParams); p != nil && p.Cursor != "" {
-			return nil, badCursor(method), true
+			return nil, true, badCursor(method)
 		}
 		list, err := f.ListResources(ctx)
 		if err != nil {
-			return nil, upstreamErr(err), true
+			return nil, true, upstreamErr(err)
 		}
-		return &mcp.ListResourcesResult{Resources: nonNil(list)}, nil, true
+		return &mcp.ListResourcesResult{Resources: nonNil(list)}, true, nil
 	case "resources/templates/list":
 		if p, _ := req.GetParams().(*mcp.ListResourceTemplatesParams); p != nil && p.Cursor != "" {
-			return nil, badCursor(method), true
+			return nil, true, badCursor(method)
 		}
 		list, err := f.ListResourceTemplates(ctx)
 		if err != nil {
-			return nil, upstreamErr(err), true
+			return nil, true, upstreamErr(err)
 		}
-		return &mcp.ListResourceTemplatesResult{ResourceTemplates: nonNil(list)}, nil, true
+		return &mcp.ListResourceTemplatesResult{ResourceTemplates: nonNil(list)}, true, nil
 	case "resources/read":
 		p, _ := req.GetParams().(*mcp.ReadResourceParams)
 		if p == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": missing params"}, true
+			return nil, true, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": missing params"}
 		}
 		r, err := f.ReadResource(ctx, p)
 		if err != nil {
-			return nil, upstreamErr(err), true
+			return nil, true, upstreamErr(err)
 		}
-		return r, nil, true
+		return r, true, nil
 	case "prompts/list":
 		if p, _ := req.GetParams().(*mcp.ListPromptsParams); p != nil && p.Cursor != "" {
-			return nil, badCursor(method), true
+			return nil, true, badCursor(method)
 		}
 		list, err := f.ListPrompts(ctx)
 		if err != nil {
-			return nil, upstreamErr(err), true
+			return nil, true, upstreamErr(err)
 		}
-		return &mcp.ListPromptsResult{Prompts: nonNil(list)}, nil, true
+		return &mcp.ListPromptsResult{Prompts: nonNil(list)}, true, nil
 	case "prompts/get":
 		p, _ := req.GetParams().(*mcp.GetPromptParams)
 		if p == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": missing params"}, true
+			return nil, true, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": missing params"}
 		}
 		r, err := f.GetPrompt(ctx, p)
 		if err != nil {
-			return nil, upstreamErr(err), true
+			return nil, true, upstreamErr(err)
 		}
-		return r, nil, true
+		return r, true, nil
 	case "logging/setLevel":
 		res, err := next(ctx, method, req)
 		if err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		if p, _ := req.GetParams().(*mcp.SetLoggingLevelParams); p != nil {
 			if err := g.raiseLevel(ctx, f, p.Level); err != nil {
 				g.logger.Warn("logging/setLevel not passed upstream", "level", p.Level, "error", err)
 			}
 		}
-		return res, nil, true
+		return res, true, nil
 	}
-	return nil, nil, false
+	return nil, false, nil
 }
 
 func nonNil[T any](s []T) []T {
@@ -262,8 +264,48 @@ func (g *Gateway) subscribe(ctx context.Context, f Features, ss *mcp.ServerSessi
 		r.subs[p.URI] = map[*mcp.ServerSession]bool{}
 	}
 	r.subs[p.URI][ss] = true
+	watch := ss != nil && !r.watched[ss]
+	if watch {
+		if r.watched == nil {
+			r.watched = map[*mcp.ServerSession]bool{}
+		}
+		r.watched[ss] = true
+	}
 	r.mu.Unlock()
+	if watch {
+		go func() {
+			ss.Wait()
+			g.releaseSubscriptions(f, ss)
+		}()
+	}
 	return nil
+}
+
+// releaseSubscriptions forgets an ended session's subscriptions and
+// unsubscribes upstream from the URIs no session is subscribed to any more.
+func (g *Gateway) releaseSubscriptions(f Features, ss *mcp.ServerSession) {
+	r := &g.relay
+	r.mu.Lock()
+	delete(r.watched, ss)
+	var orphans []string
+	for uri, sessions := range r.subs {
+		if sessions[ss] {
+			delete(sessions, ss)
+			if len(sessions) == 0 {
+				delete(r.subs, uri)
+				orphans = append(orphans, uri)
+			}
+		}
+	}
+	r.mu.Unlock()
+	slices.Sort(orphans)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, uri := range orphans {
+		if err := f.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+			g.logger.Debug("unsubscribe after session end", "uri", uri, "error", err)
+		}
+	}
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, f Features, ss *mcp.ServerSession, p *mcp.UnsubscribeParams) error {

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +20,12 @@ import (
 // relayGateway serves the everything-server through an upstream.Set whose
 // callbacks reach the gateway, as cmd/server wires them.
 func relayGateway(t *testing.T) *Gateway {
+	t.Helper()
+	return relayGatewayCmd(t, testupstream.EverythingServer(t))
+}
+
+// relayGatewayCmd is relayGateway with the upstream started as command args.
+func relayGatewayCmd(t *testing.T, command string, args ...string) *Gateway {
 	t.Helper()
 	var ref atomic.Pointer[Gateway]
 	opts := upstream.Options{
@@ -46,7 +54,7 @@ func relayGateway(t *testing.T) *Gateway {
 			}
 		},
 	}
-	doc := &launch.Resolved{Version: 1, Servers: []launch.ResolvedServer{{Name: "everything", Transport: launch.Stdio, Command: testupstream.EverythingServer(t)}}}
+	doc := &launch.Resolved{Version: 1, Servers: []launch.ResolvedServer{{Name: "everything", Transport: launch.Stdio, Command: command, Args: args}}}
 	set, err := upstream.StartSet(context.Background(), doc, upstream.SetOptions{Client: opts, RequireAll: true})
 	if err != nil {
 		t.Fatal(err)
@@ -297,4 +305,48 @@ func TestPromptsChangedNotifiesSessions(t *testing.T) {
 	if !strings.Contains(joined, "__transient_prompt_for_list_changed") || strings.Contains(joined, promptChangedProbe) {
 		t.Errorf("prompts after the change %q: want the new prompt and never %s", names, promptChangedProbe)
 	}
+}
+
+// TestSubscriptionsCounted: the upstream is subscribed once for any number
+// of sessions, and unsubscribed when the last of them unsubscribes or ends.
+func TestSubscriptionsCounted(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "upstream.log")
+	g := relayGatewayCmd(t, "sh", "-c", `tee "$0" | "$1"`, log, testupstream.EverythingServer(t))
+	a, b := connectWith(t, g, nil), connectWith(t, g, nil)
+	ctx := context.Background()
+	const uri = "test://watched-resource"
+	count := func(method string) int {
+		data, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(data), `"method":"`+method+`"`)
+	}
+	// waitFor polls the log: tee may write it after the upstream answered.
+	waitFor := func(method string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for count(method) != want && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := count(method); got != want {
+			t.Errorf("upstream saw %d %s, want %d", got, method, want)
+		}
+	}
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor("resources/subscribe", 1)
+	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	// b still holds it: a round trip later, still no unsubscribe upstream.
+	if _, err := b.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("resources/unsubscribe", 0)
+	b.Close()
+	waitFor("resources/unsubscribe", 1)
 }

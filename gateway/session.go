@@ -52,7 +52,7 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 				res, err = g.callTool(ctx, s, req)
 			default:
 				var ok bool
-				if res, err, ok = g.passThrough(ctx, method, req, next); !ok {
+				if res, ok, err = g.passThrough(ctx, method, req, next); !ok {
 					res, err = next(ctx, method, req)
 				}
 			}
