@@ -27,6 +27,10 @@ type RecorderOptions struct {
 	// RetryInterval is how often a degraded recorder tries to open a fresh
 	// segment; default 10s.
 	RetryInterval time.Duration
+
+	// maxSegmentBytes makes bbolt refuse to grow a segment past it: the
+	// tests' stand-in for a full disk (no mount needed).
+	maxSegmentBytes int
 }
 
 // Defaults for RecorderOptions.
@@ -84,6 +88,7 @@ type Recorder struct {
 	dropsBefore uint64 // drops and losses already stored in closed segments
 	dropsStored uint64 // the value last written to the open segment
 	nextRetry   time.Time
+	segFailed   bool // a commit to the open segment failed: replace it at nextRetry
 }
 
 // OpenRecorder starts a recorder writing into dir. It fails only on invalid
@@ -285,11 +290,19 @@ func (r *Recorder) commit(batch []event) error {
 	if err := r.seg.commit(batch, drops, drops != r.dropsStored); err != nil {
 		r.lost.Add(uint64(len(batch)))
 		r.setDegraded(err)
+		if !r.segFailed {
+			r.segFailed = true
+			r.nextRetry = time.Now().Add(r.opts.RetryInterval)
+		}
 		return err
 	}
 	r.dropsStored = drops
 	r.written.Add(uint64(len(batch)))
-	r.setDegraded(nil)
+	if !r.segFailed {
+		// A segment that failed once stays suspect (a nearly full disk
+		// takes small commits and refuses big ones) until it is replaced.
+		r.setDegraded(nil)
+	}
 	return nil
 }
 
@@ -300,6 +313,11 @@ func (r *Recorder) maintain(now time.Time) {
 	case r.seg != nil && !now.Before(r.rotateAt):
 		r.closeSegment(now)
 		r.openSegment(now)
+	case r.seg != nil && r.segFailed && !now.Before(r.nextRetry):
+		// Commits to this segment failed (a full disk, say): a fresh segment
+		// may work where the old file cannot grow.
+		r.closeSegment(now)
+		r.openSegment(now)
 	case r.seg == nil && !now.Before(r.nextRetry):
 		r.openSegment(now)
 	}
@@ -307,7 +325,7 @@ func (r *Recorder) maintain(now time.Time) {
 
 func (r *Recorder) openSegment(now time.Time) {
 	path := segmentPath(r.dir, r.opts.Replica, now, true)
-	db, err := createSegment(path, r.opts.Replica, now)
+	db, err := createSegmentMax(path, r.opts.Replica, now, r.opts.maxSegmentBytes)
 	var w *segmentWriter
 	if err == nil {
 		if w, err = newSegmentWriter(db, path); err != nil {
@@ -320,6 +338,7 @@ func (r *Recorder) openSegment(now time.Time) {
 		return
 	}
 	r.seg = w
+	r.segFailed = false
 	r.rotateAt = now.UTC().Truncate(r.opts.Rotate).Add(r.opts.Rotate)
 	r.dropsStored = 0
 	r.mu.Lock()
@@ -343,9 +362,11 @@ func (r *Recorder) closeSegment(now time.Time) error {
 	err := r.seg.close(now, drops)
 	if err == nil {
 		r.dropsBefore += drops
-		if rerr := os.Rename(r.seg.path, closedPath(r.seg.path)); rerr != nil {
-			err = fmt.Errorf("close telemetry segment: %w", rerr)
-		}
+	}
+	// Renamed even if marking it closed failed: nobody writes it any more,
+	// and readers fall back on its last event for its end.
+	if rerr := os.Rename(r.seg.path, closedPath(r.seg.path)); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("close telemetry segment: %w", rerr))
 	}
 	r.seg = nil
 	r.mu.Lock()

@@ -510,3 +510,47 @@ func TestDefaultRotationIsDailyAtUTCMidnight(t *testing.T) {
 		}
 	}
 }
+
+func TestRecorderFullDiskKeepsServing(t *testing.T) {
+	dir := t.TempDir()
+	// A segment that cannot grow past 128 KiB fails its commits as a full
+	// disk would; retries start fresh segments, which fill up in turn.
+	r, logs := openTestRecorder(t, dir, RecorderOptions{FlushInterval: time.Millisecond, BatchSize: 512, QueueSize: 1 << 16, RetryInterval: 5 * time.Millisecond, maxSegmentBytes: 128 << 10})
+	sawDegraded := false
+	for i := 0; i < 40000; i++ {
+		r.Call(Call{Session: "test/s", Seq: uint64(i), Tool: fmt.Sprintf("tool_%d", i%30)}) // never blocks
+		if i%500 == 0 {
+			waitSegmentCommitted(r)
+			if d := r.Health().Degraded; d != nil {
+				sawDegraded = true
+				if !strings.Contains(d.Error(), "maximum size") {
+					t.Fatalf("degraded with %v, want the size error", d)
+				}
+			}
+		}
+	}
+	r.Close() // may report the last segment's failure
+	h := r.Health()
+	if !sawDegraded || h.Lost == 0 || h.Dropped != 0 || h.Written+h.Lost != h.Enqueued {
+		t.Fatalf("health %+v (saw degraded: %v): want losses counted and every event accounted for", h, sawDegraded)
+	}
+	snap, err := Scan(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(snap.Calls)) != h.Written || len(snap.Segments) < 2 {
+		segs, _ := ListSegments([]string{dir})
+		t.Fatalf("stored %d calls in %d segments; recorder wrote %d\n%+v\n%s", len(snap.Calls), len(snap.Segments), h.Written, segs, logs)
+	}
+	// Each episode is logged once, not once per failed batch.
+	if n := strings.Count(logs.String(), "telemetry degraded"); n == 0 || n > len(snap.Segments) {
+		t.Fatalf("logged degradation %d times over %d segments", n, len(snap.Segments))
+	}
+}
+
+// waitSegmentCommitted waits until everything queued was committed or lost.
+func waitSegmentCommitted(r *Recorder) {
+	for h := r.Health(); h.Written+h.Lost < h.Enqueued; h = r.Health() {
+		time.Sleep(100 * time.Microsecond)
+	}
+}

@@ -144,7 +144,13 @@ func openSegment(path string) (*bolt.DB, error) {
 
 // createSegment opens (creating if needed) a segment for writing.
 func createSegment(path, replica string, created time.Time) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: LockTimeout})
+	return createSegmentMax(path, replica, created, 0)
+}
+
+// createSegmentMax is createSegment with a cap on the file size (0: none):
+// bbolt refuses to grow the file past it, as a full disk would.
+func createSegmentMax(path, replica string, created time.Time, maxSize int) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: LockTimeout, MaxSize: maxSize})
 	if err != nil {
 		return nil, openError(path, err)
 	}
