@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -70,6 +71,19 @@ func TestMakeDemo(t *testing.T) {
 		}
 	})
 
+	t.Run("the servers worked on the copies, not on demo/workspace", func(t *testing.T) {
+		scratch, _ := filepath.Glob(filepath.Join(out, "workspace", "notes", "scratch-*.md"))
+		if want := sessionsUsing(trace, "fs__write_file"); len(scratch) != want {
+			t.Errorf("%d scratch notes in the workspace copy, want one per writing session: %d", len(scratch), want)
+		}
+		if leaked, _ := filepath.Glob(filepath.Join("workspace", "notes", "scratch-*.md")); len(leaked) > 0 {
+			t.Errorf("the demo wrote into demo/workspace: %v", leaked)
+		}
+		if mem := readFile(t, filepath.Join(out, "memory.jsonl")); !strings.Contains(mem, `"acme-billing"`) {
+			t.Errorf("memory.jsonl lacks the entity the trace creates:\n%s", mem)
+		}
+	})
+
 	t.Run("every replayed call succeeded", func(t *testing.T) {
 		summary := readFile(t, filepath.Join(out, "replay.txt"))
 		want := regexp.MustCompile(`(\d+) calls, (\d+) ok, 0 tool_error, 0 denied, 0 unknown_tool, 0 error; 0 sessions could not be opened`)
@@ -113,20 +127,38 @@ func TestMakeDemo(t *testing.T) {
 		if *byName["core"].Measured.Coverage < 0.8 || *byName["standard"].Measured.Coverage < 0.95 {
 			t.Errorf("coverage core %v standard %v, want at least their targets 0.8 and 0.95", *byName["core"].Measured.Coverage, *byName["standard"].Measured.Coverage)
 		}
-		// demo/profiles.toml's decisions hold: core denies test_reconnection,
-		// and the test_trigger_* tools, declared destructive, are only in full.
-		if slices.Contains(byName["core"].Tools, "test_reconnection") {
-			t.Error("core holds test_reconnection, which demo/profiles.toml denies")
+		// demo/profiles.toml's decisions hold: core denies
+		// everything__test_reconnection; the everything__test_trigger_* tools,
+		// declared destructive there, are only in full; the filesystem
+		// server's annotated destructive tools (write_file, edit_file,
+		// move_file) are in no profile but standard (allow_destructive) and full.
+		if slices.Contains(byName["core"].Tools, "everything__test_reconnection") {
+			t.Error("core holds everything__test_reconnection, which demo/profiles.toml denies")
 		}
 		for _, name := range []string{"core", "standard"} {
 			for _, tool := range byName[name].Tools {
-				if strings.HasPrefix(tool, "test_trigger_") {
+				if strings.HasPrefix(tool, "everything__test_trigger_") {
 					t.Errorf("%s holds %s, declared destructive in demo/profiles.toml", name, tool)
+				}
+				if name == "core" && slices.Contains([]string{"fs__write_file", "fs__edit_file", "fs__move_file"}, tool) {
+					t.Errorf("core holds %s, annotated destructive", tool)
 				}
 			}
 		}
-		if got := len(byName["full"].Tools); got != 28 {
-			t.Errorf("full holds %d tools, want the everything-server's 28", got)
+		if !slices.Contains(byName["standard"].Tools, "fs__write_file") {
+			t.Errorf("standard lacks fs__write_file, which %d%% of the sessions need and demo/profiles.toml allows", 100*sessionsUsing(trace, "fs__write_file")/len(trace))
+		}
+		cat, err := catalog.Load(filepath.Join(out, "catalog.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers := map[string]bool{}
+		for _, name := range cat.Names() {
+			server, _, _ := strings.Cut(name, "__")
+			servers[server] = true
+		}
+		if got := len(byName["full"].Tools); got != len(cat.Tools) || len(servers) != 3 {
+			t.Errorf("full holds %d tools of a %d-tool catalog from servers %v; want every tool of everything, fs and memory", got, len(cat.Tools), servers)
 		}
 	})
 
@@ -235,6 +267,17 @@ func mustMake(t *testing.T, env []string, args ...string) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, msg)
 	}
+}
+
+// sessionsUsing counts the trace's sessions that call tool.
+func sessionsUsing(trace []telemetry.TraceSession, tool string) int {
+	n := 0
+	for _, s := range trace {
+		if slices.ContainsFunc(s.Calls, func(c telemetry.TraceCall) bool { return c.Tool == tool }) {
+			n++
+		}
+	}
+	return n
 }
 
 func readFile(t *testing.T, path string) string {

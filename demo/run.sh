@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# demo/run.sh: the whole toolprof loop on this machine, offline, in about a
+# demo/run.sh: the whole toolprof loop on this machine, offline, in under a
 # minute. Called by `make demo` after `make build`; see docs/operating.md.
 #
-#   1. dump the everything-server's tools/list catalog (profiler catalog)
+# The upstreams (demo/servers.mcp.json): the npm filesystem server over a
+# copy of demo/workspace, the npm memory server, and the go-sdk conformance
+# everything-server. The npm servers are the ones e2e/package-lock.json
+# pins; they are installed (npm ci, the only step that needs the network)
+# when e2e/node_modules lacks them.
+#
+#   1. dump the upstreams' tools/list catalog (profiler catalog)
 #   2. start the gateway over streamable HTTP on a free loopback port in
-#      front of the everything-server, with no profiles yet (every session
-#      sees every tool, as on day one) and a fresh telemetry directory
+#      front of them, with no profiles yet (every session sees every tool,
+#      as on day one) and a fresh telemetry directory
 #   3. replay demo/trace.jsonl through it (profiler replay), one real MCP
 #      session per line, with the calls' recorded arguments
 #   4. stop the gateway with SIGTERM (telemetry is flushed on the way out)
@@ -19,6 +25,7 @@
 #   telemetry/                 the recorded sessions (bbolt segments)
 #   profiles.generated.toml    the derived profiles (core, standard, full)
 #   profiles.toml              copy of demo/profiles.toml, the people's decisions
+#   workspace/, memory.jsonl   what the filesystem and memory servers work on
 #   summary.md                 derive's change summary (the PR body)
 #   frontier.png               cost / coverage frontier, profiles marked
 #   report.md                  profiler bench --format markdown
@@ -29,6 +36,8 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
 OUT=${DEMO_OUT:-out/demo}
 TRACE=${DEMO_TRACE:-demo/trace.jsonl}
+LAUNCH=demo/servers.mcp.json
+NODE_BIN=${DEMO_NODE_BIN:-e2e/node_modules/.bin}
 # One session at a time: telemetry then holds the sessions in trace order,
 # so derive's time split (and so the derived profiles) is the same on every
 # run. Over HTTP the 160 sessions take about 2 s this way.
@@ -38,8 +47,21 @@ for b in server profiler everything-server; do
 	[[ -x "$BIN/$b" ]] || { echo "demo: $BIN/$b missing: run make build (or make demo)" >&2; exit 1; }
 done
 
+if [[ ! -x "$NODE_BIN/mcp-server-filesystem" || ! -x "$NODE_BIN/mcp-server-memory" ]]; then
+	echo "demo: installing the pinned npm MCP servers (npm ci in e2e/)" >&2
+	(cd e2e && npm ci --no-audit --no-fund) >&2
+fi
+
 rm -rf "$OUT"
 mkdir -p "$OUT"
+cp -R demo/workspace "$OUT/workspace"
+# The launch document's variables: absolute, since each server may run in
+# a directory of its own.
+export TOOLPROF_DEMO_BIN TOOLPROF_DEMO_NODE_BIN TOOLPROF_DEMO_WORKSPACE TOOLPROF_DEMO_MEMORY
+TOOLPROF_DEMO_BIN=$(cd "$BIN" && pwd)
+TOOLPROF_DEMO_NODE_BIN=$(cd "$NODE_BIN" && pwd)
+TOOLPROF_DEMO_WORKSPACE=$(cd "$OUT/workspace" && pwd)
+TOOLPROF_DEMO_MEMORY=$(cd "$OUT" && pwd)/memory.jsonl
 
 server_pid=""
 stop_server() {
@@ -73,13 +95,13 @@ start_server() {
 
 step() { printf '\n== %s\n' "$*" >&2; }
 
-step "catalog of the everything-server"
-"$BIN/profiler" catalog --out "$OUT/catalog.json" -- "$BIN/everything-server"
+step "catalog of the upstreams in $LAUNCH"
+"$BIN/profiler" catalog --launch "$LAUNCH" --out "$OUT/catalog.json"
 
 step "gateway on HTTP, no profiles yet: every session sees every tool"
 # The profiles file does not exist yet: the gateway serves every tool as
 # profile "full", so the telemetry shows the demand for every tool.
-start_server "$OUT/server.log" --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/telemetry" -- "$BIN/everything-server"
+start_server "$OUT/server.log" --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/telemetry" --launch "$LAUNCH"
 echo "gateway at $endpoint (pid $server_pid)" >&2
 
 step "replay $TRACE through the gateway"
@@ -106,7 +128,7 @@ step "rehearsal: which trace sessions the derived default profile would refuse (
 "$BIN/profiler" check --profiles "$OUT/profiles.generated.toml" --catalog "$OUT/catalog.json" --trace "$TRACE" --refused-only | tee "$OUT/check.txt"
 
 step "rehearsal: the same trace replayed against the gateway serving the derived profiles"
-start_server "$OUT/rehearsal-server.log" --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/rehearsal-telemetry" -- "$BIN/everything-server"
+start_server "$OUT/rehearsal-server.log" --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/rehearsal-telemetry" --launch "$LAUNCH"
 "$BIN/profiler" replay --trace "$TRACE" --url "$endpoint" --concurrency "$CONCURRENCY" | tee "$OUT/rehearsal.txt"
 stop_server "$OUT/rehearsal-server.log"
 
@@ -115,7 +137,7 @@ cat "$OUT/report.md"
 cat >&2 <<DONE
 
 demo: done. Outputs in $OUT/:
-  profiles.generated.toml  derived profiles (serve them: $BIN/server --profiles $OUT/profiles.generated.toml -- CMD)
+  profiles.generated.toml  derived profiles (serve them: $BIN/server --profiles $OUT/profiles.generated.toml --launch $LAUNCH)
   report.md                token cost per profile (profiler bench)
   summary.md               what derive changed (the nightly PR body)
   frontier.png             cost / coverage frontier with the profiles marked

@@ -1,14 +1,17 @@
 // Command gen writes demo/trace.jsonl: a deterministic, realistic session
-// trace for the go-sdk conformance everything-server, whose calls carry
-// arguments that succeed. Run it from the repository root:
+// trace for the demo's three upstreams (demo/servers.mcp.json): the
+// filesystem server over demo/workspace ("fs__" tools), the memory server
+// ("memory__") and the go-sdk conformance everything-server ("everything__").
+// Every call carries arguments that succeed. Run it from the repository root:
 //
 //	go run ./demo/gen > demo/trace.jsonl
 //
-// The workload is skewed like real agent traffic: a few tools that most
-// sessions use, a handful of workflows that pair them, and a long tail of
-// rarely used tools (including one that always fails, so the demo shows a
-// tool_error). Tools that need sampling, elicitation or roots from the
-// client, or that change the tool list, are never called.
+// The workload is skewed like real agent traffic: reading files in most
+// sessions, a handful of workflows (recall, remember, write notes, explore,
+// content, forms) and a long tail of rarely used tools, one of which always
+// fails, so the demo can show a tool_error. Tools that need sampling,
+// elicitation or roots from the client, or that change the tool list, are
+// never called; writes go to a file of the session's own.
 package main
 
 import (
@@ -22,7 +25,7 @@ import (
 )
 
 // sessions is how many lines the trace has.
-const sessions = 160
+const sessions = 200
 
 // call is one call in the trace format.
 type call struct {
@@ -57,11 +60,12 @@ var clients = []weightedClient{
 	{client{"zed", "0.205.5"}, 5},
 }
 
-// workflow builds the calls of one kind of session.
+// workflow builds the calls of one kind of session; n is the session's
+// number, for names that must not collide across sessions.
 type workflow struct {
 	name   string
 	weight int
-	calls  func(r *rand.Rand) []call
+	calls  func(r *rand.Rand, n int) []call
 }
 
 func plain(tool string) call { return call{Tool: tool} }
@@ -74,66 +78,126 @@ func withArgs(tool string, args any) call {
 	return call{Tool: tool, Arguments: b}
 }
 
-func repeat(r *rand.Rand, c call, lo, hi int) []call {
-	out := make([]call, lo+r.IntN(hi-lo+1))
-	for i := range out {
-		out[i] = c
-	}
-	return out
-}
+func one[T any](r *rand.Rand, items []T) T { return items[r.IntN(len(items))] }
 
-var people = []string{"Ada", "Grace", "Linus", "Barbara", "Ken", "Margaret"}
-var regions = []string{"eu-west-1", "us-east-1", "ap-south-1"}
+// The workspace's files (demo/workspace) and directories, relative to it.
+var (
+	files    = []string{"README.md", "notes/todo.md", "notes/2026-11-03-planning.md", "src/invoice.py", "src/export.py", "data/customers.csv"}
+	dirs     = []string{".", "src", "notes", "data"}
+	patterns = []string{"*.py", "*.md", "todo*", "*.csv"}
+	people   = []string{"Ada", "Grace", "Linus", "Barbara", "Ken", "Margaret"}
+	topics   = []string{"export", "invoice", "retry", "vat", "customers"}
+	regions  = []string{"eu-west-1", "us-east-1", "ap-south-1"}
+)
+
+func read(r *rand.Rand) call {
+	return withArgs("fs__read_text_file", map[string]any{"path": one(r, files)})
+}
 
 // contact is a valid argument object for json_schema_2020_12_tool (its
 // schema wants email or phone, matching contactMethod).
 func contact(r *rand.Rand) call {
-	name := people[r.IntN(len(people))]
+	name := one(r, people)
 	if r.IntN(3) == 0 {
-		return withArgs("json_schema_2020_12_tool", map[string]any{"name": name, "contactMethod": "phone", "phone": fmt.Sprintf("+44 20 7946 %04d", r.IntN(10000))})
+		return withArgs("everything__json_schema_2020_12_tool", map[string]any{"name": name, "contactMethod": "phone", "phone": fmt.Sprintf("+44 20 7946 %04d", r.IntN(10000))})
 	}
-	return withArgs("json_schema_2020_12_tool", map[string]any{
-		"name": name, "contactMethod": "email", "email": fmt.Sprintf("%s@example.com", name),
+	return withArgs("everything__json_schema_2020_12_tool", map[string]any{
+		"name": name, "contactMethod": "email", "email": name + "@example.com",
 		"address": map[string]any{"street": "1 Main St", "city": "London"},
 	})
 }
 
-func header(r *rand.Rand) call {
-	return withArgs("test_x_mcp_header", map[string]any{"region": regions[r.IntN(len(regions))], "level": 1 + r.IntN(3)})
-}
-
 var workflows = []workflow{
-	{"read", 45, func(r *rand.Rand) []call {
-		cs := repeat(r, plain("test_simple_text"), 1, 3)
-		if r.IntN(4) != 0 {
-			cs = append(cs, plain("test_embedded_resource"))
+	// Reading code and notes: what most sessions do.
+	{"read", 35, func(r *rand.Rand, _ int) []call {
+		var cs []call
+		for range 1 + r.IntN(3) {
+			cs = append(cs, read(r))
+		}
+		if r.IntN(5) < 3 {
+			cs = append(cs, withArgs("fs__list_directory", map[string]any{"path": one(r, dirs)}))
+		}
+		if r.IntN(10) < 3 {
+			cs = append(cs, withArgs("fs__search_files", map[string]any{"path": ".", "pattern": one(r, patterns)}))
 		}
 		return cs
 	}},
-	{"media", 20, func(r *rand.Rand) []call {
-		cs := []call{plain("test_simple_text"), plain("test_image_content")}
-		if r.IntN(3) == 0 {
-			cs = append(cs, plain("test_audio_content"))
-		}
-		return cs
-	}},
-	{"forms", 15, func(r *rand.Rand) []call {
-		cs := []call{contact(r), header(r)}
+	// Recalling what earlier sessions stored.
+	{"recall", 15, func(r *rand.Rand, _ int) []call {
+		cs := []call{withArgs("memory__search_nodes", map[string]any{"query": one(r, topics)})}
 		if r.IntN(2) == 0 {
-			cs = append(cs, plain("test_simple_text"))
+			cs = append(cs, withArgs("memory__open_nodes", map[string]any{"names": []string{"acme-billing", one(r, people)}}))
+		}
+		if r.IntN(5) < 2 {
+			cs = append(cs, read(r))
 		}
 		return cs
 	}},
-	{"diagnostics", 10, func(r *rand.Rand) []call {
-		cs := []call{plain("test_simple_text"), plain("test_logging_tool"), plain("test_streaming_elicitation")}
-		if r.IntN(3) == 0 {
-			cs = append(cs, plain("test_tool_with_logging"))
+	// Storing decisions in the knowledge graph.
+	{"remember", 10, func(r *rand.Rand, n int) []call {
+		person, topic := one(r, people), one(r, topics)
+		cs := []call{withArgs("memory__create_entities", map[string]any{"entities": []map[string]any{
+			{"name": "acme-billing", "entityType": "project", "observations": []string{"billing service"}},
+			{"name": person, "entityType": "person", "observations": []string{"works on " + topic}},
+		}})}
+		if r.IntN(2) == 0 {
+			cs = append(cs, withArgs("memory__add_observations", map[string]any{"observations": []map[string]any{
+				{"entityName": "acme-billing", "contents": []string{fmt.Sprintf("decision %d: %s", n, topic)}},
+			}}))
+		}
+		if r.IntN(10) < 3 {
+			cs = append(cs, withArgs("memory__create_relations", map[string]any{"relations": []map[string]any{
+				{"from": person, "to": "acme-billing", "relationType": "works on"},
+			}}))
 		}
 		return cs
 	}},
-	{"tail", 10, func(r *rand.Rand) []call {
-		tail := []string{"test_multiple_content_types", "test_tool_with_progress", "test_reconnection", "test_trigger_prompt_change", "test_error_handling"}
-		return []call{plain("test_simple_text"), plain(tail[r.IntN(len(tail))])}
+	// Taking notes: writes go to a file of the session's own.
+	{"write", 8, func(r *rand.Rand, n int) []call {
+		path := fmt.Sprintf("notes/scratch-%03d.md", n)
+		cs := []call{
+			withArgs("fs__read_text_file", map[string]any{"path": "notes/todo.md"}),
+			withArgs("fs__write_file", map[string]any{"path": path, "content": "# Scratch\n\n- look at " + one(r, topics) + "\n"}),
+		}
+		if r.IntN(5) < 2 {
+			cs = append(cs, withArgs("fs__edit_file", map[string]any{"path": path, "edits": []map[string]any{{"oldText": "# Scratch", "newText": "# Scratch (reviewed)"}}}))
+		}
+		return cs
+	}},
+	// Finding one's way around the workspace.
+	{"explore", 10, func(r *rand.Rand, _ int) []call {
+		cs := []call{
+			withArgs("fs__directory_tree", map[string]any{"path": "."}),
+			withArgs("fs__get_file_info", map[string]any{"path": one(r, files)}),
+		}
+		if r.IntN(10) < 3 {
+			cs = append([]call{plain("fs__list_allowed_directories")}, cs...)
+		}
+		return cs
+	}},
+	// Content of every type from the everything-server.
+	{"media", 8, func(r *rand.Rand, _ int) []call {
+		cs := []call{plain("everything__test_simple_text"), plain("everything__test_image_content")}
+		if r.IntN(10) < 3 {
+			cs = append(cs, plain("everything__test_audio_content"))
+		}
+		return cs
+	}},
+	// Structured input: a form and a header-mirrored argument.
+	{"forms", 6, func(r *rand.Rand, _ int) []call {
+		return []call{contact(r), withArgs("everything__test_x_mcp_header", map[string]any{"region": one(r, regions), "level": 1 + r.IntN(3)})}
+	}},
+	// The long tail: one rarely used tool after a common one.
+	{"tail", 8, func(r *rand.Rand, _ int) []call {
+		tail := []call{
+			plain("everything__test_multiple_content_types"), plain("everything__test_tool_with_progress"),
+			plain("everything__test_reconnection"), plain("everything__test_embedded_resource"),
+			plain("everything__test_logging_tool"), plain("everything__test_streaming_elicitation"),
+			plain("everything__test_error_handling"), plain("memory__read_graph"),
+			withArgs("fs__read_multiple_files", map[string]any{"paths": []string{"README.md", "notes/todo.md"}}),
+			withArgs("fs__list_directory_with_sizes", map[string]any{"path": "src"}),
+		}
+		return []call{read(r), one(r, tail)}
 	}},
 }
 
@@ -177,7 +241,7 @@ func generate(out io.Writer) error {
 			Session: fmt.Sprintf("demo-%03d-%s", i+1, wf.name),
 			Client:  c.c,
 			Started: at,
-			Calls:   wf.calls(r),
+			Calls:   wf.calls(r, i+1),
 		}
 		if err := enc.Encode(s); err != nil {
 			return err
