@@ -78,3 +78,12 @@ fuzz-short:
 
 fuzz:
 	$(MAKE) fuzz-short FUZZTIME=2m
+
+# make load: 200 concurrent HTTP sessions of 50 calls each through the
+# in-process gateway (real everything-server, real telemetry); prints p50/p99
+# latency and throughput, and checks calls recorded == calls made and no
+# goroutine leak. make test runs the same test at 20 x 10 with -race.
+LOAD_SESSIONS ?= 200
+LOAD_CALLS    ?= 50
+load:
+	TOOLPROF_LOAD_SESSIONS=$(LOAD_SESSIONS) TOOLPROF_LOAD_CALLS=$(LOAD_CALLS) $(GO) test ./cmd/server -run '^TestLoad$$' -count=1 -v

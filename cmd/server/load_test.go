@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// Load size: TOOLPROF_LOAD_SESSIONS concurrent HTTP sessions of
+// TOOLPROF_LOAD_CALLS calls each. The defaults are the CI size, run by make
+// test with the race detector; make load runs 200 x 50.
+const (
+	loadSessionsEnv = "TOOLPROF_LOAD_SESSIONS"
+	loadCallsEnv    = "TOOLPROF_LOAD_CALLS"
+)
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+// inProcessServer runs the server's run in this process (so that the race
+// detector and goleak see its goroutines) with HTTP on 127.0.0.1:0 in front
+// of the real everything-server, and returns its /mcp URL and a stop
+// function returning run's error once it has returned.
+func inProcessServer(t *testing.T, flags ...string) (string, *syncBuffer, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &syncBuffer{}
+	args := append([]string{"--http", "127.0.0.1:0"}, flags...)
+	args = append(args, "--", bins.everything)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, nil, nil, stderr) }()
+	re := regexp.MustCompile(`on (http://\S+/mcp)`)
+	deadline := time.Now().Add(20 * time.Second)
+	var url string
+	for url == "" {
+		if m := re.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+			break
+		}
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("server returned before listening: %v\n%s", err, stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("server did not listen:\n%s", stderr)
+		}
+	}
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			runErr = <-done
+		})
+		return runErr
+	}
+	t.Cleanup(func() { stop() })
+	return url, stderr, stop
+}
+
+// loadCall is the sequence each session runs: mostly calls core allows,
+// and one in five refused (a tool outside core), so that both paths carry
+// load.
+func loadCall(i int) string {
+	if i%5 == 4 {
+		return "test_audio_content" // not in core: tool_not_in_profile
+	}
+	return "test_simple_text"
+}
+
+func TestLoad(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	sessions := envInt(t, loadSessionsEnv, 20)
+	calls := envInt(t, loadCallsEnv, 10)
+	dir := filepath.Join(t.TempDir(), "telemetry")
+	url, stderr, stop := inProcessServer(t, "--profiles", profilesFile, "--telemetry", dir, "--replica", "load")
+
+	httpTransport := &http.Transport{MaxIdleConnsPerHost: sessions}
+	defer httpTransport.CloseIdleConnections()
+	client := &http.Client{Transport: httpTransport}
+	latencies := make([][]time.Duration, sessions)
+	errs := make(chan error, sessions)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for s := range sessions {
+		wg.Go(func() {
+			ctx := context.Background()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "load", Version: strconv.Itoa(s)}, nil).
+				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1}, nil)
+			if err != nil {
+				errs <- fmt.Errorf("session %d: connect: %w", s, err)
+				return
+			}
+			defer cs.Close()
+			for i := range calls {
+				t0 := time.Now()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: loadCall(i), Arguments: map[string]any{"i": i}})
+				latencies[s] = append(latencies[s], time.Since(t0))
+				if err != nil {
+					errs <- fmt.Errorf("session %d call %d: %w", s, i, err)
+					return
+				}
+				if want := i%5 == 4; res.IsError != want {
+					errs <- fmt.Errorf("session %d call %d (%s): isError %v, want %v", s, i, loadCall(i), res.IsError, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	httpTransport.CloseIdleConnections()
+	if err := stop(); err != nil {
+		t.Fatalf("server: %v\n%s", err, stderr)
+	}
+
+	all := slices.Concat(latencies...)
+	slices.Sort(all)
+	made := len(all)
+	if made != sessions*calls {
+		t.Fatalf("%d calls made, want %d", made, sessions*calls)
+	}
+	pct := func(p float64) time.Duration { return all[min(len(all)-1, int(p*float64(len(all))))] }
+	t.Logf("load: %d sessions x %d calls = %d calls in %v: p50 %v, p99 %v, max %v, %.0f calls/s",
+		sessions, calls, made, elapsed.Round(time.Millisecond), pct(0.50), pct(0.99), all[len(all)-1], float64(made)/elapsed.Seconds())
+
+	recSessions, recCalls, err := telemetry.ReadAll(context.Background(), []string{dir}, telemetry.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recCalls) != made {
+		t.Errorf("%d calls recorded, %d made", len(recCalls), made)
+	}
+	if len(recSessions) != sessions {
+		t.Errorf("%d sessions recorded, want %d", len(recSessions), sessions)
+	}
+	perSession := map[string]int{}
+	for _, c := range recCalls {
+		perSession[c.Session]++
+	}
+	for _, s := range recSessions {
+		if s.End.IsZero() || perSession[s.ID] != calls {
+			t.Errorf("session %s: end %v, %d calls recorded, want ended with %d", s.ID, s.End, perSession[s.ID], calls)
+		}
+	}
+}
