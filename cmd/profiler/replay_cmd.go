@@ -148,6 +148,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	for i := range bad {
 		fmt.Fprintln(stderr, "skipped:", &bad[i])
 	}
+	if err := checkArguments(sessions, f.trace); err != nil {
+		return err
+	}
 
 	var target replayTarget
 	switch {
@@ -205,6 +208,22 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if notOK := rep.Calls - rep.Outcomes[replayOK]; f.strict && notOK > 0 {
 		return exitError{code: 1, err: fmt.Errorf("replay: %d of %d calls were not ok (--strict)", notOK, rep.Calls)}
+	}
+	return nil
+}
+
+// checkArguments refuses a call whose "arguments" is not a JSON object:
+// sent as is, the server would answer -32602 and the call would be
+// miscounted as an unknown tool.
+func checkArguments(sessions []telemetry.TraceSession, file string) error {
+	for _, s := range sessions {
+		for i, c := range s.Calls {
+			a := bytes.TrimSpace(c.Arguments)
+			if len(a) == 0 || bytes.Equal(a, []byte("null")) || a[0] == '{' {
+				continue
+			}
+			return fmt.Errorf("replay: %s: session %q calls[%d] (%s): \"arguments\" is %s; want a JSON object such as {\"path\": \"README.md\"}, or no \"arguments\" for {}", file, s.Session, i, c.Tool, a)
+		}
 	}
 	return nil
 }

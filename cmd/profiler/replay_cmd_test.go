@@ -339,6 +339,7 @@ func mapsEqual(a, b map[string]int) bool {
 func TestReplayUsageErrors(t *testing.T) {
 	trace := writeTemp(t, "t.jsonl", `{"session": "a", "calls": []}`+"\n")
 	badTrace := writeTemp(t, "bad.jsonl", `{"session": "a", "calls": []}`+"\nnot json\n")
+	arrayArgs := writeTemp(t, "args.jsonl", `{"session": "a", "calls": [{"tool": "t1", "arguments": {}}, {"tool": "t2", "arguments": [1,2]}]}`+"\n")
 	for _, c := range []struct {
 		name    string
 		args    []string
@@ -358,6 +359,7 @@ func TestReplayUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"--trace", trace, "--nope"}, 2, "flag provided but not defined: -nope"},
 		{"missing trace file", []string{"--trace", filepath.Join(t.TempDir(), "none.jsonl"), "--url", "http://127.0.0.1:1/mcp"}, 1, "none.jsonl: no such file"},
 		{"malformed line", []string{"--trace", badTrace, "--url", "http://127.0.0.1:1/mcp"}, 1, "bad.jsonl:2: not a session object"},
+		{"arguments not an object", []string{"--trace", arrayArgs, "--url", "http://127.0.0.1:1/mcp"}, 1, `args.jsonl: session "a" calls[1] (t2): "arguments" is [1,2]; want a JSON object`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, stderr, code := runProfiler(t, append([]string{"replay"}, c.args...)...)
