@@ -8,23 +8,43 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/profiles"
 )
 
-// The _meta keys of a listed tool. The "toolprof/" prefix keeps them apart
-// from the upstream's own keys, which are passed through untouched.
-const (
-	// MetaEffect is the tool's effect kind: "read", "evaluate", "mutate" or
-	// "destructive" (profiles.Kind), from its annotations unless
-	// profiles.toml overrides it.
-	MetaEffect = "toolprof/effect"
-	// MetaExternal is true when the tool reaches outside the upstream's own
-	// state (openWorldHint, or an [[effect]] external override).
-	MetaExternal = "toolprof/external_side_effect"
-)
+// MetaEffect is the _meta key of a listed tool's effect (the "toolprof/"
+// prefix keeps it apart from the upstream's own keys, which are passed
+// through untouched). Its value is one string, EffectMeta: the kind
+// ("read", "evaluate", "mutate" or "destructive", profiles.Kind), from the
+// annotations unless profiles.toml overrides it, followed by "+external"
+// when the tool reaches outside the upstream's own state (openWorldHint, or
+// an [[effect]] external override). One key, the flag only when set:
+// every listed tool pays for it in the client's context (12 o200k tokens
+// a tool, against 20 for a kind plus an always-present boolean).
+const MetaEffect = "toolprof/effect"
+
+// externalSuffix marks an external side effect in MetaEffect's value.
+const externalSuffix = "+external"
+
+// EffectMeta is the MetaEffect value of e: "mutate", "read+external".
+func EffectMeta(e profiles.Effect) string {
+	if e.External {
+		return string(e.Kind) + externalSuffix
+	}
+	return string(e.Kind)
+}
+
+// ParseEffectMeta reads the effect from a listed tool's _meta, as a client
+// would; ok is false when MetaEffect is absent or not a valid value.
+func ParseEffectMeta(m mcp.Meta) (e profiles.Effect, ok bool) {
+	v, _ := m[MetaEffect].(string)
+	kind, external := strings.CutSuffix(v, externalSuffix)
+	e = profiles.Effect{Kind: profiles.Kind(kind), External: external}
+	return e, e.Kind.Valid()
+}
 
 // withEffect returns a copy of t whose _meta carries e. t is not modified:
 // the upstream's tools are shared.
@@ -34,8 +54,7 @@ func withEffect(t *mcp.Tool, e profiles.Effect) *mcp.Tool {
 	if cp.Meta == nil {
 		cp.Meta = mcp.Meta{}
 	}
-	cp.Meta[MetaEffect] = string(e.Kind)
-	cp.Meta[MetaExternal] = e.External
+	cp.Meta[MetaEffect] = EffectMeta(e)
 	return &cp
 }
 

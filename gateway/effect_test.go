@@ -69,9 +69,8 @@ func listedMeta(t *testing.T, g *Gateway, profile string) map[string]map[string]
 }
 
 func metaEffect(m map[string]any) profiles.Effect {
-	k, _ := m[MetaEffect].(string)
-	ext, _ := m[MetaExternal].(bool)
-	return profiles.Effect{Kind: profiles.Kind(k), External: ext}
+	e, _ := ParseEffectMeta(m)
+	return e
 }
 
 // Each annotation combination reaches the client as its kind and external
@@ -86,8 +85,18 @@ func TestEffectInMeta(t *testing.T) {
 	for name, e := range want {
 		t.Run(name, func(t *testing.T) {
 			m := got[name]
-			if _, ok := m[MetaExternal].(bool); !ok {
-				t.Errorf("%s = %v, want a boolean", MetaExternal, m[MetaExternal])
+			// One key, its value the kind, "+external" only when set.
+			wantValue := string(e.Kind)
+			if e.External {
+				wantValue += "+external"
+			}
+			if m[MetaEffect] != wantValue {
+				t.Errorf("%s = %#v, want %q", MetaEffect, m[MetaEffect], wantValue)
+			}
+			for k := range m {
+				if strings.HasPrefix(k, "toolprof/") && k != MetaEffect {
+					t.Errorf("extra _meta key %s = %v: the effect is one key", k, m[k])
+				}
 			}
 			if g := metaEffect(m); g != e {
 				t.Errorf("effect %+v, want %+v", g, e)
@@ -101,6 +110,41 @@ func TestEffectInMeta(t *testing.T) {
 	for _, tool := range cat.Tools {
 		if _, ok := tool.Meta[MetaEffect]; ok {
 			t.Fatalf("catalog tool %s modified", tool.Name)
+		}
+	}
+}
+
+// The _meta value reads back as the effect it was written from; anything
+// that is not a kind with an optional "+external" is not an effect.
+func TestParseEffectMeta(t *testing.T) {
+	tests := []struct {
+		value  any
+		want   profiles.Effect
+		wantOK bool
+	}{
+		{"read", profiles.Effect{Kind: profiles.KindRead}, true},
+		{"evaluate", profiles.Effect{Kind: profiles.KindEvaluate}, true},
+		{"mutate+external", profiles.Effect{Kind: profiles.KindMutate, External: true}, true},
+		{"destructive+external", profiles.Effect{Kind: profiles.KindDestructive, External: true}, true},
+		{"", profiles.Effect{}, false},
+		{nil, profiles.Effect{}, false},
+		{true, profiles.Effect{}, false},
+		{"write", profiles.Effect{Kind: "write"}, false},
+		{"+external", profiles.Effect{External: true}, false},
+		{"read+externals", profiles.Effect{Kind: "read+externals"}, false},
+		{"read+external+external", profiles.Effect{Kind: "read+external", External: true}, false},
+	}
+	for _, tt := range tests {
+		m := mcp.Meta{}
+		if tt.value != nil {
+			m[MetaEffect] = tt.value
+		}
+		got, ok := ParseEffectMeta(m)
+		if ok != tt.wantOK || (ok && got != tt.want) {
+			t.Errorf("ParseEffectMeta(%#v) = %+v, %v; want %+v, %v", tt.value, got, ok, tt.want, tt.wantOK)
+		}
+		if ok && EffectMeta(got) != tt.value {
+			t.Errorf("EffectMeta(%+v) = %q, want %q", got, EffectMeta(got), tt.value)
 		}
 	}
 }

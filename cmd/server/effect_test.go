@@ -73,7 +73,7 @@ func TestReadOnlyServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(res.Tools) != 1 || res.Tools[0].Name != "test_simple_text" ||
-				res.Tools[0].Meta[gateway.MetaEffect] != "read" || res.Tools[0].Meta[gateway.MetaExternal] != false {
+				res.Tools[0].Meta[gateway.MetaEffect] != "read" {
 				t.Fatalf("read-only lists %+v, want only test_simple_text with effect read", res.Tools)
 			}
 			for tool, kind := range map[string]string{"test_error_handling": "mutate", "test_image_content": "destructive"} {
