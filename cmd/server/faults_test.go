@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	nethttp "net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/gateway"
+)
+
+// An upstream slower than --call-timeout: the client gets upstream_timeout,
+// the upstream is sent notifications/cancelled for that request (seen by
+// tee, independent of the gateway), and the session goes on.
+func TestCallTimeoutCancelsUpstream(t *testing.T) {
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			// test_tool_with_progress sleeps 150 ms upstream; 30 ms cuts it off.
+			s := start(t, m, "/mcp", "", "--profile", "standard", "--call-timeout", "30ms")
+			res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_tool_with_progress"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := envelope(t, res)
+			if env.Code != gateway.CodeUpstreamTimeout || !env.Retryable || !strings.Contains(env.Message, "30ms") {
+				t.Errorf("envelope %+v, want retryable upstream_timeout naming 30ms", env)
+			}
+			log := s.upstreamLog(t, func(log string) bool { return strings.Contains(log, "notifications/cancelled") })
+			callID, cancelledID := requestIDs(log)
+			if callID == "" || cancelledID != callID {
+				t.Errorf("upstream log: call id %q, cancelled id %q, want the call cancelled:\n%s", callID, cancelledID, log)
+			}
+			if res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_simple_text"}); err != nil || res.IsError {
+				t.Errorf("next call: %v %+v", err, res)
+			}
+		})
+	}
+}
+
+// requestIDs finds, in a log of JSON-RPC messages, the id of the
+// test_tool_with_progress call and the requestId of the first
+// notifications/cancelled.
+func requestIDs(log string) (call, cancelled string) {
+	for line := range strings.Lines(log) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string          `json:"name"`
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(line), &msg) != nil {
+			continue
+		}
+		switch {
+		case msg.Method == "tools/call" && msg.Params.Name == "test_tool_with_progress":
+			call = string(msg.ID)
+		case msg.Method == "notifications/cancelled" && cancelled == "":
+			cancelled = string(msg.Params.RequestID)
+		}
+	}
+	return call, cancelled
+}
+
+// reloadProfiles is the test profiles file with test_audio_content added to
+// core.
+func reloadProfiles(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(profilesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	old := `"test_error_handling", "test_image_content", "test_simple_text"`
+	if !strings.Contains(s, old) {
+		t.Fatalf("%s: core's tool list is not %s", profilesFile, old)
+	}
+	return strings.Replace(s, old, `"test_audio_content", `+old, 1)
+}
+
+// replaceFile replaces path's content atomically, as an editor or the
+// nightly job does.
+func replaceFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func healthOf(t *testing.T, base string) gateway.Health {
+	t.Helper()
+	resp, err := nethttp.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h gateway.Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// The profiles file changes under a running HTTP server: a good file is
+// served to the next session; a broken one is reported (health warnings,
+// stderr) while the last good set keeps serving; fixing it clears the
+// finding. Sessions already open keep working throughout.
+func TestProfilesReplacedWhileRunning(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "profiles.generated.toml")
+	orig, err := os.ReadFile(profilesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, path, string(orig))
+	base, s := startHTTPServer(t, nil, "--profiles", path)
+	connectNew := func() *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	first := connectNew()
+	if names, _ := listNames(t, first, ""); !reflect.DeepEqual(names, membership["core"]) {
+		t.Fatalf("before: core lists %v", names)
+	}
+	withAudio := append([]string{"test_audio_content"}, membership["core"]...)
+	brokenLine := "version = 1\ndefault = \"core\"\nbogus_key = 3\n"
+	steps := []struct {
+		name    string
+		content string
+		want    []string
+		finding bool
+	}{
+		{"good file replaced", reloadProfiles(t), withAudio, false},
+		{"broken file: last good kept", brokenLine, withAudio, true},
+		{"removed: last good kept", "", withAudio, true},
+		{"fixed: original served", string(orig), membership["core"], false},
+	}
+	for _, st := range steps {
+		if st.content == "" {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			replaceFile(t, path, st.content)
+		}
+		cs := connectNew()
+		names, _ := listNames(t, cs, "")
+		if !reflect.DeepEqual(names, st.want) {
+			t.Errorf("%s: a new session lists %v, want %v", st.name, names, st.want)
+		}
+		h := healthOf(t, base)
+		found := strings.Contains(strings.Join(h.Warnings, "\n"), "cannot be served")
+		if found != st.finding || (found && !strings.Contains(strings.Join(h.Warnings, "\n"), path)) {
+			t.Errorf("%s: health warnings %q, want a finding naming the file: %v", st.name, h.Warnings, st.finding)
+		}
+		if res, err := first.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_simple_text"}); err != nil || res.IsError {
+			t.Errorf("%s: the first session's call: %v %+v", st.name, err, res)
+		}
+	}
+	if !strings.Contains(s.stderr.String(), "bogus_key") {
+		t.Errorf("stderr does not report the broken file's key:\n%s", s.stderr)
+	}
+}
