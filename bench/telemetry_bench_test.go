@@ -7,13 +7,14 @@ package bench_test
 //	go test ./bench -run '^$' -bench 'Telemetry(FileSize|ReadUsage)' -benchtime 1x
 //	TOOLPROF_BENCH_EVENTS=10000000 go test ./bench -run '^$' -bench 'Telemetry(FileSize|ReadUsage)' -benchtime 1x -timeout 30m
 //
-// Figures from those commands on the shared 2-core machine (load average
-// 8-12 from other work, so wall times are pessimistic):
+// Figures from those commands on the shared 2-core machine (other work ran
+// at the same time, load average 3-12, so wall times are pessimistic):
 //
 //	enqueue median 60 ns/call vs 40 ns bare channel send (1.5x)
-//	sustained 721k-857k call events/s vs raw bbolt appends 1.03-1.06M/s (0.70-0.81x), 2M events
+//	sustained 2M call events: 721k-898k events/s vs raw bbolt appends 0.81-1.06M/s (0.70-1.11x)
 //	10M call events: 48.36 file bytes/event vs 68.29 bytes/event as JSON Lines (0.71x)
-//	10M call events to per-session tool sets: 5.8 s wall, 2.4 s CPU (cursor walk alone 0.43 s)
+//	10M call events to per-session tool sets: 2.9 s wall at load 4 (5.8 s at load 9),
+//	2.4-2.5 s CPU; a bare cursor walk over the same calls takes 0.33-0.43 s
 
 import (
 	"context"
