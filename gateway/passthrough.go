@@ -457,6 +457,36 @@ func (g *Gateway) ResourceUpdated(ctx context.Context, server string, p *mcp.Res
 	}
 }
 
+// Reconnected restores, on an upstream whose session was replaced, what
+// sessions had set through the gateway: the logging level and the resource
+// subscriptions (sent through the Set, which routes each to its server;
+// another server holding the same subscription accepts it again).
+func (g *Gateway) Reconnected(ctx context.Context, server string) {
+	f, ok := g.features()
+	if !ok {
+		return
+	}
+	r := &g.relay
+	r.mu.Lock()
+	level := r.level
+	uris := make([]string, 0, len(r.subs))
+	for uri := range r.subs {
+		uris = append(uris, uri)
+	}
+	r.mu.Unlock()
+	slices.Sort(uris)
+	if level != "" {
+		if err := f.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			g.logger.Warn("logging level not restored after reconnection", "server", server, "error", err)
+		}
+	}
+	for _, uri := range uris {
+		if err := f.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			g.logger.Warn("subscription not restored after reconnection", "server", server, "uri", uri, "error", err)
+		}
+	}
+}
+
 // mergedContext carries the downstream request's values (which route the
 // request to its stream) and is cancelled when either context is.
 func mergedContext(downstream, upstream context.Context) context.Context {

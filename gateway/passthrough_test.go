@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,6 +44,12 @@ func relayGatewayCmd(t *testing.T, command string, args ...string) *Gateway {
 		OnCreateMessage: func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			return ref.Load().CreateMessage(ctx, server, p)
 		},
+		OnReconnected: func(server string) {
+			if g := ref.Load(); g != nil {
+				g.Reconnected(context.Background(), server)
+			}
+		},
+		Backoff: upstream.Backoff{Initial: 10 * time.Millisecond, Max: time.Second},
 		OnPromptsChanged: func(server string) {
 			if g := ref.Load(); g != nil {
 				g.PromptsChanged(server)
@@ -349,4 +356,44 @@ func TestSubscriptionsCounted(t *testing.T) {
 	waitFor("resources/unsubscribe", 0)
 	b.Close()
 	waitFor("resources/unsubscribe", 1)
+}
+
+// TestLevelRestoredAfterReconnection: an upstream that restarts gets the
+// logging level sessions had set, so their calls still log.
+func TestLevelRestoredAfterReconnection(t *testing.T) {
+	g := relayGateway(t)
+	var logs atomic.Int32
+	cs := connectWith(t, g, &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { logs.Add(1) }})
+	ctx := context.Background()
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	set := g.opts.Upstream.(*upstream.Set)
+	pid := set.Health()[0].PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h := set.Health()[0]
+		if h.State == upstream.StateReady && h.PID != pid {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("upstream never came back: %+v", h)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The level is restored on its own goroutine right after reconnection.
+	deadline = time.Now().Add(10 * time.Second)
+	for logs.Load() == 0 && time.Now().Before(deadline) {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_tool_with_logging", Arguments: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		} else if res.IsError {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if logs.Load() == 0 {
+		t.Error("no log messages after the upstream restarted: its logging level was not restored")
+	}
 }

@@ -113,6 +113,10 @@ type Options struct {
 	// when its tool list may have changed: a tools/list_changed notification
 	// or a reconnection.
 	OnToolsChanged func(server string)
+	// OnReconnected is called, on its own goroutine, with the server's name
+	// after a new session replaced one that ended (not after the first
+	// connection): what was set on the old session must be set again.
+	OnReconnected func(server string)
 	// OnPromptsChanged and OnResourcesChanged are the same for prompts and
 	// resources (list_changed notifications only).
 	OnPromptsChanged   func(server string)
@@ -397,6 +401,11 @@ func (c *Client) supervise(startFailed bool) {
 		// A new session may offer different tools, and the ones it offers
 		// are callable again.
 		if f := c.opts.OnToolsChanged; f != nil {
+			go f(c.srv.Name)
+		}
+		// The new session has none of the old one's state (logging level,
+		// subscriptions) until the caller restores it.
+		if f := c.opts.OnReconnected; f != nil {
 			go f(c.srv.Name)
 		}
 		failures++ // a crash right after connecting keeps backing off

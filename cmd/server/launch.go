@@ -82,6 +82,11 @@ func (r *gatewayRef) options(o upstream.Options) upstream.Options {
 			g.ResourcesChanged(server)
 		}
 	}
+	o.OnReconnected = func(server string) {
+		if g := r.g.Load(); g != nil {
+			g.Reconnected(context.Background(), server)
+		}
+	}
 	o.OnToolsChanged = func(server string) {
 		if g := r.g.Load(); g != nil {
 			g.ToolsChanged(context.Background(), server)
