@@ -194,10 +194,10 @@ func mergeSwitches(a, b []Switch) []Switch {
 
 func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full bool, accs map[string]*sessionAcc, calls *[]Call, snap *Snapshot) error {
 	meta := readMeta(tx)
-	snap.Dropped += meta.Dropped
 	if !w.Since.IsZero() && !meta.Closed.IsZero() && meta.Closed.Before(w.Since) {
 		return nil // every session in it started before the window
 	}
+	snap.Dropped += meta.Dropped
 	bad := func(bucket string, k []byte, err error) error {
 		return fmt.Errorf("read telemetry segment %s: bucket %s key %x: %w", path, bucket, k, err)
 	}

@@ -293,3 +293,35 @@ func TestRecorderClosesSegmentsOfDeadRecorders(t *testing.T) {
 		t.Errorf("a just-created segment of another replica was touched: %v", err)
 	}
 }
+
+func TestDropsCountOnlyForSegmentsInTheWindow(t *testing.T) {
+	dir := t.TempDir()
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 12, 0, 0, 0, time.UTC) }
+	for i, d := range []int{1, 5} {
+		path := segmentPath(dir, "r", day(d), false)
+		db, err := createSegment(path, "r", day(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := newSegmentWriter(db, path)
+		call := Call{Session: fmt.Sprintf("r/%d", i), Tool: "t", Start: day(d)}
+		if err := w.commit([]event{{kind: eventCall, call: call}}, uint64(10*(i+1)), true); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.close(day(d).Add(time.Hour), uint64(10*(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		w    Window
+		want uint64
+	}{{Window{}, 30}, {Window{Since: day(3)}, 20}} {
+		snap, err := Scan(context.Background(), []string{dir}, tc.w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Dropped != tc.want {
+			t.Errorf("window %+v: %d dropped, want %d", tc.w, snap.Dropped, tc.want)
+		}
+	}
+}

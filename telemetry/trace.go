@@ -63,12 +63,17 @@ var validOutcomes = []Outcome{OutcomeOK, OutcomeToolError, OutcomeUpstreamError,
 // line is reported. Without skipBad any malformed line is an error and no
 // session is returned; with skipBad the good lines are returned.
 func DecodeTrace(r io.Reader, name string, skipBad bool) ([]TraceSession, []LineError, error) {
+	return decodeTrace(r, name, skipBad, maxTraceLine)
+}
+
+func decodeTrace(r io.Reader, name string, skipBad bool, maxLine int) ([]TraceSession, []LineError, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxTraceLine)
+	sc.Buffer(make([]byte, min(64<<10, maxLine)), maxLine)
 	var out []TraceSession
 	var bad []LineError
 	seen := map[string]int{}
-	for line := 1; sc.Scan(); line++ {
+	line := 1
+	for ; sc.Scan(); line++ {
 		text := bytes.TrimSpace(sc.Bytes())
 		if len(text) == 0 {
 			continue
@@ -88,6 +93,9 @@ func DecodeTrace(r io.Reader, name string, skipBad bool) ([]TraceSession, []Line
 		out = append(out, ts)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, bad, fmt.Errorf("read trace %s:%d: a line longer than %d bytes (one session per line)", name, line, maxLine)
+		}
 		return nil, bad, fmt.Errorf("read trace %s: %w", name, err)
 	}
 	if len(bad) > 0 && !skipBad {

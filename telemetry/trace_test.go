@@ -209,3 +209,12 @@ func TestImportFailureWritesNothing(t *testing.T) {
 		t.Fatalf("error does not carry the path: %v", err)
 	}
 }
+
+func TestDecodeTraceLineTooLong(t *testing.T) {
+	short := `{"session": "s1", "calls": []}`
+	long := `{"session": "s2", "calls": [` + strings.Repeat(`{"tool": "a"},`, 20) + `{"tool": "a"}]}`
+	_, _, err := decodeTrace(strings.NewReader(short+"\n"+long+"\n"), "t.jsonl", true, 100)
+	if err == nil || !strings.Contains(err.Error(), "t.jsonl:2: a line longer than 100 bytes") {
+		t.Fatalf("got %v, want the file, line and limit", err)
+	}
+}
