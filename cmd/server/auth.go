@@ -70,7 +70,8 @@ func (h *hardening) check(httpAddr string) error {
 
 // handler wraps the gateway's HTTP handler: the token check first, then the
 // body limit, then onNewSession for a request that opens a session (a POST
-// without Mcp-Session-Id), before next.
+// without Mcp-Session-Id), before next, whose requests are cancelled when
+// their client disconnects (disconnect.go).
 func (h *hardening) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(h.token) > 0 && !h.authorized(w, r) {
@@ -88,7 +89,7 @@ func (h *hardening) handler(next http.Handler) http.Handler {
 		if h.onNewSession != nil && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 			h.onNewSession()
 		}
-		next.ServeHTTP(w, r)
+		cancelOnDisconnect(next).ServeHTTP(w, r)
 	})
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	nethttp "net/http"
 	"os"
 	"path/filepath"
@@ -11,8 +13,10 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // An upstream slower than --call-timeout: the client gets upstream_timeout,
@@ -175,5 +179,83 @@ func TestProfilesReplacedWhileRunning(t *testing.T) {
 	}
 	if !strings.Contains(s.stderr.String(), "bogus_key") {
 		t.Errorf("stderr does not report the broken file's key:\n%s", s.stderr)
+	}
+}
+
+// postRaw posts one JSON-RPC message on an HTTP session (id "" opens one)
+// and returns the session id the server gives.
+func postRaw(ctx context.Context, t *testing.T, url, session, body string) (string, error) {
+	t.Helper()
+	req, err := nethttp.NewRequestWithContext(ctx, nethttp.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := nethttp.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); err != nil {
+		return "", err
+	}
+	if resp.StatusCode >= 300 {
+		return "", fmt.Errorf("%s: status %d", body, resp.StatusCode)
+	}
+	return resp.Header.Get("Mcp-Session-Id"), nil
+}
+
+// A client that drops its connection in the middle of a call: the upstream
+// is sent notifications/cancelled for it (tee log), the call is recorded as
+// cancelled, the session is recorded as ended, and no goroutine is left.
+func TestClientDisconnectMidCall(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dir := t.TempDir()
+	teeLog := filepath.Join(dir, "upstream.log")
+	telemetryDir := filepath.Join(dir, "telemetry")
+	url, stderr, stop := inProcessServer(t, append([]string{"--profiles", profilesFile, "--profile", "standard", "--telemetry", telemetryDir}, upstreamArgs(teeLog)...)...)
+	s := &served{upstream: teeLog}
+
+	ctx := context.Background()
+	id, err := postRaw(ctx, t, url, "", initializeBody)
+	if err != nil || id == "" {
+		t.Fatalf("initialize: %q %v", id, err)
+	}
+	if _, err := postRaw(ctx, t, url, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatal(err)
+	}
+	callCtx, drop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := postRaw(callCtx, t, url, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_progress"}}`)
+		done <- err
+	}()
+	s.upstreamCalls(t, "test_tool_with_progress")
+	drop() // closes the connection: no cancellation is sent by the client
+	if err := <-done; err == nil {
+		t.Fatal("the call finished before the connection was dropped")
+	}
+	log := s.upstreamLog(t, func(log string) bool { return strings.Contains(log, "notifications/cancelled") })
+	if callID, cancelledID := requestIDs(log); callID == "" || cancelledID != callID {
+		t.Errorf("upstream log: call id %q, cancelled id %q, want the call cancelled upstream:\n%s", callID, cancelledID, log)
+	}
+	nethttp.DefaultClient.CloseIdleConnections()
+	if err := stop(); err != nil {
+		t.Fatalf("server: %v\n%s", err, stderr)
+	}
+	sessions, calls, err := telemetry.ReadAll(ctx, []string{telemetryDir}, telemetry.Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0].Outcome != telemetry.OutcomeCancelled {
+		t.Errorf("calls %+v, want one cancelled", calls)
+	}
+	if len(sessions) != 1 || sessions[0].End.IsZero() {
+		t.Errorf("sessions %+v, want one ended", sessions)
 	}
 }

@@ -42,14 +42,17 @@ func envInt(t *testing.T, name string, def int) int {
 
 // inProcessServer runs the server's run in this process (so that the race
 // detector and goleak see its goroutines) with HTTP on 127.0.0.1:0 in front
-// of the real everything-server, and returns its /mcp URL and a stop
+// of the real everything-server (unless flags end with -- CMD), and returns
+// its /mcp URL and a stop
 // function returning run's error once it has returned.
 func inProcessServer(t *testing.T, flags ...string) (string, *syncBuffer, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
 	args := append([]string{"--http", "127.0.0.1:0"}, flags...)
-	args = append(args, "--", bins.everything)
+	if !slices.Contains(flags, "--") {
+		args = append(args, "--", bins.everything)
+	}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, nil, nil, stderr) }()
 	re := regexp.MustCompile(`on (http://\S+/mcp)`)

@@ -1,0 +1,104 @@
+package main
+
+// A client that drops its HTTP connection in the middle of a request
+// (issue 11). MCP lets a server keep working after a disconnection so that
+// a client can resume the response stream, but the gateway's sessions keep
+// no event store, so such a response can never be delivered: the work is
+// wasted, and an upstream tool may keep running for minutes. So when the
+// connection of a POST carrying a request closes before its answer, the
+// gateway delivers notifications/cancelled for that request to the session
+// itself, as the client would have. The request's context ends, the
+// upstream call is cancelled (the SDK sends it notifications/cancelled) and
+// the call is recorded as cancelled.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// requestID returns the id of body when it is one JSON-RPC request (not a
+// notification, a response, a batch or initialize).
+func requestID(body []byte) (json.RawMessage, bool) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if len(bytes.TrimSpace(body)) == 0 || bytes.TrimSpace(body)[0] != '{' || json.Unmarshal(body, &msg) != nil {
+		return nil, false
+	}
+	if msg.Method == "" || msg.Method == "initialize" || len(msg.ID) == 0 || string(msg.ID) == "null" {
+		return nil, false
+	}
+	return msg.ID, true
+}
+
+// errorAfter reads b, then fails with err: a body whose read failed (such
+// as past --max-body-bytes) still fails the same way for the SDK.
+type errorAfter struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errorAfter) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		return n, e.err
+	}
+	return n, err
+}
+
+// discardResponse is the ResponseWriter of the cancellation the gateway
+// delivers itself: nobody reads its answer.
+type discardResponse struct{ h http.Header }
+
+func (d *discardResponse) Header() http.Header         { return d.h }
+func (d *discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardResponse) WriteHeader(int)             {}
+
+// cancelOnDisconnect wraps next so that a request of an established session
+// whose connection closes before next has answered is cancelled.
+func cancelOnDisconnect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") == "" || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			r.Body = io.NopCloser(&errorAfter{bytes.NewReader(body), err})
+			next.ServeHTTP(w, r)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		id, ok := requestID(body)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var mu sync.Mutex
+		answered := false
+		stop := context.AfterFunc(r.Context(), func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if answered {
+				return
+			}
+			note := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the client's connection closed"}}`, id)
+			cancel := r.Clone(context.WithoutCancel(r.Context()))
+			cancel.Body = io.NopCloser(strings.NewReader(note))
+			cancel.ContentLength = int64(len(note))
+			next.ServeHTTP(&discardResponse{h: http.Header{}}, cancel)
+		})
+		next.ServeHTTP(w, r)
+		mu.Lock()
+		answered = true
+		mu.Unlock()
+		stop()
+	})
+}
