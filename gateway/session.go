@@ -247,7 +247,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 	s.mu.Lock()
 	s.rec.ToolsListPages++
 	s.mu.Unlock()
-	return res, nil
+	return toolsListResult(req, res), nil
 }
 
 // callTool answers tools/call: an unknown tool is a JSON-RPC error, a tool
