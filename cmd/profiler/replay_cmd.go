@@ -72,6 +72,7 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 	fs.StringVar(&f.trace, "trace", "", "session trace `FILE.jsonl`, one session per line (required)")
 	fs.StringVar(&f.url, "url", "", "streamable HTTP endpoint `URL` of a running server")
 	f.src.register(fs, false)
+	fs.Lookup("launch").Usage = "launch document `FILE` (.mcp.json): its servers are started here behind an in-process gateway serving --profiles"
 	fs.StringVar(&f.profilesPath, "profiles", "profiles.generated.toml", "with --launch: generated profiles `FILE` to serve (profiles.toml beside it merged in); absent default: every tool as full")
 	fs.StringVar(&f.profile, "profile", "", "profile `NAME` to ask for in every session, instead of the one each trace line names (URL path /mcp/NAME with --url or --launch, TOOLPROF_PROFILE for a command)")
 	fs.IntVar(&f.concurrency, "concurrency", 4, "sessions run at once (`N`)")
