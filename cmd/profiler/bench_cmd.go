@@ -20,6 +20,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/upstream"
@@ -29,8 +30,8 @@ import (
 // gateway; the bench uses the same so that initialize costs what it costs
 // in production.
 const (
-	servedName    = "toolprof"
-	servedVersion = "0.1.0"
+	servedName    = version.Name
+	servedVersion = version.Version
 )
 
 // budgetFlag collects repeated --max-tokens or --max-bytes NAME=N into one

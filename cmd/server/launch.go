@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/upstream"
 )
@@ -129,7 +130,7 @@ func startUpstreams(ctx context.Context, c *config, ref *gatewayRef, logger *slo
 	}
 	opts := upstream.SetOptions{
 		Client: ref.options(upstream.Options{
-			Implementation: &mcp.Implementation{Name: "toolprof", Version: version},
+			Implementation: &mcp.Implementation{Name: version.Name, Version: version.Version},
 			// The newest handshake-era version: on it an upstream asks for
 			// elicitation and sampling with requests and logs after
 			// logging/setLevel, which the gateway relays to the calling

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -57,7 +58,7 @@ func TestTelemetry(t *testing.T) {
 			want := telemetry.Session{
 				ID: got.ID, Start: got.Start, End: got.End,
 				Transport: string(m), ClientName: "toolprof-test", ClientVersion: "1.2.3",
-				ProtocolVersion: wantProtocol, Profile: "core", ServerVersion: version,
+				ProtocolVersion: wantProtocol, Profile: "core", ServerVersion: version.Version,
 				CatalogHash: wantHash, ToolsListCalls: 3, ToolsListPages: 3,
 			}
 			if got.ID == "" || got.Start.IsZero() || got.End.Before(got.Start) {

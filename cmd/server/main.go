@@ -36,15 +36,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 	"github.com/toolprof/toolprof/upstream"
 )
-
-// version is the server's version, reported in serverInfo and telemetry.
-const version = "0.1.0"
 
 // usageError marks an error in how the command was called; it exits 2.
 type usageError struct{ err error }
@@ -261,8 +259,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Tools:            tools,
 		Profiles:         resolved,
 		PageSize:         c.pageSize,
-		ServerName:       "toolprof",
-		ServerVersion:    version,
+		ServerName:       version.Name,
+		ServerVersion:    version.Version,
 		Explore:          c.explore,
 		MaxProfile:       c.maxProfile,
 		CursorKey:        key,
