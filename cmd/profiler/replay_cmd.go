@@ -530,7 +530,9 @@ feed:
 			case replayDenied:
 				rep.DeniedCodes[c.code]++
 			case replayError:
-				issue(replayIssue{Session: r.session, Call: j, Tool: c.tool, Message: c.message})
+				if r.err == nil { // a session not opened is listed once, above
+					issue(replayIssue{Session: r.session, Call: j, Tool: c.tool, Message: c.message})
+				}
 			}
 		}
 	}

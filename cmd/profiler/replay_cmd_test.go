@@ -313,8 +313,8 @@ func TestReplayAgainstGateway(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q; want 1 and 3 of 3 sessions not opened", code, stderr)
 		}
 		r := decodeReplayReport(t, out)
-		if r.SessionErrors != 3 || r.Outcomes[replayError] != 7 {
-			t.Errorf("session errors %d, error calls %d; want 3 and 7", r.SessionErrors, r.Outcomes[replayError])
+		if r.SessionErrors != 3 || r.Outcomes[replayError] != 7 || len(r.Errors) != 3 {
+			t.Errorf("session errors %d, error calls %d, listed %d; want 3, 7 and each session listed once", r.SessionErrors, r.Outcomes[replayError], len(r.Errors))
 		}
 		// A command that is not an MCP server: its stderr is in the error.
 		_, stderr, code = runProfiler(t, "replay", "--trace", f.trace, "--", "sh", "-c", "echo not a server >&2; exit 3")
