@@ -33,7 +33,9 @@ type Health struct {
 
 // UpstreamHealth describes the upstream as last seen.
 type UpstreamHealth struct {
-	State       string `json:"state"` // "serving"
+	// State is "serving"; with many upstreams (Health.Upstreams),
+	// "degraded" when some are not ready and "down" when none is.
+	State       string `json:"state"`
 	Tools       int    `json:"tools"`
 	CatalogHash string `json:"catalog_hash"`
 }
@@ -57,6 +59,7 @@ func (g *Gateway) Health() Health {
 	}
 	if u, ok := g.opts.Upstream.(interface{ Health() []upstream.Health }); ok {
 		h.Upstreams = u.Health()
+		h.Upstream.State = upstreamsState(h.Upstreams)
 	}
 	if h.Warnings == nil {
 		h.Warnings = []string{}
@@ -74,4 +77,21 @@ func (g *Gateway) Health() Health {
 		}
 	}
 	return h
+}
+
+// upstreamsState sums up the upstreams' states for UpstreamHealth.State.
+func upstreamsState(ups []upstream.Health) string {
+	ready := 0
+	for _, u := range ups {
+		if u.State == upstream.StateReady {
+			ready++
+		}
+	}
+	switch {
+	case ready == len(ups):
+		return "serving"
+	case ready == 0:
+		return "down"
+	}
+	return "degraded"
 }

@@ -224,6 +224,9 @@ func TestLaunchMissingUpstreamServesTheOthers(t *testing.T) {
 	if !okM || m.State != upstream.StateDown || !strings.Contains(m.LastError, "toolprof-missing-server") {
 		t.Errorf("health of missing = %+v (want down, naming the command)", m)
 	}
+	if h.Upstream.State != "degraded" {
+		t.Errorf("upstream state %q, want degraded (one of two ready)", h.Upstream.State)
+	}
 }
 
 // TestLaunchCollidingToolNames: two upstreams offering the same tool names
@@ -344,6 +347,9 @@ func TestLaunchUpstreamKilledMidCall(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	h, _ = l.health(t)
+	if h.Upstream.State != "serving" {
+		t.Errorf("upstream state %q after recovery, want serving", h.Upstream.State)
+	}
 	if a, _ := upstreamHealth(h, "a"); a.Restarts < 1 || a.State != upstream.StateReady || a.PID == 0 {
 		t.Errorf("health of a after recovery = %+v (want ready, restarted)", a)
 	}
