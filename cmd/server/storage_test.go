@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// serverProc is a server subprocess on HTTP whose exit status the test
+// checks itself (startHTTP requires exit 0).
+type serverProc struct {
+	base   string
+	stderr *syncBuffer
+	term   func() error // SIGTERM, then the exit
+}
+
+func startServerProc(t *testing.T, flags ...string) *serverProc {
+	t.Helper()
+	args := append([]string{"--profiles", profilesFile, "--http", "127.0.0.1:0"}, flags...)
+	cmd := exec.Command(bins.server, append(args, "--", bins.everything)...)
+	p := &serverProc{stderr: &syncBuffer{}}
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		re := regexp.MustCompile(`on (http://\S+)/mcp`)
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			p.stderr.Write([]byte(sc.Text() + "\n"))
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	p.term = func() error {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+		return waitErr
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	select {
+	case p.base = <-addr:
+	case <-exited:
+		t.Fatalf("server exited:\n%s", p.stderr)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("server did not listen:\n%s", p.stderr)
+	}
+	return p
+}
+
+func (p *serverProc) connect(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: p.base + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callMany makes n calls that the profile allows and fails the test unless
+// each is answered by the upstream.
+func callMany(t *testing.T, cs *mcp.ClientSession, n int) {
+	t.Helper()
+	for i := range n {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_simple_text", Arguments: map[string]any{"pad": strings.Repeat("y", 200)}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %v %+v, want it served", i, err, res)
+		}
+	}
+}
+
+// waitTelemetry polls /healthz until its telemetry line satisfies ok.
+func (p *serverProc) waitTelemetry(t *testing.T, ok func(string) bool) string {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if last = healthOf(t, p.base).Telemetry; ok(last) {
+			return last
+		}
+	}
+	t.Fatalf("health telemetry %q", last)
+	return ""
+}
+
+// The telemetry directory cannot be created (its parent is a regular file):
+// the server serves every call, health says degraded, and at SIGTERM it
+// exits 1 naming the directory, since what it was to record is lost.
+func TestTelemetryDirectoryUnwritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(file, "telemetry")
+	p := startServerProc(t, "--telemetry", dir)
+	callMany(t, p.connect(t), 20)
+	h := p.waitTelemetry(t, func(s string) bool { return strings.HasPrefix(s, "degraded:") })
+	if !strings.Contains(h, dir) {
+		t.Errorf("health telemetry %q does not name %s", h, dir)
+	}
+	err := p.term()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(p.stderr.String(), "close telemetry "+dir) {
+		t.Errorf("exit after SIGTERM: %v, want 1 naming the directory\n%s", err, p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), "tool calls continue") {
+		t.Errorf("stderr does not say at start that calls continue:\n%s", p.stderr)
+	}
+}
+
+// The telemetry file system fills up while the server runs (a 128 KiB
+// tmpfs, filled by another file): every call is still served, health
+// reports degraded with each call's events counted as lost, SIGTERM exits
+// 0, and the segment is closed and passes the consistency check.
+func TestTelemetryDiskFull(t *testing.T) {
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	dir := filepath.Join(mnt, "telemetry")
+	p := startServerProc(t, "--telemetry", dir)
+	cs := p.connect(t)
+	callMany(t, cs, 5)
+	p.waitTelemetry(t, func(s string) bool { return strings.HasPrefix(s, "recording: ") && !strings.HasPrefix(s, "recording: 0 events") })
+	fill(t, filepath.Join(mnt, "filler"))
+	const after = 100
+	callMany(t, cs, after)
+	h := p.waitTelemetry(t, func(s string) bool { return strings.HasPrefix(s, "degraded:") && strings.Contains(s, fmt.Sprintf("%d lost", after)) })
+	if !strings.Contains(h, "no space left on device") {
+		t.Errorf("health telemetry %q does not say the device is full", h)
+	}
+	if err := p.term(); err != nil {
+		t.Fatalf("exit after SIGTERM with the disk full: %v, want 0\n%s", err, p.stderr)
+	}
+	segs, err := telemetry.ListSegments([]string{dir})
+	if err != nil || len(segs) != 1 || strings.HasSuffix(segs[0].Path, ".open.db") {
+		t.Fatalf("segments %+v, %v: want one closed segment", segs, err)
+	}
+	if err := telemetry.OpenSegmentCheck(segs[0].Path); err != nil {
+		t.Errorf("segment after the disk filled: %v", err)
+	}
+}
+
+// fill writes path until the file system has no space left.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 4096)
+	for {
+		if _, err := f.Write(block); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("fill %s: %v, want ENOSPC", path, err)
+			}
+			return
+		}
+	}
+}
