@@ -17,6 +17,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -136,7 +137,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	tools, err := costedTools(cat, policy)
+	tools, err := costedTools(ctx, cat, policy)
 	if err != nil {
 		return err
 	}
@@ -252,21 +253,65 @@ func loadDerivePolicy(f *deriveFlags) (*profiles.Policy, error) {
 	return profiles.LoadPolicy(path)
 }
 
-func costedTools(cat *catalog.Catalog, policy *profiles.Policy) ([]derive.Tool, error) {
+// costedTools prices each catalog tool as the gateway lists it: its entry
+// with the effect _meta the gateway adds under the policy's effect rules,
+// the entry profiler bench prices. A profile's measured bytes and tokens,
+// the sums over its tools, are then what its entries cost a client.
+func costedTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy) ([]derive.Tool, error) {
 	counter, err := bench.NewCounter()
 	if err != nil {
 		return nil, err
 	}
-	costs, err := bench.ToolCosts(cat.Tools, counter)
+	costs, err := servedToolCosts(ctx, cat, policy, counter)
 	if err != nil {
 		return nil, err
 	}
-	tools := make([]derive.Tool, len(costs))
-	for i, c := range costs {
-		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase],
-			Destructive: profiles.EffectOf(cat.Tools[i], policy).Kind == profiles.KindDestructive}
+	tools := make([]derive.Tool, len(cat.Tools))
+	for i, t := range cat.Tools {
+		c := costs[t.Name]
+		tools[i] = derive.Tool{Name: t.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase],
+			Destructive: profiles.EffectOf(t, policy).Kind == profiles.KindDestructive}
 	}
 	return tools, nil
+}
+
+// servedToolCosts prices every tool of cat, by name, as a gateway serving
+// cat as "full" lists it (bench.ServedToolCosts). Of the policy only the
+// effect rules bear on the entries; its profiles refine generated ones that
+// do not exist yet, so they are left out.
+func servedToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *bench.Counter) (map[string]bench.ToolCost, error) {
+	set := &profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}}
+	if policy != nil {
+		set.Policy = &profiles.Policy{Version: policy.Version, Destructive: policy.Destructive, Effects: policy.Effects}
+	}
+	resolved, err := set.Resolve(cat.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("price tools as served: %w", err)
+	}
+	g, err := gateway.New(ctx, gateway.Options{Upstream: gateway.NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: resolved,
+		ServerName: servedName, ServerVersion: servedVersion})
+	if err != nil {
+		return nil, fmt.Errorf("price tools as served: %w", err)
+	}
+	defer g.Close()
+	srv, err := g.Server(profiles.FullProfile)
+	if err != nil {
+		return nil, fmt.Errorf("price tools as served: %w", err)
+	}
+	list, err := bench.ServedToolCosts(ctx, srv, counter)
+	if err != nil {
+		return nil, fmt.Errorf("price tools as served: %w", err)
+	}
+	costs := make(map[string]bench.ToolCost, len(list))
+	for _, c := range list {
+		costs[c.Name] = c
+	}
+	for _, t := range cat.Tools {
+		if _, ok := costs[t.Name]; !ok {
+			return nil, fmt.Errorf("price tools as served: the gateway did not list catalog tool %q", t.Name)
+		}
+	}
+	return costs, nil
 }
 
 // loadCurrent reads the file at path: nil when it does not exist. A file

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -327,5 +328,55 @@ func TestDeriveTelemetryEqualsTrace(t *testing.T) {
 	b, _ := os.ReadFile(fromTelemetry)
 	if !bytes.Equal(a, b) {
 		t.Errorf("trace and telemetry give different files:\n%s\n---\n%s", a, b)
+	}
+}
+
+// The measured bytes and tokens derive writes for a profile are the sums of
+// what profiler bench prices that profile's tools at as the gateway serves
+// them (effect _meta included, under profiles.toml's [[effect]] rules),
+// for every profile.
+func TestDeriveMeasuredEqualsBenchServedCosts(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	policy := "version = 1\n\n[[effect]]\ntool = \"a\"\nkind = \"evaluate\"\nexternal = true\n\n[[effect]]\ntool = \"c\"\nkind = \"read\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "profiles.toml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out); code != 0 {
+		t.Fatalf("derive: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := benchRun(t, "bench", "--catalog", cat, "--profiles", out, "--format", "json")
+	if code != 0 {
+		t.Fatalf("bench: exit %d: %s", code, stderr)
+	}
+	report := decodeBenchReport(t, stdout)
+	served := map[string]bench.ToolCost{}
+	for _, c := range report.ToolCosts {
+		served[c.Name] = c
+	}
+	f, err := profiles.LoadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Profiles) != 3 {
+		t.Fatalf("derived %d profiles, want core, standard and full", len(f.Profiles))
+	}
+	for _, p := range f.Profiles {
+		size, tokens := 0, 0
+		for _, tool := range p.Tools {
+			c, ok := served[tool]
+			if !ok {
+				t.Fatalf("bench priced no tool %q", tool)
+			}
+			size += c.Bytes
+			tokens += c.Tokens[bench.O200kBase]
+		}
+		if p.Measured == nil {
+			t.Fatalf("profile %s: no [profile.measured]", p.Name)
+		}
+		if p.Measured.TokensO200k != tokens || p.Measured.Bytes != size {
+			t.Errorf("profile %s %v: measured %d bytes, %d o200k tokens; bench's served entries %d bytes, %d tokens",
+				p.Name, p.Tools, p.Measured.Bytes, p.Measured.TokensO200k, size, tokens)
+		}
 	}
 }
