@@ -42,6 +42,10 @@ func DefaultResolutions() []float64 { return []float64{0, 0.25, 0.5, 1, 1.5, 2, 
 type Config struct {
 	Catalog []*mcp.Tool
 	Counter *bench.Counter
+	// Costs, when set, prices each tool by name (for example as the gateway
+	// lists it, with the _meta it adds); nil prices the catalog entries as
+	// given. Every catalog tool must have a cost.
+	Costs map[string]bench.ToolCost
 	// Policy supplies destructive rules; may be nil.
 	Policy *profiles.Policy
 	// AllowDestructive lets the grouped profile hold and switch on
@@ -162,9 +166,20 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 
 	tools := slices.Clone(cfg.Catalog)
 	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	costs, err := bench.ToolCosts(tools, cfg.Counter)
-	if err != nil {
-		return nil, fmt.Errorf("groups: %w", err)
+	costs := make([]bench.ToolCost, len(tools))
+	if cfg.Costs == nil {
+		var err error
+		if costs, err = bench.ToolCosts(tools, cfg.Counter); err != nil {
+			return nil, fmt.Errorf("groups: %w", err)
+		}
+	} else {
+		for i, t := range tools {
+			c, ok := cfg.Costs[t.Name]
+			if !ok {
+				return nil, fmt.Errorf("groups: no cost given for catalog tool %q", t.Name)
+			}
+			costs[i] = c
+		}
 	}
 	n := len(tools)
 	s := &searcher{n: n, names: make([]string, n), upstream: make([]string, n), reachable: make([]bool, n), price: make([]int, n), bytes: make([]int, n),

@@ -403,6 +403,7 @@ func TestChooseConfigErrors(t *testing.T) {
 		{"negative describe", Config{Catalog: catalog, Counter: counter, DescribeTools: -2}, "describe -2 tools"},
 		{"duplicate tool", Config{Catalog: dup, Counter: counter}, `catalog lists tool "alpha__t0" twice`},
 		{"reserved base", Config{Catalog: catalog, Counter: counter, Bases: []Base{{Name: "full"}}}, `candidate base name "full"`},
+		{"cost missing", Config{Catalog: catalog, Counter: counter, Costs: map[string]bench.ToolCost{"alpha__t0": {}}}, `no cost given for catalog tool "alpha__t1"`},
 		{"unnamed base", Config{Catalog: catalog, Counter: counter, Bases: []Base{{Tools: []string{"alpha__t0"}}}}, `candidate base name ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -494,5 +495,24 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file (go test ./groups -update to accept):\n%s", path, got)
+	}
+}
+
+func TestChooseGivenCosts(t *testing.T) {
+	catalog := mixedCatalog()
+	costs := map[string]bench.ToolCost{}
+	for i, tl := range catalog {
+		costs[tl.Name] = bench.ToolCost{Name: tl.Name, Bytes: 40 + i, Tokens: map[string]int{bench.O200kBase: 10 + i}}
+	}
+	res, err := Choose(mixedSessions(100, 4), Config{Catalog: catalog, Counter: newCounter(t), Costs: costs, Holdout: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i := range catalog {
+		want += 10 + i
+	}
+	if res.Holdout.FullTokens != want {
+		t.Errorf("full catalog %d tokens, want %d from the given costs", res.Holdout.FullTokens, want)
 	}
 }
