@@ -55,10 +55,10 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		{"test_simple_text", map[string]any{"note": argMarker}, false},
 		{"test_error_handling", map[string]any{"note": argMarker}, false},
 		{"json_schema_2020_12_tool", map[string]any{"name": map[string]any{"nested": argMarker}}, false},
-		{"test_sampling", map[string]any{"prompt": argMarker}, true},              // outside standard
+		{"test_sampling", map[string]any{"prompt": argMarker}, true},            // outside standard
 		{"no_such_tool_" + argMarker[:3], map[string]any{"x": argMarker}, true}, // unknown
 		{"test_simple_text", json.RawMessage(`["` + argMarker + `"]`), true},    // not an object
-		{"test_tool_with_progress", map[string]any{"note": argMarker}, true},     // timed out
+		{"test_tool_with_progress", map[string]any{"note": argMarker}, true},    // timed out
 	}
 	var answers []string
 	for _, c := range calls {

@@ -148,11 +148,15 @@ func TestTelemetryDiskFull(t *testing.T) {
 	p := startServerProc(t, "--telemetry", dir)
 	cs := p.connect(t)
 	callMany(t, cs, 5)
-	p.waitTelemetry(t, func(s string) bool { return strings.HasPrefix(s, "recording: ") && !strings.HasPrefix(s, "recording: 0 events") })
+	p.waitTelemetry(t, func(s string) bool {
+		return strings.HasPrefix(s, "recording: ") && !strings.HasPrefix(s, "recording: 0 events")
+	})
 	fill(t, filepath.Join(mnt, "filler"))
 	const after = 100
 	callMany(t, cs, after)
-	h := p.waitTelemetry(t, func(s string) bool { return strings.HasPrefix(s, "degraded:") && strings.Contains(s, fmt.Sprintf("%d lost", after)) })
+	h := p.waitTelemetry(t, func(s string) bool {
+		return strings.HasPrefix(s, "degraded:") && strings.Contains(s, fmt.Sprintf("%d lost", after))
+	})
 	if !strings.Contains(h, "no space left on device") {
 		t.Errorf("health telemetry %q does not say the device is full", h)
 	}
