@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -257,5 +260,58 @@ func TestClientDisconnectMidCall(t *testing.T) {
 	}
 	if len(sessions) != 1 || sessions[0].End.IsZero() {
 		t.Errorf("sessions %+v, want one ended", sessions)
+	}
+}
+
+// The upstream process is killed while a call is running in it (at its
+// first progress notification, relayed to the client): the client gets
+// upstream_unavailable, the call is recorded as upstream_error, health shows
+// the restart, and calls succeed again once the upstream is back.
+func TestUpstreamKilledMidCall(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "telemetry")
+	p := startServerProc(t, "--profile", "standard", "--telemetry", dir)
+	before := healthOf(t, p.base)
+	if len(before.Upstreams) != 1 || before.Upstreams[0].PID == 0 {
+		t.Fatalf("health upstreams %+v, want one with a pid", before.Upstreams)
+	}
+	pid := before.Upstreams[0].PID
+	var once sync.Once
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			once.Do(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		},
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: p.base + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_tool_with_progress", Meta: mcp.Meta{"progressToken": "p1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := envelope(t, res); env.Code != gateway.CodeUpstreamUnavailable || !env.Retryable {
+		t.Errorf("envelope %+v, want retryable upstream_unavailable", env)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		h := healthOf(t, p.base).Upstreams[0]
+		if h.Restarts == 1 && h.PID != pid && h.State == "ready" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("upstream health %+v, want ready again after one restart", h)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_simple_text"}); err != nil || res.IsError {
+		t.Errorf("after the restart: %v %+v", err, res)
+	}
+	cs.Close()
+	if err := p.term(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, p.stderr)
+	}
+	_, calls, err := telemetry.ReadAll(context.Background(), []string{dir}, telemetry.Window{})
+	if err != nil || len(calls) != 2 || calls[0].Outcome != telemetry.OutcomeUpstreamError || calls[1].Outcome != telemetry.OutcomeOK {
+		t.Errorf("calls %+v, %v: want upstream_error then ok", calls, err)
 	}
 }
