@@ -428,7 +428,9 @@ func (g *Gateway) Elicit(ctx context.Context, server string, p *mcp.ElicitParams
 	if c == nil {
 		return nil, fmt.Errorf("elicitation from upstream %q: no downstream call in flight on it to ask", server)
 	}
-	return c.ss.Elicit(mergedContext(c.ctx, ctx), p)
+	mctx, cancel := mergedContext(c.ctx, ctx)
+	defer cancel()
+	return c.ss.Elicit(mctx, p)
 }
 
 // CreateMessage asks the session of the newest call in flight on server to
@@ -438,7 +440,9 @@ func (g *Gateway) CreateMessage(ctx context.Context, server string, p *mcp.Creat
 	if c == nil {
 		return nil, fmt.Errorf("sampling request from upstream %q: no downstream call in flight on it to ask", server)
 	}
-	return c.ss.CreateMessage(mergedContext(c.ctx, ctx), p) //lint:ignore SA1019 upstreams still sample
+	mctx, cancel := mergedContext(c.ctx, ctx)
+	defer cancel()
+	return c.ss.CreateMessage(mctx, p) //lint:ignore SA1019 upstreams still sample
 }
 
 // ResourceUpdated relays an upstream's notifications/resources/updated to
@@ -489,9 +493,8 @@ func (g *Gateway) Reconnected(ctx context.Context, server string) {
 
 // mergedContext carries the downstream request's values (which route the
 // request to its stream) and is cancelled when either context is.
-func mergedContext(downstream, upstream context.Context) context.Context {
+func mergedContext(downstream, upstream context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(downstream)
 	stop := context.AfterFunc(upstream, cancel)
-	context.AfterFunc(ctx, func() { stop(); cancel() })
-	return ctx
+	return ctx, func() { stop(); cancel() }
 }
