@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/testupstream"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -188,5 +189,33 @@ func fill(t *testing.T, path string) {
 			}
 			return
 		}
+	}
+}
+
+// The server's open segment is locked by the server while it runs: the
+// profiler reading the directory then leaves that segment out, says so, and
+// exits 0, and the server keeps recording; once the server has stopped the
+// profiler reads every call.
+func TestProfilerWhileServerWrites(t *testing.T) {
+	profiler := filepath.Join(t.TempDir(), "profiler")
+	if err := testupstream.Build("github.com/toolprof/toolprof/cmd/profiler", profiler); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "telemetry")
+	p := startServerProc(t, "--telemetry", dir)
+	cs := p.connect(t)
+	callMany(t, cs, 3)
+	out, err := exec.Command(profiler, "export", "--telemetry", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "left out") || !strings.Contains(string(out), "a running server writes it") {
+		t.Errorf("export while the server writes: %v\n%s\nwant exit 0 saying the open segment is left out", err, out)
+	}
+	callMany(t, cs, 2)
+	cs.Close()
+	if err := p.term(); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(profiler, "export", "--telemetry", dir).CombinedOutput()
+	if err != nil || strings.Count(string(out), "test_simple_text") != 5 || strings.Contains(string(out), "left out") {
+		t.Errorf("export after the server stopped: %v\n%s\nwant the 5 calls", err, out)
 	}
 }
