@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/toolprof/toolprof/internal/testupstream"
+	"github.com/toolprof/toolprof/profiles"
 )
 
 // rawSession is one streamable HTTP session driven with hand-written
@@ -106,7 +107,15 @@ func sseMessages(b []byte) [][]byte {
 func FuzzToolsCallRequest(f *testing.F) {
 	cat := everythingCatalog()
 	up := &recordingFakeUpstream{tools: cat.Tools}
-	g, err := New(context.Background(), Options{Upstream: up, Profiles: testProfiles(&testing.T{}, cat.Tools)})
+	set, err := profiles.Load("testdata/profiles.generated.toml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	resolved, err := set.Resolve(cat.Tools)
+	if err != nil {
+		f.Fatal(err)
+	}
+	g, err := New(context.Background(), Options{Upstream: up, Profiles: resolved})
 	if err != nil {
 		f.Fatal(err)
 	}
