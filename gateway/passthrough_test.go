@@ -397,3 +397,65 @@ func TestLevelRestoredAfterReconnection(t *testing.T) {
 		t.Error("no log messages after the upstream restarted: its logging level was not restored")
 	}
 }
+
+// TestElicitationWithCallsInFlight: with two sessions' calls in flight on
+// one upstream, each elicitation goes to the session of the newest call at
+// the moment it is asked: A's to A while A's call is alone, B's to B once
+// B's call is the newest, and each answer reaches its own call.
+func TestElicitationWithCallsInFlight(t *testing.T) {
+	g := relayGateway(t)
+	type asker struct {
+		asked   chan string
+		release chan struct{}
+	}
+	newAsker := func(name string) (*asker, *mcp.ClientOptions) {
+		a := &asker{asked: make(chan string, 2), release: make(chan struct{})}
+		return a, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			a.asked <- r.Params.Message
+			<-a.release
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": name}}, nil
+		}}
+	}
+	askA, optsA := newAsker("ada")
+	askB, optsB := newAsker("bob")
+	csA, csB := connectWith(t, g, optsA), connectWith(t, g, optsB)
+	results := map[string]chan string{"A": make(chan string, 1), "B": make(chan string, 1)}
+	call := func(name string, cs *mcp.ClientSession) {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_elicitation", Arguments: map[string]any{"message": "from " + name}})
+		if err != nil || res.IsError {
+			t.Errorf("call of %s: %v %+v", name, err, res)
+			results[name] <- ""
+			return
+		}
+		results[name] <- res.Content[0].(*mcp.TextContent).Text
+	}
+	wait := func(a *asker, want string) {
+		t.Helper()
+		select {
+		case got := <-a.asked:
+			if got != want {
+				t.Errorf("asked %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("never asked %q", want)
+		}
+	}
+	go call("A", csA)
+	wait(askA, "from A")
+	go call("B", csB)
+	wait(askB, "from B")
+	close(askB.release)
+	close(askA.release)
+	for name, want := range map[string]string{"A": "ada", "B": "bob"} {
+		if got := <-results[name]; !strings.Contains(got, want) {
+			t.Errorf("session %s's call got %q, want its own answer %q", name, got, want)
+		}
+	}
+	select {
+	case m := <-askA.asked:
+		t.Errorf("A was asked again: %q", m)
+	case m := <-askB.asked:
+		t.Errorf("B was asked again: %q", m)
+	default:
+	}
+}
