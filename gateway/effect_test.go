@@ -413,6 +413,7 @@ enforce = "reject"
 		{CodeToolNotInProfile, Options{Upstream: NewCatalogUpstream(cat), Profiles: r}, "work", "purge", nil},
 		{CodeReadOnly, Options{Upstream: NewCatalogUpstream(cat), Profiles: r, ReadOnly: true}, "work", "purge", nil},
 		{CodeOperatingContextRejected, Options{Upstream: NewCatalogUpstream(ctxCat), OperatingContext: oc}, FullProfile, "store", map[string]any{"project_id": "nope"}},
+		{CodeGroupNotAllowed, groupCeilingOptions(t), "grouped", "enable_tools", map[string]any{"group": "media"}},
 		{CodeInvalidArguments, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", json.RawMessage(`[]`)},
 		{CodeUpstreamUnavailable, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", nil},
 		{CodeUpstreamTimeout, Options{Upstream: &hangingFakeUpstream{tools: cat.Tools}, CallTimeout: 20 * time.Millisecond}, FullProfile, "save", nil},

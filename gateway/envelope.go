@@ -15,9 +15,10 @@ import (
 // and TestEveryDocumentedCodeIsProduced checks this list against that file):
 //
 //	code                        category    retryable  when
-//	tool_not_in_profile         policy      no         the session's profile excludes the tool
+//	tool_not_in_profile         policy      no         the session's profile excludes the tool (or a group not yet switched on holds it)
 //	read_only                   policy      no         a mutate or destructive tool in a read-only session
 //	operating_context_rejected  policy      no         the operating context's registry refused a write
+//	group_not_allowed           policy      no         enable_tools named a group that would add tools outside the ceiling
 //	invalid_arguments           validation  no         arguments are not a JSON object, or get_operating_context's are wrong
 //	upstream_unavailable        upstream    yes        the upstream could not run the call
 //	upstream_timeout            upstream    yes        the upstream did not answer within --call-timeout
@@ -38,8 +39,10 @@ type Envelope struct {
 // test.
 const (
 	// CodeToolNotInProfile: the upstream offers the tool, but the session's
-	// profile excludes it. The call never reaches the upstream. Category
-	// "policy", not retryable.
+	// profile excludes it. When a group the profile offers would add it,
+	// the message names the group and the first suggested action is the
+	// enable_tools call switching it on. The call never reaches the
+	// upstream. Category "policy", not retryable as is.
 	CodeToolNotInProfile = "tool_not_in_profile"
 	// CodeUpstreamUnavailable: the upstream could not run the call (its
 	// connection failed or closed, or it is a recorded catalog that cannot run
@@ -58,7 +61,7 @@ const (
 // Codes lists every envelope code the gateway produces, in documentation
 // order.
 func Codes() []string {
-	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout}
+	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout}
 }
 
 // Envelope categories.

@@ -50,6 +50,8 @@ type Recorder interface {
 	Call(c telemetry.Call)
 	// NewSessionID returns an ID unique across replicas.
 	NewSessionID() string
+	// Switch records a tool group switched on in session (enable_tools).
+	Switch(session string, sw telemetry.Switch)
 }
 
 // Options configure a Gateway.
@@ -298,6 +300,7 @@ func (g *Gateway) server(profile, transport string) (*mcp.Server, error) {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}, g.serverOptions())
 	s.AddReceivingMiddleware(g.middleware(profile, transport))
+	g.serveGroups(s, profile)
 	g.servers[k] = s
 	return s, nil
 }

@@ -32,6 +32,8 @@ type session struct {
 	rec      telemetry.Session
 	recorded bool // the start has been recorded
 	seq      uint64
+
+	groups sessionGroups // tool groups switched on (groups.go)
 }
 
 // middleware answers tools/list and tools/call for sessions of server
@@ -223,7 +225,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 		cursor = p.Cursor
 	}
-	allowed := g.cat().listed[s.profile] // sorted by name
+	allowed, enable := g.sessionListed(s) // by name, then enable_tools and switched-on groups (groups.go)
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
 	names := allowed
 	if cursor != "" {
@@ -239,7 +241,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 		}
 	}
 	for _, n := range names {
-		if t, ok := g.cat().served[n]; ok {
+		if t, ok := g.listedTool(n, enable); ok {
 			res.Tools = append(res.Tools, t)
 		}
 	}
@@ -295,6 +297,9 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		}
 		return r, nil
 	}
+	if r, ok := g.enableTools(ctx, s, req, params, &call); ok {
+		return r, nil
+	}
 	if _, ok := g.cat().tools[params.Name]; !ok {
 		call.Outcome = telemetry.OutcomeUnknownTool
 		return nil, &jsonrpc.Error{
@@ -306,9 +311,9 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		call.Outcome = telemetry.OutcomeDenied
 		return g.refusedReadOnly(s.profile, params.Name).result(), nil
 	}
-	if !g.cat().resolved.Allowed(s.profile, params.Name) {
+	if !g.cat().resolved.Allowed(s.profile, params.Name) && !g.switchedOn(s, params.Name) {
 		call.Outcome = telemetry.OutcomeDenied
-		return g.notInProfile(s.profile, params.Name).result(), nil
+		return g.notAllowed(s, params.Name).result(), nil
 	}
 	if !s.noted() {
 		s.noteClient(req, "") // a session that skipped server/discover

@@ -1,0 +1,417 @@
+package gateway
+
+// Tool groups (issue 9). A profile that offers groups lists one extra tool,
+// enable_tools, exactly as groups.EnableToolsTool builds it over the
+// profile's groups (the derivation prices that definition, so the served one
+// must be the same bytes; it carries no effect _meta for that reason).
+// Calling it with a group name switches the group on for that session only:
+// the session's callable and listed tools grow by what
+// profiles.Resolved.GroupTools allows (destructive and read_only rules),
+// less mutating tools under --read-only, and the session alone is sent
+// notifications/tools/list_changed. A group any of whose added tools lies
+// outside the operator's ceiling (--max-profile) is refused whole with
+// group_not_allowed. A call to a tool an offered, allowed group would add
+// is refused with tool_not_in_profile, whose message and first suggested
+// action name the group to switch on.
+//
+// Listing order is append-only, which keeps tools/list cursors consistent
+// when a group is switched on mid-session: enable_tools, then the profile's
+// tools by name, then each switched-on group's added tools in switch order.
+// A cursor minted before a switch still points at the same place, and
+// paging on from it returns the rest of the old list followed by the new
+// tools, so the pages joined hold every tool once.
+//
+// Sending list_changed to one session: the SDK has no public call for it
+// (its own list_changed goes to every session of a server). The gateway
+// sends a marked progress notification through the session
+// (ServerSession.NotifyProgress), and its sending middleware
+// (groupsSending) rewrites that one message into
+// notifications/tools/list_changed on the same session. A session of
+// protocol 2026-07-28 or later receives it only on its subscriptions/listen
+// stream, if it subscribed to tool changes, stamped with that listen's
+// subscription id, as the SDK does; the middleware learns the stream from
+// the notifications/subscriptions/acknowledged the SDK sends on it. An
+// earlier session receives it on the enable_tools call's own stream (over
+// HTTP, the call's response stream, before the result).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// CodeGroupNotAllowed: enable_tools named a group the profile offers, but
+// switching it on would add a tool outside the operator's ceiling
+// (--max-profile). Nothing is switched on. Category "policy", not
+// retryable.
+const CodeGroupNotAllowed = "group_not_allowed"
+
+// The real recorder records switches too.
+var _ Recorder = (*telemetry.Recorder)(nil)
+
+// Method names the groups code sends or watches.
+const (
+	notificationToolsListChanged  = "notifications/tools/list_changed"
+	notificationProgress          = "notifications/progress"
+	notificationSubscriptionsAcks = "notifications/subscriptions/acknowledged"
+	// firstListenProtocol is the first protocol whose sessions receive
+	// list_changed only on a subscriptions/listen stream (SEP-2575).
+	firstListenProtocol = "2026-07-28"
+)
+
+// sessionGroups is one session's switched-on groups.
+type sessionGroups struct {
+	mu sync.Mutex
+	on []string // groups switched on, in switch order
+	// added are the tools the groups add, in switch order without repeats,
+	// as computed for the catalog cat; recomputed when the catalog changes.
+	cat   *catalogState
+	added []string
+	// listen is the session's subscriptions/listen stream for tool changes
+	// (2026-07-28); nil when it has none.
+	listen *listenStream
+}
+
+// listenStream is a subscriptions/listen stream: its context (done when
+// the listen ends) and its subscription id.
+type listenStream struct {
+	ctx context.Context
+	id  any
+}
+
+// offeredGroups returns the groups profile offers, in the profile's order;
+// nil when it offers none, or when an upstream offers a tool named
+// enable_tools (the upstream's tool is never shadowed, so the profile is
+// then served without groups).
+func (g *Gateway) offeredGroups(profile string) []profiles.Group {
+	cat := g.cat()
+	p, ok := cat.resolved.Profiles[profile]
+	if !ok || len(p.Groups) == 0 {
+		return nil
+	}
+	if _, clash := cat.tools[groups.EnableToolsName]; clash {
+		return nil
+	}
+	var out []profiles.Group
+	for _, name := range p.Groups {
+		if rg, ok := cat.resolved.Groups[name]; ok {
+			out = append(out, *rg)
+		}
+	}
+	return out
+}
+
+// groupAdds returns the tools switching group on adds to a session of
+// profile: GroupTools, less those not read or evaluate when the profile is
+// served read-only; and those of them outside the ceiling.
+func (g *Gateway) groupAdds(profile, group string) (adds, beyond []string, err error) {
+	tools, err := g.cat().resolved.GroupTools(profile, group)
+	if err != nil {
+		return nil, nil, err
+	}
+	ro := g.readOnly(profile)
+	for _, t := range tools {
+		if ro && !g.effect(t).Kind.ReadOnly() {
+			continue
+		}
+		adds = append(adds, t)
+		if g.opts.MaxProfile != "" && !g.cat().resolved.Allowed(g.opts.MaxProfile, t) {
+			beyond = append(beyond, t)
+		}
+	}
+	return adds, beyond, nil
+}
+
+// switchedTools returns the tools s's switched-on groups add, in switch
+// order, for the current catalog. A tool that has since left the ceiling
+// (the catalog changed) is left out.
+func (g *Gateway) switchedTools(s *session) []string {
+	sg := &s.groups
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	return g.switchedLocked(s.profile, sg)
+}
+
+func (g *Gateway) switchedLocked(profile string, sg *sessionGroups) []string {
+	cat := g.cat()
+	if sg.cat == cat || len(sg.on) == 0 {
+		return sg.added
+	}
+	sg.cat, sg.added = cat, nil
+	for _, name := range sg.on {
+		adds, _, err := g.groupAdds(profile, name)
+		if err != nil {
+			continue // the group left the profile with the catalog's profiles
+		}
+		for _, t := range adds {
+			if (g.opts.MaxProfile == "" || cat.resolved.Allowed(g.opts.MaxProfile, t)) && !slices.Contains(sg.added, t) {
+				sg.added = append(sg.added, t)
+			}
+		}
+	}
+	return sg.added
+}
+
+// sessionListed returns the names s lists, in listing order, and the
+// enable_tools definition when its profile offers groups (nil otherwise).
+// Without groups it is the profile's listing, unchanged.
+func (g *Gateway) sessionListed(s *session) ([]string, *mcp.Tool) {
+	base := g.cat().listed[s.profile]
+	offered := g.offeredGroups(s.profile)
+	if offered == nil {
+		return base, nil
+	}
+	added := g.switchedTools(s)
+	names := make([]string, 0, 1+len(base)+len(added))
+	names = append(names, groups.EnableToolsName)
+	names = append(names, base...)
+	names = append(names, added...)
+	return names, groups.EnableToolsTool(offered)
+}
+
+// listedTool is the definition of a name sessionListed returned.
+func (g *Gateway) listedTool(name string, enable *mcp.Tool) (*mcp.Tool, bool) {
+	if enable != nil && name == groups.EnableToolsName {
+		return enable, true
+	}
+	t, ok := g.cat().served[name]
+	return t, ok
+}
+
+// switchedOn reports whether a group s switched on lets it call tool.
+func (g *Gateway) switchedOn(s *session, tool string) bool {
+	if g.offeredGroups(s.profile) == nil {
+		return false
+	}
+	return slices.Contains(g.switchedTools(s), tool)
+}
+
+// groupToEnable returns the first group (in the profile's order) that s
+// has not switched on and that would let it call tool: offered, adding
+// tool, within the ceiling. "" when there is none.
+func (g *Gateway) groupToEnable(s *session, tool string) string {
+	for _, grp := range g.offeredGroups(s.profile) {
+		adds, beyond, err := g.groupAdds(s.profile, grp.Name)
+		if err == nil && len(beyond) == 0 && slices.Contains(adds, tool) {
+			return grp.Name
+		}
+	}
+	return ""
+}
+
+// notAllowed is the envelope for a call s may not make: tool_not_in_profile,
+// naming first the group to switch on when one would allow it.
+func (g *Gateway) notAllowed(s *session, tool string) Envelope {
+	env := g.notInProfile(s.profile, tool)
+	grp := g.groupToEnable(s, tool)
+	if grp == "" {
+		return env
+	}
+	env.Message += fmt.Sprintf("; group %q of this profile holds it: call %s with {\"group\": %q} to switch it on for this session", grp, groups.EnableToolsName, grp)
+	env.SuggestedActions = append([]string{enableAction(grp)}, env.SuggestedActions...)
+	return env
+}
+
+// enableAction is the suggested action switching group on.
+func enableAction(group string) string {
+	return fmt.Sprintf("call %s with {\"group\": %q} to switch on group %q for this session", groups.EnableToolsName, group, group)
+}
+
+// enableTools answers a call to enable_tools; ok is false for any other
+// tool, or when the session's profile offers no groups. It sets the call's
+// outcome.
+func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, params *mcp.CallToolParamsRaw, call *telemetry.Call) (res *mcp.CallToolResult, ok bool) {
+	if params == nil || params.Name != groups.EnableToolsName {
+		return nil, false
+	}
+	offered := g.offeredGroups(s.profile)
+	if offered == nil {
+		return nil, false
+	}
+	call.Outcome = telemetry.OutcomeDenied
+	names := make([]string, len(offered))
+	for i, grp := range offered {
+		names[i] = grp.Name
+	}
+	var args struct {
+		Group *string `json:"group"`
+	}
+	if len(params.Arguments) > 0 {
+		if err := json.Unmarshal(params.Arguments, &args); err != nil {
+			return invalidGroup(fmt.Sprintf("%s: \"group\" must be a string (%v)", groups.EnableToolsName, err), names), true
+		}
+	}
+	if args.Group == nil || *args.Group == "" {
+		return invalidGroup(fmt.Sprintf("%s: missing \"group\"", groups.EnableToolsName), names), true
+	}
+	group := *args.Group
+	if !slices.Contains(names, group) {
+		return invalidGroup(fmt.Sprintf("%s: profile %q offers no group %q", groups.EnableToolsName, s.profile, group), names), true
+	}
+	_, beyond, err := g.groupAdds(s.profile, group)
+	if err != nil {
+		return invalidGroup(fmt.Sprintf("%s: %v", groups.EnableToolsName, err), names), true
+	}
+	if len(beyond) > 0 {
+		return g.groupBeyondCeiling(s, group, beyond, names).result(), true
+	}
+
+	sg := &s.groups
+	sg.mu.Lock()
+	if slices.Contains(sg.on, group) {
+		sg.mu.Unlock()
+		call.Outcome = telemetry.OutcomeOK
+		return groups.EnableToolsResult(group, nil), true
+	}
+	before := len(g.switchedLocked(s.profile, sg))
+	sg.on = append(sg.on, group)
+	sg.cat = nil // recompute with the new group
+	added := slices.Clone(g.switchedLocked(s.profile, sg)[before:])
+	listen := sg.listen
+	sg.mu.Unlock()
+
+	sw := telemetry.Switch{Time: time.Now(), Group: group}
+	s.mu.Lock()
+	s.rec.Switches = append(s.rec.Switches, sw)
+	id := s.rec.ID
+	s.mu.Unlock()
+	if g.opts.Recorder != nil {
+		g.opts.Recorder.Switch(id, sw)
+	}
+	if len(added) > 0 {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+			if err := g.notifyListChanged(ctx, ss, listen); err != nil {
+				g.logger.Warn("tools/list_changed after enable_tools not sent", "group", group, "error", err)
+			}
+		}
+	}
+	g.logger.Debug("group switched on", "session", id, "group", group, "added", len(added))
+	call.Outcome = telemetry.OutcomeOK
+	return groups.EnableToolsResult(group, added), true
+}
+
+// invalidGroup is the invalid_arguments envelope of an enable_tools call,
+// listing the offered groups.
+func invalidGroup(msg string, offered []string) *mcp.CallToolResult {
+	return Envelope{
+		Code:      CodeInvalidArguments,
+		Message:   msg + "; groups offered: " + strings.Join(offered, ", "),
+		Retryable: false,
+		Category:  CategoryValidation,
+		SuggestedActions: []string{
+			fmt.Sprintf("call %s with {\"group\": NAME}, NAME one of: %s", groups.EnableToolsName, strings.Join(offered, ", ")),
+		},
+	}.result()
+}
+
+// groupBeyondCeiling is the envelope refusing a group that would add tools
+// outside the ceiling.
+func (g *Gateway) groupBeyondCeiling(s *session, group string, beyond, offered []string) Envelope {
+	var others []string
+	for _, name := range offered {
+		if name == group {
+			continue
+		}
+		if _, b, err := g.groupAdds(s.profile, name); err == nil && len(b) == 0 {
+			others = append(others, name)
+		}
+	}
+	actions := []string{"ask the operator to raise the ceiling (server --max-profile) to a profile holding " + strings.Join(beyond, ", ")}
+	if len(others) > 0 {
+		actions = append([]string{"switch on a group within the ceiling instead: " + strings.Join(others, ", ")}, actions...)
+	}
+	return Envelope{
+		Code: CodeGroupNotAllowed,
+		Message: fmt.Sprintf("group %q cannot be switched on: it would add %s, outside the ceiling profile %q (--max-profile); nothing was switched on",
+			group, strings.Join(quoteAll(beyond), ", "), g.opts.MaxProfile),
+		Retryable:        false,
+		Category:         CategoryPolicy,
+		SuggestedActions: actions,
+	}
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return out
+}
+
+// sendAsKey marks a context whose progress notification groupsSending
+// rewrites into the params it carries (a *mcp.ToolListChangedParams).
+type sendAsKey struct{}
+
+// notifyListChanged sends notifications/tools/list_changed to ss alone:
+// on listen when the session follows 2026-07-28 or later (nothing when it
+// has no such stream), else with ctx (the enable_tools call's).
+func (g *Gateway) notifyListChanged(ctx context.Context, ss *mcp.ServerSession, listen *listenStream) error {
+	params := &mcp.ToolListChangedParams{}
+	if p := ss.InitializeParams(); p != nil && p.ProtocolVersion >= firstListenProtocol {
+		if listen == nil || listen.ctx.Err() != nil {
+			return nil // not subscribed: such a session is sent no list_changed
+		}
+		params.Meta = mcp.Meta{mcp.MetaKeySubscriptionID: listen.id}
+		ctx = listen.ctx
+	}
+	return ss.NotifyProgress(context.WithValue(ctx, sendAsKey{}, params), &mcp.ProgressNotificationParams{})
+}
+
+// groupsSending is the sending middleware of every server: it turns the
+// marked progress notification of notifyListChanged into
+// tools/list_changed, and notes each session's tool-change listen stream
+// from the acknowledgement the SDK sends on it.
+func (g *Gateway) groupsSending() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			switch method {
+			case notificationProgress:
+				if p, ok := ctx.Value(sendAsKey{}).(*mcp.ToolListChangedParams); ok && ss != nil {
+					return next(ctx, notificationToolsListChanged, &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss, Params: p})
+				}
+			case notificationSubscriptionsAcks:
+				if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && p != nil && p.Notifications.ToolsListChanged && ss != nil {
+					g.noteListen(ss, &listenStream{ctx: ctx, id: p.Meta[mcp.MetaKeySubscriptionID]})
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// noteListen records ss's tool-change listen stream.
+func (g *Gateway) noteListen(ss *mcp.ServerSession, l *listenStream) {
+	g.mu.Lock()
+	s, ok := g.sessions[ss]
+	g.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.groups.mu.Lock()
+	s.groups.listen = l
+	s.groups.mu.Unlock()
+}
+
+// serveGroups prepares server, which serves profile: the sending middleware,
+// and a warning when the profile's groups cannot be served.
+func (g *Gateway) serveGroups(server *mcp.Server, profile string) {
+	server.AddSendingMiddleware(g.groupsSending())
+	p, ok := g.cat().resolved.Profiles[profile]
+	if !ok || len(p.Groups) == 0 {
+		return
+	}
+	if _, clash := g.cat().tools[groups.EnableToolsName]; clash {
+		g.logger.Warn("profile offers groups, but an upstream offers a tool named "+groups.EnableToolsName+": serving the upstream's tool and no groups", "profile", profile)
+	}
+}
