@@ -26,7 +26,7 @@ import (
 )
 
 const (
-	settleQuiet = 5 * time.Millisecond
+	settleQuiet = 20 * time.Millisecond
 	settleMax   = 250 * time.Millisecond
 )
 
