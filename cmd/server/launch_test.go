@@ -374,6 +374,13 @@ func TestLaunchSecretsNeverLogged(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--health exit %d:\n%s", code, healthErr)
 	}
+	var printed gateway.Health
+	if err := json.Unmarshal([]byte(healthOut), &printed); err != nil {
+		t.Fatalf("--health output %q: %v", healthOut, err)
+	}
+	if len(printed.Upstreams) != 3 {
+		t.Errorf("--health shows upstreams %+v, want a, broken and remote", printed.Upstreams)
+	}
 	cs.Close()
 	if err := l.stop(); err != nil {
 		t.Fatal(err)
