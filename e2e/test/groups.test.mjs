@@ -132,11 +132,12 @@ test('groups over HTTP: an unknown group changes nothing', { skip }, async (t) =
 test('groups over HTTP: the ceiling bounds a group (--max-profile core)', { skip }, async (t) => {
   const server = await startHTTP(t, { flags: ['--max-profile', 'core'] });
   const client = await connectHTTP(t, `${server.base}/mcp/${PROFILE}`);
-  try {
-    await client.callTool({ name: ENABLE_TOOLS, arguments: { group: GROUP } });
-  } catch {
-    // Refusing the whole switch is one way to stay under the ceiling.
-  }
+  // The whole switch is refused: the group would add a tool outside core.
+  const refusal = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: GROUP } });
+  assert.equal(refusal.isError, true, JSON.stringify(refusal));
+  assert.equal(refusal.structuredContent?.code, 'group_not_allowed');
+  assert.equal(refusal.structuredContent?.category, 'policy');
+  assert.match(refusal.structuredContent?.message, new RegExp(`"${AUDIO}"`), 'the refusal names the tool beyond the ceiling');
   assert.ok(!names(await client.listTools()).includes(AUDIO), `${AUDIO} (outside core) is never listed`);
   const res = await client.callTool({ name: AUDIO, arguments: {} });
   assert.equal(res.isError, true, JSON.stringify(res));
