@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -418,5 +419,81 @@ func TestSwitchRecorded(t *testing.T) {
 	want := []string{"enable_tools:" + string(telemetry.OutcomeDenied), "enable_tools:" + string(telemetry.OutcomeOK), "enable_tools:" + string(telemetry.OutcomeOK)}
 	if !slices.Equal(got, want) {
 		t.Errorf("calls %v, want %v", got, want)
+	}
+}
+
+// BenchmarkGroups compares, on one gateway, a session of profile plain
+// (four tools) with a session of profile grouped (two tools, and a group
+// holding the other two, switched on): the same four tools listed and
+// called, so the ratio is what serving them through a group costs.
+func BenchmarkGroups(b *testing.B) {
+	const generated = `version = 1
+default = "plain"
+
+[[profile]]
+name = "plain"
+tools = ["test_simple_text", "test_error_handling", "test_audio_content", "test_image_content"]
+
+[[profile]]
+name = "grouped"
+tools = ["test_simple_text", "test_error_handling"]
+groups = ["media"]
+
+[[group]]
+name = "media"
+description = "audio and image content tools"
+tools = ["test_audio_content", "test_image_content"]
+`
+	dir := b.TempDir()
+	path := dir + "/profiles.generated.toml"
+	if err := os.WriteFile(path, []byte(generated), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	set, err := profiles.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat := everythingCatalog()
+	r, err := set.Resolve(cat.Tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := New(context.Background(), Options{Upstream: NewCatalogUpstream(cat), Profiles: r})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { g.Close() })
+	conn := func(profile string) *mcp.ClientSession {
+		s, _ := g.Server(profile)
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := s.Connect(context.Background(), st, nil); err != nil {
+			b.Fatal(err)
+		}
+		return benchClient(b, ct)
+	}
+	plain, grouped := conn("plain"), conn("grouped")
+	if res, err := grouped.CallTool(context.Background(), groups.EnableToolsRequest("media")); err != nil || res.IsError {
+		b.Fatalf("enable media: %v %+v", err, res)
+	}
+	for _, c := range []struct {
+		name string
+		cs   *mcp.ClientSession
+	}{{"plain", plain}, {"grouped", grouped}} {
+		b.Run("list/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.cs.ListTools(context.Background(), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("call/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_audio_content"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
