@@ -8,6 +8,12 @@
 // carries a receiving middleware that answers tools/list and tools/call
 // itself and rewrites the instructions of the handshake results, so that
 // what a session sees can depend on the session, not only on the server.
+//
+// Everything else an upstream offers passes through (passthrough.go):
+// resources, prompts, completion, subscriptions and logging levels, and,
+// during a call, progress, log messages, elicitation and sampling relayed
+// to the calling session. When the upstream's tools change the catalog is
+// re-listed and swapped whole, and sessions are told (catalog.go).
 package gateway
 
 import (
