@@ -20,13 +20,13 @@ import (
 
 // relayGateway serves the everything-server through an upstream.Set whose
 // callbacks reach the gateway, as cmd/server wires them.
-func relayGateway(t *testing.T) *Gateway {
+func relayGateway(t testing.TB) *Gateway {
 	t.Helper()
 	return relayGatewayCmd(t, testupstream.EverythingServer(t))
 }
 
 // relayGatewayCmd is relayGateway with the upstream started as command args.
-func relayGatewayCmd(t *testing.T, command string, args ...string) *Gateway {
+func relayGatewayCmd(t testing.TB, command string, args ...string) *Gateway {
 	t.Helper()
 	var ref atomic.Pointer[Gateway]
 	opts := upstream.Options{
@@ -77,7 +77,7 @@ func relayGatewayCmd(t *testing.T, command string, args ...string) *Gateway {
 }
 
 // connectWith is connect with client options.
-func connectWith(t *testing.T, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connectWith(t testing.TB, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	s, err := g.Server("")
 	if err != nil {
