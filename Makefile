@@ -33,6 +33,23 @@ test-e2e: build e2e-deps
 clean:
 	rm -rf $(BIN)
 
+# make bench: the committed before/after report for the committed
+# profiles.generated.toml, priced on demo/catalog.json (the tools of the
+# servers in demo/servers.mcp.json, as make demo dumps them) by the gateway's
+# own serving code.
+bench: build
+	$(BIN)/profiler bench --profiles profiles.generated.toml --catalog demo/catalog.json --results --out bench/RESULTS.md
+	@cat bench/RESULTS.md
+
+# make eval: figures on the real catalogs and traces in ../shared/data (not
+# part of make test: a clone elsewhere has no ../shared). TOOLPROF_DATA
+# moves it.
+TOOLPROF_DATA ?= ../shared/data
+export TOOLPROF_DATA
+eval: build
+	$(GO) test -tags eval -count=1 -run Eval -v ./derive ./groups ./bench
+	$(BIN)/profiler bench --profiles bench/bfcl/profiles.generated.toml --catalog $(TOOLPROF_DATA)/catalogs/bfcl-multi-turn.json --results --out bench/RESULTS-bfcl.md
+
 # make demo: the whole loop offline in about a minute: the gateway on HTTP in
 # front of the everything-server, demo/trace.jsonl replayed through it,
 # profiles derived, benchmarked and rehearsed. Outputs in out/demo/ (see

@@ -127,18 +127,18 @@ func TestMakeDemo(t *testing.T) {
 		if *byName["core"].Measured.Coverage < 0.8 || *byName["standard"].Measured.Coverage < 0.95 {
 			t.Errorf("coverage core %v standard %v, want at least their targets 0.8 and 0.95", *byName["core"].Measured.Coverage, *byName["standard"].Measured.Coverage)
 		}
-		// demo/profiles.toml's decisions hold: core denies
+		// profiles.toml's decisions hold: core denies
 		// everything__test_reconnection; the everything__test_trigger_* tools,
 		// declared destructive there, are only in full; the filesystem
 		// server's annotated destructive tools (write_file, edit_file,
 		// move_file) are in no profile but standard (allow_destructive) and full.
 		if slices.Contains(byName["core"].Tools, "everything__test_reconnection") {
-			t.Error("core holds everything__test_reconnection, which demo/profiles.toml denies")
+			t.Error("core holds everything__test_reconnection, which profiles.toml denies")
 		}
 		for _, name := range []string{"core", "standard"} {
 			for _, tool := range byName[name].Tools {
 				if strings.HasPrefix(tool, "everything__test_trigger_") {
-					t.Errorf("%s holds %s, declared destructive in demo/profiles.toml", name, tool)
+					t.Errorf("%s holds %s, declared destructive in profiles.toml", name, tool)
 				}
 				if name == "core" && slices.Contains([]string{"fs__write_file", "fs__edit_file", "fs__move_file"}, tool) {
 					t.Errorf("core holds %s, annotated destructive", tool)
@@ -146,7 +146,7 @@ func TestMakeDemo(t *testing.T) {
 			}
 		}
 		if !slices.Contains(byName["standard"].Tools, "fs__write_file") {
-			t.Errorf("standard lacks fs__write_file, which %d%% of the sessions need and demo/profiles.toml allows", 100*sessionsUsing(trace, "fs__write_file")/len(trace))
+			t.Errorf("standard lacks fs__write_file, which %d%% of the sessions need and profiles.toml allows", 100*sessionsUsing(trace, "fs__write_file")/len(trace))
 		}
 		cat, err := catalog.Load(filepath.Join(out, "catalog.json"))
 		if err != nil {
@@ -159,6 +159,15 @@ func TestMakeDemo(t *testing.T) {
 		}
 		if got := len(byName["full"].Tools); got != len(cat.Tools) || len(servers) != 3 {
 			t.Errorf("full holds %d tools of a %d-tool catalog from servers %v; want every tool of everything, fs and memory", got, len(cat.Tools), servers)
+		}
+		// demo/catalog.json is what make bench prices the committed
+		// profiles.generated.toml against: it must be what the servers list.
+		committed, err := catalog.Load("catalog.json") // the test runs in demo/
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !catalog.Equal(cat, committed) {
+			t.Error("demo/catalog.json differs from the catalog the demo's servers list: copy out/demo/catalog.json over it and rerun make bench")
 		}
 	})
 
@@ -175,9 +184,9 @@ func TestMakeDemo(t *testing.T) {
 				t.Errorf("%s: o200k_base %q, want a count above the smaller profile's %d", name, row["o200k_base"], prev)
 			}
 			prev = tokens
-			// core and standard carry the instructions of demo/profiles.toml.
+			// core and standard carry the instructions of profiles.toml.
 			if chars, err := strconv.Atoi(row["instr chars"]); name != "full" && (err != nil || chars == 0) {
-				t.Errorf("%s: instr chars %q, want the instructions of demo/profiles.toml counted", name, row["instr chars"])
+				t.Errorf("%s: instr chars %q, want the instructions of profiles.toml counted", name, row["instr chars"])
 			}
 			if tools, _ := strconv.Atoi(row["tools"]); tools != len(byName[name].Tools) {
 				t.Errorf("%s: report says %s tools, the profile has %d", name, row["tools"], len(byName[name].Tools))

@@ -24,7 +24,7 @@
 #   catalog.json               the upstream's tools/list result
 #   telemetry/                 the recorded sessions (bbolt segments)
 #   profiles.generated.toml    the derived profiles (core, standard, full)
-#   profiles.toml              copy of demo/profiles.toml, the people's decisions
+#   profiles.toml              copy of profiles.toml (the repository's), the people's decisions
 #   workspace/, memory.jsonl   what the filesystem and memory servers work on
 #   summary.md                 derive's change summary (the PR body)
 #   frontier.png               cost / coverage frontier, profiles marked
@@ -116,7 +116,7 @@ step "profiler stats"
 step "profiler derive: profiles from the measured sessions"
 # The hand-written decisions sit beside the generated file, where derive,
 # the gateway, bench and check read them.
-cp demo/profiles.toml "$OUT/profiles.toml"
+cp profiles.toml "$OUT/profiles.toml"
 "$BIN/profiler" derive --telemetry "$OUT/telemetry" --catalog "$OUT/catalog.json" \
 	--out "$OUT/profiles.generated.toml" --plot "$OUT/frontier.png" --summary markdown >"$OUT/summary.md"
 cat "$OUT/summary.md"
