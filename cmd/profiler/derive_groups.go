@@ -117,7 +117,13 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 			}
 		}
 	}
-	res, err := groups.Choose(sessions, groups.Config{Catalog: in.Catalog.Tools, Counter: counter, Policy: in.Policy, AllowDestructive: allow,
+	// Price tools as derive does (as the gateway lists them), so that the
+	// full catalog and the bases cost the same in both reports.
+	costs, err := servedToolCosts(ctx, in.Catalog, in.Policy, counter)
+	if err != nil {
+		return err
+	}
+	res, err := groups.Choose(sessions, groups.Config{Catalog: in.Catalog.Tools, Counter: counter, Costs: costs, Policy: in.Policy, AllowDestructive: allow,
 		Holdout: in.Holdout, Bases: bases, MaxSwitches: g.maxSwitches, Prior: prior})
 	if err != nil {
 		return fmt.Errorf("derive --groups: %w", err)

@@ -213,6 +213,18 @@ func TestDeriveGroupsApply(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil || rep.Holdout.Sessions != res.Counts.Holdout || len(rep.Groups) != len(f.Groups) {
 		t.Errorf("report: %v; held-out %d sessions (derive held out %d), %d groups", err, rep.Holdout.Sessions, res.Counts.Holdout, len(rep.Groups))
 	}
+	counter, _ := bench.NewCounter()
+	served, err := servedToolCosts(context.Background(), cat, nil, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := 0
+	for _, c := range served {
+		full += c.Tokens[bench.O200kBase]
+	}
+	if rep.Holdout.FullTokens != full {
+		t.Errorf("full catalog %d tokens in the groups report, %d as the gateway lists it (derive's pricing)", rep.Holdout.FullTokens, full)
+	}
 }
 
 // TestDeriveGroupsTelemetrySwitches records sessions in real telemetry,
