@@ -243,7 +243,7 @@ func TestMakeDemo(t *testing.T) {
 // profiles-check passes on it and fails once it differs.
 func checkNightlyJob(t *testing.T, bin, out string) {
 	nightly := t.TempDir()
-	if err := os.WriteFile(filepath.Join(nightly, "profiles.toml"), []byte(readFile(t, "profiles.toml")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(nightly, "profiles.toml"), []byte(readFile(t, filepath.Join("..", "profiles.toml"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	generated, summary := filepath.Join(nightly, "profiles.generated.toml"), filepath.Join(nightly, "summary.md")
