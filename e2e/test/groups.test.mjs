@@ -13,7 +13,7 @@ import { test } from 'node:test';
 
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { assertRefused, membership, pageThrough } from '../lib/checks.mjs';
+import { START_CURSOR, assertRefused, membership, pageThrough } from '../lib/checks.mjs';
 import { ENABLE_TOOLS, GROUPS } from '../lib/expect.mjs';
 import { connectHTTP, connectStdio, groupsServed, names, startHTTP } from '../lib/harness.mjs';
 
@@ -54,6 +54,7 @@ async function switchOn(t, client) {
   await t.test(`before the switch: ${ENABLE_TOOLS} is listed and describes the group`, async () => {
     const res = await client.listTools();
     assert.deepEqual([...names(res)].sort(), before);
+    assert.equal(res.tools[0].name, ENABLE_TOOLS, `${ENABLE_TOOLS} is listed first (docs/errors.md)`);
     const enable = res.tools.find((x) => x.name === ENABLE_TOOLS);
     assert.ok(enable, `${ENABLE_TOOLS} is listed`);
     assert.match(enable.description, new RegExp(`\\b${GROUP}\\b`));
@@ -112,21 +113,47 @@ test('groups over HTTP: the switch is per session', { skip }, async (t) => {
   });
 });
 
-test('groups over HTTP: an unknown group changes nothing', { skip }, async (t) => {
+test('groups over HTTP: an unknown group is invalid_arguments and changes nothing', { skip }, async (t) => {
   const server = await startHTTP(t);
   const client = await connectHTTP(t, `${server.base}/mcp/${PROFILE}`);
-  let refused;
-  try {
-    const res = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: 'no-such-group' } });
-    refused = res.isError === true;
-    assert.ok(refused, `an unknown group is an error result: ${JSON.stringify(res)}`);
-  } catch (err) {
-    if (err instanceof assert.AssertionError) throw err;
-    refused = true; // a JSON-RPC error is a refusal too
-    assert.match(err.message, /no-such-group/);
-  }
-  assert.ok(refused);
+  const res = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: 'no-such-group' } });
+  assert.equal(res.isError, true, JSON.stringify(res));
+  assert.equal(res.structuredContent?.code, 'invalid_arguments');
+  assert.match(res.structuredContent?.message, new RegExp(`\\b${GROUP}\\b`), 'the message lists the offered groups');
   assert.deepEqual([...names(await client.listTools())].sort(), membership(PROFILE));
+});
+
+test('groups over stdio: switching on a group already on is a success that changes nothing', { skip }, async (t) => {
+  const { client } = await connectStdio(t, { flags: ['--profile', PROFILE] });
+  const first = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: GROUP } });
+  assert.ok(!first.isError, JSON.stringify(first));
+  const listed = await client.listTools();
+  const again = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: GROUP } });
+  assert.ok(!again.isError, JSON.stringify(again));
+  assert.deepEqual(await client.listTools(), listed);
+});
+
+// Paging stays consistent across a switch: the listing is append-only, so a
+// cursor issued before the switch pages on through the rest of the old list
+// and then the group's tools, each once.
+test('groups over stdio: a cursor from before the switch pages on through the new tools (--page-size 1)', { skip }, async (t) => {
+  const { client } = await connectStdio(t, { flags: ['--profile', PROFILE, '--page-size', '1'] });
+  const firstPage = await client.listTools({ cursor: START_CURSOR });
+  assert.equal(firstPage.tools.length, 1);
+  assert.ok(firstPage.nextCursor, 'a profile of two or more tools has a second page at page size 1');
+  const res = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: GROUP } });
+  assert.ok(!res.isError, JSON.stringify(res));
+  const rest = [];
+  for (let cursor = firstPage.nextCursor; cursor;) {
+    const page = await client.listTools({ cursor });
+    assert.ok(page.tools.length <= 1);
+    rest.push(...page.tools);
+    cursor = page.nextCursor;
+    assert.ok(rest.length < 100, 'nextCursor never ends');
+  }
+  const after = await client.listTools();
+  assert.deepEqual([...firstPage.tools, ...rest], after.tools, 'first page (before) + the rest (after) = the list after the switch, in order');
+  for (const tool of GROUPS[GROUP].tools) assert.ok(rest.some((x) => x.name === tool), `${tool} reached through the old cursor`);
 });
 
 test('groups over HTTP: the ceiling bounds a group (--max-profile core)', { skip }, async (t) => {
