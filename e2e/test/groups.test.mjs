@@ -170,3 +170,33 @@ test('groups over HTTP: the ceiling bounds a group (--max-profile core)', { skip
   assert.equal(res.isError, true, JSON.stringify(res));
   assert.equal(res.structuredContent?.code, 'tool_not_in_profile');
 });
+
+// The SDK's own reaction to list_changed (Client option listChanged, which
+// re-lists and hands over the new tools) is how applications built on it see
+// a switch.
+for (const transport of ['stdio', 'HTTP']) {
+  test(`groups over ${transport}: the SDK's listChanged auto-refresh hands over the new list`, { skip }, async (t) => {
+    let onChanged;
+    const refreshed = new Promise((resolve, reject) => {
+      onChanged = (err, tools) => (err ? reject(err) : resolve(tools));
+    });
+    const clientOptions = { listChanged: { tools: { onChanged, debounceMs: 0 } } };
+    let client;
+    if (transport === 'stdio') {
+      ({ client } = await connectStdio(t, { flags: ['--profile', PROFILE], clientOptions }));
+    } else {
+      const server = await startHTTP(t);
+      client = await connectHTTP(t, `${server.base}/mcp/${PROFILE}`, clientOptions);
+    }
+    assert.equal(client.getServerCapabilities()?.tools?.listChanged, true, 'the server advertises tools.listChanged');
+    const res = await client.callTool({ name: ENABLE_TOOLS, arguments: { group: GROUP } });
+    assert.ok(!res.isError, JSON.stringify(res));
+    let timer;
+    const tools = await Promise.race([
+      refreshed,
+      new Promise((_, reject) => { timer = setTimeout(() => reject(new Error('the SDK did not re-list within 10 s')), 10_000); }),
+    ]).finally(() => clearTimeout(timer));
+    const want = [...new Set([...membership(PROFILE), ...GROUPS[GROUP].tools])].sort();
+    assert.deepEqual(tools.map((x) => x.name).sort(), want);
+  });
+}
