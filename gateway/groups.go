@@ -80,6 +80,10 @@ type sessionGroups struct {
 	// listen is the session's subscriptions/listen stream for tool changes
 	// (2026-07-28); nil when it has none.
 	listen *listenStream
+	// enable is the enable_tools definition built for enableCat, kept so
+	// that each listing does not build it again.
+	enable    *mcp.Tool
+	enableCat *catalogState
 }
 
 // listenStream is a subscriptions/listen stream: its context (done when
@@ -171,12 +175,19 @@ func (g *Gateway) sessionListed(s *session) ([]string, *mcp.Tool) {
 	if offered == nil {
 		return base, nil
 	}
-	added := g.switchedTools(s)
+	sg := &s.groups
+	sg.mu.Lock()
+	added := g.switchedLocked(s.profile, sg)
+	if cat := g.cat(); sg.enableCat != cat {
+		sg.enable, sg.enableCat = groups.EnableToolsTool(offered), cat
+	}
+	enable := sg.enable
+	sg.mu.Unlock()
 	names := make([]string, 0, 1+len(base)+len(added))
 	names = append(names, groups.EnableToolsName)
 	names = append(names, base...)
 	names = append(names, added...)
-	return names, groups.EnableToolsTool(offered)
+	return names, enable
 }
 
 // listedTool is the definition of a name sessionListed returned.
