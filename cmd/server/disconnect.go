@@ -19,7 +19,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 )
 
 // requestID returns the id of body when it is one JSON-RPC request (not a
@@ -81,14 +80,12 @@ func cancelOnDisconnect(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		var mu sync.Mutex
-		answered := false
+		// Delivered when the connection closed before the request was done:
+		// while next still runs, or (the SDK itself returns on a closed
+		// connection) just as it returns. A client that closes after
+		// reading its answer at worst cancels a finished request, which the
+		// session ignores.
 		stop := context.AfterFunc(r.Context(), func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if answered {
-				return
-			}
 			note := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the client's connection closed"}}`, id)
 			cancel := r.Clone(context.WithoutCancel(r.Context()))
 			cancel.Body = io.NopCloser(strings.NewReader(note))
@@ -96,9 +93,9 @@ func cancelOnDisconnect(next http.Handler) http.Handler {
 			next.ServeHTTP(&discardResponse{h: http.Header{}}, cancel)
 		})
 		next.ServeHTTP(w, r)
-		mu.Lock()
-		answered = true
-		mu.Unlock()
+		// net/http ends the context only after ServeHTTP returns, unless
+		// the connection closed: stopped here, it never fires for a
+		// request answered on a live connection.
 		stop()
 	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,7 +40,7 @@ func TestCallTimeoutCancelsUpstream(t *testing.T) {
 				t.Errorf("envelope %+v, want retryable upstream_timeout naming 30ms", env)
 			}
 			log := s.upstreamLog(t, func(log string) bool { return strings.Contains(log, "notifications/cancelled") })
-			callID, cancelledID := requestIDs(log)
+			callID, cancelledID := requestIDs(log, "test_tool_with_progress")
 			if callID == "" || cancelledID != callID {
 				t.Errorf("upstream log: call id %q, cancelled id %q, want the call cancelled:\n%s", callID, cancelledID, log)
 			}
@@ -50,10 +51,9 @@ func TestCallTimeoutCancelsUpstream(t *testing.T) {
 	}
 }
 
-// requestIDs finds, in a log of JSON-RPC messages, the id of the
-// test_tool_with_progress call and the requestId of the first
-// notifications/cancelled.
-func requestIDs(log string) (call, cancelled string) {
+// requestIDs finds, in a log of JSON-RPC messages, the id of the call of
+// tool and the requestId of the first notifications/cancelled.
+func requestIDs(log, tool string) (call, cancelled string) {
 	for line := range strings.Lines(log) {
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
@@ -67,7 +67,7 @@ func requestIDs(log string) (call, cancelled string) {
 			continue
 		}
 		switch {
-		case msg.Method == "tools/call" && msg.Params.Name == "test_tool_with_progress":
+		case msg.Method == "tools/call" && msg.Params.Name == tool:
 			call = string(msg.ID)
 		case msg.Method == "notifications/cancelled" && cancelled == "":
 			cancelled = string(msg.Params.RequestID)
@@ -216,16 +216,20 @@ func postRaw(ctx context.Context, t *testing.T, url, session, body string) (stri
 // A client that drops its connection in the middle of a call: the upstream
 // is sent notifications/cancelled for it (tee log), the call is recorded as
 // cancelled, the session is recorded as ended, and no goroutine is left.
+// The call is test_elicitation, which waits upstream until the client
+// answers the elicitation the gateway relays to it: the client drops the
+// connection when that request arrives, so the call is surely still
+// running.
 func TestClientDisconnectMidCall(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dir := t.TempDir()
 	teeLog := filepath.Join(dir, "upstream.log")
 	telemetryDir := filepath.Join(dir, "telemetry")
-	url, stderr, stop := inProcessServer(t, append([]string{"--profiles", profilesFile, "--profile", "standard", "--telemetry", telemetryDir}, upstreamArgs(teeLog)...)...)
+	url, stderr, stop := inProcessServer(t, append([]string{"--profiles", profilesFile, "--profile", "full", "--telemetry", telemetryDir}, upstreamArgs(teeLog)...)...)
 	s := &served{upstream: teeLog}
 
 	ctx := context.Background()
-	id, err := postRaw(ctx, t, url, "", initializeBody)
+	id, err := postRaw(ctx, t, url, "", strings.Replace(initializeBody, `"capabilities":{}`, `"capabilities":{"elicitation":{"form":{}}}`, 1))
 	if err != nil || id == "" {
 		t.Fatalf("initialize: %q %v", id, err)
 	}
@@ -233,18 +237,32 @@ func TestClientDisconnectMidCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	callCtx, drop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		_, err := postRaw(callCtx, t, url, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_progress"}}`)
-		done <- err
-	}()
-	s.upstreamCalls(t, "test_tool_with_progress")
-	drop() // closes the connection: no cancellation is sent by the client
-	if err := <-done; err == nil {
-		t.Fatal("the call finished before the connection was dropped")
+	defer drop()
+	req, err := nethttp.NewRequestWithContext(callCtx, nethttp.MethodPost, url,
+		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"name?"}}}`))
+	if err != nil {
+		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := nethttp.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	asked := false
+	for !asked && sc.Scan() {
+		asked = strings.Contains(sc.Text(), "elicitation/create")
+	}
+	if !asked {
+		t.Fatalf("the call's stream ended without the elicitation request: %v", sc.Err())
+	}
+	drop() // closes the connection: no cancellation is sent by the client
+	resp.Body.Close()
 	log := s.upstreamLog(t, func(log string) bool { return strings.Contains(log, "notifications/cancelled") })
-	if callID, cancelledID := requestIDs(log); callID == "" || cancelledID != callID {
+	if callID, cancelledID := requestIDs(log, "test_elicitation"); callID == "" || cancelledID != callID {
 		t.Errorf("upstream log: call id %q, cancelled id %q, want the call cancelled upstream:\n%s", callID, cancelledID, log)
 	}
 	nethttp.DefaultClient.CloseIdleConnections()
