@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -495,5 +496,100 @@ tools = ["test_audio_content", "test_image_content"]
 				}
 			}
 		})
+	}
+}
+
+// When the profiles are resolved again (the upstream's tools changed), a
+// session's switched-on groups are re-read: a group the profile no longer
+// offers adds nothing, and a tool a group gained outside the ceiling is
+// not added.
+func TestSwitchedGroupsFollowTheCatalog(t *testing.T) {
+	const before = `version = 1
+default = "grouped"
+
+[[profile]]
+name = "core"
+tools = ["test_error_handling", "test_image_content", "test_simple_text"]
+
+[[profile]]
+name = "grouped"
+tools = ["test_simple_text"]
+groups = ["media", "errors"]
+
+[[group]]
+name = "media"
+description = "image"
+tools = ["test_image_content"]
+
+[[group]]
+name = "errors"
+description = "error handling"
+tools = ["test_error_handling"]
+`
+	// media gains a tool beyond the ceiling; errors leaves the profile.
+	after := strings.Replace(strings.Replace(before, `tools = ["test_image_content"]`, `tools = ["test_audio_content", "test_image_content"]`, 1),
+		`groups = ["media", "errors"]`, `groups = ["media"]`, 1)
+	cat := everythingCatalog()
+	next := writeProfiles(t, cat.Tools, after, "version = 1\n")
+	g := newGateway(t, Options{
+		Upstream:   NewCatalogUpstream(cat),
+		Profiles:   writeProfiles(t, cat.Tools, before, "version = 1\n"),
+		MaxProfile: "core",
+		Resolve:    func([]*mcp.Tool) (*profiles.Resolved, error) { return next, nil },
+	})
+	cs := connect(t, g, "grouped")
+	for _, grp := range []string{"media", "errors"} {
+		if res := enable(t, cs, map[string]any{"group": grp}); res.IsError {
+			t.Fatalf("enable %s: %s", grp, text(res))
+		}
+	}
+	want := []string{groups.EnableToolsName, "test_simple_text", "test_image_content", "test_error_handling"}
+	if got := listedNames(t, cs); !slices.Equal(got, want) {
+		t.Fatalf("before the change: %v, want %v", got, want)
+	}
+	g.ToolsChanged(context.Background(), "test")
+	want = []string{groups.EnableToolsName, "test_simple_text", "test_image_content"}
+	if got := listedNames(t, cs); !slices.Equal(got, want) {
+		t.Errorf("after the change: %v, want %v (errors no longer offered, audio beyond the ceiling)", got, want)
+	}
+	for _, tool := range []string{"test_error_handling", "test_audio_content"} {
+		if env := callEnvelope(t, cs, tool, nil); env.Code != CodeToolNotInProfile {
+			t.Errorf("%s after the change: %+v, want tool_not_in_profile", tool, env)
+		}
+	}
+}
+
+// An upstream tool named enable_tools is never shadowed: a profile
+// offering groups is then served without them (the upstream's tool is
+// listed and forwarded), with a warning.
+func TestUpstreamEnableToolsWins(t *testing.T) {
+	cat := everythingCatalog()
+	cat.Tools = append(cat.Tools, &mcp.Tool{Name: groups.EnableToolsName, Description: "the upstream's own", InputSchema: map[string]any{"type": "object"}})
+	var log syncLog
+	g := newGateway(t, Options{
+		Upstream: NewCatalogUpstream(cat),
+		Profiles: writeProfiles(t, cat.Tools, strings.Replace(groupedGenerated, `tools = ["test_simple_text"]`, `tools = ["test_simple_text", "enable_tools"]`, 1), "version = 1\n"),
+		Logger:   slog.New(slog.NewTextHandler(&log, nil)),
+	})
+	cs := connect(t, g, "grouped")
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var descs []string
+	for _, tool := range res.Tools {
+		descs = append(descs, tool.Name+": "+tool.Description)
+	}
+	if want := []string{"enable_tools: the upstream's own", "test_simple_text: recorded test_simple_text"}; !slices.Equal(descs, want) {
+		t.Errorf("listed %q, want %q", descs, want)
+	}
+	if env := callEnvelope(t, cs, groups.EnableToolsName, map[string]any{"group": "media"}); env.Code != CodeUpstreamUnavailable {
+		t.Errorf("enable_tools: %+v, want it forwarded to the upstream", env)
+	}
+	if env := callEnvelope(t, cs, "test_audio_content", nil); env.Code != CodeToolNotInProfile || strings.Contains(env.Message, `group "`) {
+		t.Errorf("test_audio_content: %+v, want tool_not_in_profile without a group", env)
+	}
+	if !strings.Contains(log.String(), "an upstream offers a tool named enable_tools") {
+		t.Errorf("log %q: want the warning", log.String())
 	}
 }
