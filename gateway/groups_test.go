@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -591,5 +592,69 @@ func TestUpstreamEnableToolsWins(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "an upstream offers a tool named enable_tools") {
 		t.Errorf("log %q: want the warning", log.String())
+	}
+}
+
+// Which sessions are sent list_changed when they switch a group on,
+// counted on the client's wire (a receiving middleware, so a client
+// without a handler counts too): a session before 2026-07-28 always, on
+// the call's stream; a 2026-07-28 session only when it listens for tool
+// changes (the SDK client listens when it has a ToolListChangedHandler).
+func TestListChangedRouting(t *testing.T) {
+	tests := []struct {
+		protocol string
+		handler  bool
+		want     int
+	}{
+		{"2025-11-25", false, 1},
+		{"2025-11-25", true, 1},
+		{"2026-07-28", false, 0},
+		{"2026-07-28", true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/handler=%v", tt.protocol, tt.handler), func(t *testing.T) {
+			g := groupedGateway(t, "", Options{})
+			s, err := g.Server("grouped")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, ct := mcp.NewInMemoryTransports()
+			if _, err := s.Connect(context.Background(), st, nil); err != nil {
+				t.Fatal(err)
+			}
+			var opts *mcp.ClientOptions
+			if tt.handler {
+				opts = &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}
+			}
+			wire := make(chan struct{}, 8)
+			client := mcp.NewClient(&mcp.Implementation{Name: "routing", Version: "0"}, opts)
+			client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method == "notifications/tools/list_changed" {
+						wire <- struct{}{}
+					}
+					return next(ctx, method, req)
+				}
+			})
+			cs, err := client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: tt.protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if res := enable(t, cs, map[string]any{"group": "media"}); res.IsError {
+				t.Fatal(text(res))
+			}
+			if tt.want > 0 {
+				select {
+				case <-wire:
+				case <-time.After(10 * time.Second):
+					t.Fatal("no tools/list_changed on the wire")
+				}
+			}
+			listedNames(t, cs) // a round trip: anything sent before it has arrived
+			if n := len(wire); n != 0 {
+				t.Errorf("%d more tools/list_changed on the wire, want %d in all", n, tt.want)
+			}
+		})
 	}
 }
