@@ -24,6 +24,7 @@ type recordingFakeUpstream struct {
 
 	mu    sync.Mutex
 	calls []string
+	args  []json.RawMessage // each call's arguments as forwarded
 }
 
 func (u *recordingFakeUpstream) ListTools(context.Context) ([]*mcp.Tool, error) {
@@ -33,8 +34,16 @@ func (u *recordingFakeUpstream) ListTools(context.Context) ([]*mcp.Tool, error) 
 func (u *recordingFakeUpstream) CallTool(_ context.Context, p *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
 	u.mu.Lock()
 	u.calls = append(u.calls, p.Name)
+	u.args = append(u.args, p.Arguments)
 	u.mu.Unlock()
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran " + p.Name}}}, nil
+}
+
+// forwardedArgs returns the arguments of every call that reached it.
+func (u *recordingFakeUpstream) forwardedArgs() []json.RawMessage {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.args)
 }
 
 func (u *recordingFakeUpstream) forwarded() []string {

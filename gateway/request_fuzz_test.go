@@ -163,6 +163,11 @@ func FuzzToolsCallRequest(f *testing.F) {
 				t.Fatalf("%q reached the upstream outside core (request %s)", c, body)
 			}
 		}
+		for _, a := range up.forwardedArgs() {
+			if a := bytes.TrimSpace(a); len(a) > 0 && string(a) != "null" && (a[0] != '{' || !json.Valid(a)) {
+				t.Fatalf("arguments %q reached the upstream (request %s)", a, body)
+			}
+		}
 		if status >= 500 {
 			t.Fatalf("status %d for %s: %s", status, body, b)
 		}

@@ -131,16 +131,32 @@ func TestMaxBodyBytes(t *testing.T) {
 		{"over the limit, chunked", big, -1, nethttp.StatusRequestEntityTooLarge},
 		{"within the limit", initializeBody, int64(len(initializeBody)), nethttp.StatusOK},
 	}
+	// A session, so that requests also take the path of an established
+	// session (which reads the body to watch for a disconnection).
+	_, hdr, _ := rawPost(t, base+"/mcp", strings.NewReader(initializeBody), -1, nil)
+	session := hdr.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatal("initialize gave no session id")
+	}
 	for _, c := range cases {
-		// io.MultiReader hides the length, so the client sends chunks.
-		var body io.Reader = strings.NewReader(c.body)
-		if c.length < 0 {
-			body = io.MultiReader(body)
+		for _, h := range []map[string]string{nil, {"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}} {
+			if h != nil && c.body == initializeBody {
+				continue // initialize opens sessions only
+			}
+			// io.MultiReader hides the length, so the client sends chunks.
+			var body io.Reader = strings.NewReader(c.body)
+			if c.length < 0 {
+				body = io.MultiReader(body)
+			}
+			status, _, msg := rawPost(t, base+"/mcp", body, c.length, h)
+			if status != c.status {
+				t.Errorf("%s (session header %v): %d %q, want %d", c.name, h != nil, status, msg, c.status)
+			}
 		}
-		status, _, msg := rawPost(t, base+"/mcp", body, c.length, nil)
-		if status != c.status {
-			t.Errorf("%s: %d %q, want %d", c.name, status, msg, c.status)
-		}
+	}
+	ping := `{"jsonrpc":"2.0","id":9,"method":"ping"}`
+	if status, _, msg := rawPost(t, base+"/mcp", strings.NewReader(ping), -1, map[string]string{"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}); status != nethttp.StatusOK {
+		t.Errorf("ping within the limit on the session: %d %q", status, msg)
 	}
 }
 
