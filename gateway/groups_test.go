@@ -631,6 +631,11 @@ func TestListChangedRouting(t *testing.T) {
 			client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 					if method == "notifications/tools/list_changed" {
+						p, _ := req.GetParams().(*mcp.ToolListChangedParams)
+						_, stamped := p.GetMeta()[mcp.MetaKeySubscriptionID]
+						if want := tt.protocol >= "2026-07-28"; stamped != want {
+							t.Errorf("list_changed _meta %v: subscription id stamped %v, want %v", p.GetMeta(), stamped, want)
+						}
 						wire <- struct{}{}
 					}
 					return next(ctx, method, req)
