@@ -180,6 +180,18 @@ func TestProfilesReplacedWhileRunning(t *testing.T) {
 			t.Errorf("%s: the first session's call: %v %+v", st.name, err, res)
 		}
 	}
+	// profiles.toml beside it is watched too.
+	policy := filepath.Join(filepath.Dir(path), "profiles.toml")
+	replaceFile(t, policy, "version = 1\n\n[[profile]]\nname = \"core\"\ndeny = [\"test_simple_text\"]\n")
+	if names, _ := listNames(t, connectNew(), ""); !reflect.DeepEqual(names, []string{"test_error_handling", "test_image_content"}) {
+		t.Errorf("profiles.toml denying test_simple_text: a new session lists %v", names)
+	}
+	if err := os.Remove(policy); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := listNames(t, connectNew(), ""); !reflect.DeepEqual(names, membership["core"]) {
+		t.Errorf("profiles.toml removed: a new session lists %v", names)
+	}
 	if !strings.Contains(s.stderr.String(), "bogus_key") {
 		t.Errorf("stderr does not report the broken file's key:\n%s", s.stderr)
 	}
