@@ -36,6 +36,7 @@ type deriveFlags struct {
 	minSessions, budget             int
 	force, check, skipBad           bool
 	summary, plot                   string
+	groups                          *deriveGroupsFlags // --groups (derive_groups.go)
 }
 
 func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.Spec, error) {
@@ -58,6 +59,7 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (reported) instead of failing")
 	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png`")
+	f.groups = addDeriveGroupsFlags(fl)
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, nil, err
@@ -111,6 +113,9 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 		specs[0].Budget = f.budget
 	}
 	if err := checkSpecNames(specs); err != nil {
+		return nil, nil, err
+	}
+	if err := f.groups.check(set); err != nil {
 		return nil, nil, err
 	}
 	return f, specs, nil
@@ -198,6 +203,13 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := writeDerivedAtomic(f.plot, png.Bytes()); err != nil {
 			return err
 		}
+	}
+	groupsReport := stdout
+	if f.summary == "markdown" {
+		groupsReport = io.Discard // the summary stays markdown
+	}
+	if err := f.groups.apply(ctx, deriveGroupsInput{Telemetry: f.telemetry, Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out}, file, &buf, groupsReport); err != nil {
+		return err
 	}
 	if f.check {
 		if curBytes != nil && bytes.Equal(curBytes, buf.Bytes()) {
