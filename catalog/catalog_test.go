@@ -9,7 +9,7 @@ import (
 func TestDecode(t *testing.T) {
 	tests := []struct {
 		name, in, wantErr string
-		want            []string
+		want              []string
 	}{
 		{name: "ok", in: `{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}`, want: []string{"a", "b"}},
 		{name: "empty", in: `{"tools":[]}`, want: []string{}},
