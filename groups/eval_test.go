@@ -1,9 +1,10 @@
 //go:build eval
 
-package groups
+package groups_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,12 +13,45 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
 // sharedData is the real data beside the project (see its README).
 const sharedData = "../../shared/data"
+
+// servedCosts prices the catalog's tools as a gateway serving it as full
+// lists them (with its effect _meta), as profiler derive does.
+func servedCosts(t *testing.T, cat *catalog.Catalog, counter *bench.Counter) map[string]bench.ToolCost {
+	t.Helper()
+	resolved, err := (&profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}}).Resolve(cat.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g, err := gateway.New(ctx, gateway.Options{Upstream: gateway.NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: resolved,
+		ServerName: version.Name, ServerVersion: version.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	srv, err := g.Server(profiles.FullProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := bench.ServedToolCosts(ctx, srv, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bench.ToolCost{}
+	for _, c := range list {
+		out[c.Name] = c
+	}
+	return out
+}
 
 // TestEvalRealData derives groups on the real traces and checks issue 9's
 // targets on the held-out part of bfcl-multi-turn; tau-airline's figures
@@ -44,29 +78,27 @@ func TestEvalRealData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sessions []Session
+			var sessions []groups.Session
 			var dsessions []derive.Session
 			for _, u := range telemetry.UsageFromTrace(ts) {
-				sessions = append(sessions, FromUsage(u))
+				sessions = append(sessions, groups.FromUsage(u))
 				dsessions = append(dsessions, derive.Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile})
 			}
-			costs, err := bench.ToolCosts(cat.Tools, counter)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dtools := make([]derive.Tool, len(costs))
-			for i, c := range costs {
+			costs := servedCosts(t, cat, counter)
+			dtools := make([]derive.Tool, len(cat.Tools))
+			for i, tl := range cat.Tools {
+				c := costs[tl.Name]
 				dtools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
 			}
-			dres, err := derive.Derive(dsessions, derive.Config{Tools: dtools, Specs: derive.DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: derive.DefaultTarget})
+			dres, err := derive.Derive(dsessions, derive.Config{Tools: dtools, Specs: derive.DefaultSpecs(), Holdout: groups.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var bases []Base
+			var bases []groups.Base
 			for _, p := range dres.Profiles[:len(dres.Profiles)-1] {
-				bases = append(bases, Base{Name: p.Name, Tools: p.Tools})
+				bases = append(bases, groups.Base{Name: p.Name, Tools: p.Tools})
 			}
-			res, err := Choose(sessions, Config{Catalog: cat.Tools, Counter: counter, Holdout: DefaultHoldout, Bases: bases})
+			res, err := groups.Choose(sessions, groups.Config{Catalog: cat.Tools, Counter: counter, Costs: costs, Holdout: groups.DefaultHoldout, Bases: bases})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +111,7 @@ func TestEvalRealData(t *testing.T) {
 				t.Fatal(err)
 			}
 			var figures struct {
-				Derive, Holdout Figures
+				Derive, Holdout groups.Figures
 			}
 			if err := json.Unmarshal(js.Bytes(), &figures); err != nil || figures.Holdout != res.Holdout {
 				t.Fatalf("the JSON report does not carry the held-out figures: %v", err)
@@ -87,7 +119,7 @@ func TestEvalRealData(t *testing.T) {
 			hj, _ := json.Marshal(res.Holdout)
 			t.Logf("%s held-out JSON: %s", tc.name, hj)
 			f := dres.File()
-			if err := res.Apply(f, DefaultProfile); err != nil {
+			if err := res.Apply(f, groups.DefaultProfile); err != nil {
 				t.Fatal(err)
 			}
 			if err := profiles.Encode(&bytes.Buffer{}, f); err != nil {
