@@ -30,7 +30,11 @@ package gateway
 // protocol 2026-07-28 or later receives it only on its subscriptions/listen
 // stream, if it subscribed to tool changes, stamped with that listen's
 // subscription id, as the SDK does; the middleware learns the stream from
-// the notifications/subscriptions/acknowledged the SDK sends on it. An
+// the notifications/subscriptions/acknowledged the SDK sends on it. The SDK
+// handles a session's requests concurrently, so an enable_tools sent right
+// after the client's subscriptions/listen may be handled first: the
+// notification is then owed, and sent on the stream right after its
+// acknowledgement. An
 // earlier session receives it on the enable_tools call's own stream (over
 // HTTP, the call's response stream, before the result).
 
@@ -80,6 +84,9 @@ type sessionGroups struct {
 	// listen is the session's subscriptions/listen stream for tool changes
 	// (2026-07-28); nil when it has none.
 	listen *listenStream
+	// owed is set when a switch changed the list of a 2026-07-28 session
+	// that had no listen stream yet; the next one is sent list_changed.
+	owed bool
 	// enable is the enable_tools definition built for enableCat, kept so
 	// that each listing does not build it again.
 	enable    *mcp.Tool
@@ -288,7 +295,14 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 	sg.on = append(sg.on, group)
 	sg.cat = nil // recompute with the new group
 	added := slices.Clone(g.switchedLocked(s.profile, sg)[before:])
+	ss, _ := req.GetSession().(*mcp.ServerSession)
 	listen := sg.listen
+	notify := len(added) > 0 && ss != nil
+	if notify && listensOnly(ss) && !listen.live() {
+		// The client's subscriptions/listen may still be on its way (the
+		// SDK handles requests concurrently): noteListen sends it then.
+		sg.owed, notify = true, false
+	}
 	sg.mu.Unlock()
 
 	sw := telemetry.Switch{Time: time.Now(), Group: group}
@@ -299,11 +313,9 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 	if g.opts.Recorder != nil {
 		g.opts.Recorder.Switch(id, sw)
 	}
-	if len(added) > 0 {
-		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-			if err := g.notifyListChanged(ctx, ss, listen); err != nil {
-				g.logger.Warn("tools/list_changed after enable_tools not sent", "group", group, "error", err)
-			}
+	if notify {
+		if err := g.notifyListChanged(ctx, ss, listen); err != nil {
+			g.logger.Warn("tools/list_changed after enable_tools not sent", "group", group, "error", err)
 		}
 	}
 	g.logger.Debug("group switched on", "session", id, "group", group, "added", len(added))
@@ -363,13 +375,23 @@ func quoteAll(names []string) []string {
 // rewrites into the params it carries (a *mcp.ToolListChangedParams).
 type sendAsKey struct{}
 
+// listensOnly reports whether ss follows 2026-07-28 or later, whose
+// sessions receive list_changed only on a subscriptions/listen stream.
+func listensOnly(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= firstListenProtocol
+}
+
+// live reports whether the listen stream is open.
+func (l *listenStream) live() bool { return l != nil && l.ctx.Err() == nil }
+
 // notifyListChanged sends notifications/tools/list_changed to ss alone:
 // on listen when the session follows 2026-07-28 or later (nothing when it
 // has no such stream), else with ctx (the enable_tools call's).
 func (g *Gateway) notifyListChanged(ctx context.Context, ss *mcp.ServerSession, listen *listenStream) error {
 	params := &mcp.ToolListChangedParams{}
-	if p := ss.InitializeParams(); p != nil && p.ProtocolVersion >= firstListenProtocol {
-		if listen == nil || listen.ctx.Err() != nil {
+	if listensOnly(ss) {
+		if !listen.live() {
 			return nil // not subscribed: such a session is sent no list_changed
 		}
 		params.Meta = mcp.Meta{mcp.MetaKeySubscriptionID: listen.id}
@@ -393,7 +415,15 @@ func (g *Gateway) groupsSending() mcp.Middleware {
 				}
 			case notificationSubscriptionsAcks:
 				if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && p != nil && p.Notifications.ToolsListChanged && ss != nil {
-					g.noteListen(ss, &listenStream{ctx: ctx, id: p.Meta[mcp.MetaKeySubscriptionID]})
+					l := &listenStream{ctx: ctx, id: p.Meta[mcp.MetaKeySubscriptionID]}
+					owed := g.noteListen(ss, l)
+					res, err := next(ctx, method, req)
+					if owed && err == nil {
+						if err := g.notifyListChanged(ctx, ss, l); err != nil {
+							g.logger.Warn("tools/list_changed owed since enable_tools not sent", "error", err)
+						}
+					}
+					return res, err
 				}
 			}
 			return next(ctx, method, req)
@@ -401,17 +431,21 @@ func (g *Gateway) groupsSending() mcp.Middleware {
 	}
 }
 
-// noteListen records ss's tool-change listen stream.
-func (g *Gateway) noteListen(ss *mcp.ServerSession, l *listenStream) {
+// noteListen records ss's tool-change listen stream, and reports whether
+// a list_changed is owed to it: a group was switched on while the session
+// had no listen stream (its subscriptions/listen was still on its way).
+func (g *Gateway) noteListen(ss *mcp.ServerSession, l *listenStream) (owed bool) {
 	g.mu.Lock()
 	s, ok := g.sessions[ss]
 	g.mu.Unlock()
 	if !ok {
-		return
+		return false
 	}
 	s.groups.mu.Lock()
+	defer s.groups.mu.Unlock()
 	s.groups.listen = l
-	s.groups.mu.Unlock()
+	owed, s.groups.owed = s.groups.owed, false
+	return owed
 }
 
 // serveGroups prepares server, which serves profile: the sending middleware,

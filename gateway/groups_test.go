@@ -663,3 +663,48 @@ func TestListChangedRouting(t *testing.T) {
 		})
 	}
 }
+
+// A 2026-07-28 session whose subscriptions/listen reaches the gateway only
+// after its enable_tools (the SDK handles requests concurrently, so a
+// listen sent first may be handled second; here the client holds it back)
+// is sent the owed list_changed on that stream once it is acknowledged.
+func TestListChangedOwedUntilListen(t *testing.T) {
+	g := groupedGateway(t, "", Options{})
+	s, err := g.Server("grouped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := s.Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := newChanges()
+	client := mcp.NewClient(&mcp.Implementation{Name: "late-listen", Version: "0"}, c.options())
+	gate := make(chan struct{})
+	client.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "subscriptions/listen" {
+				return next(ctx, method, req)
+			}
+			go func() {
+				<-gate
+				next(ctx, method, req)
+			}()
+			return &mcp.SubscriptionsListenResult{}, nil
+		}
+	})
+	cs, err := client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if res := enable(t, cs, map[string]any{"group": "media"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	listedNames(t, cs) // a round trip: nothing was sent without a listen
+	if n := c.count(); n != 0 {
+		t.Fatalf("%d list_changed before the listen", n)
+	}
+	close(gate)
+	c.wait(t)
+}
