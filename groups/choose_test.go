@@ -417,12 +417,22 @@ func TestChooseConfigErrors(t *testing.T) {
 
 func TestApply(t *testing.T) {
 	counter := newCounter(t)
-	res, dres := chooseMixed(t, counter, Config{})
+	// No derived bases: the golden file depends on this package alone, not
+	// on how derive's solver chooses core and standard.
+	catalog := mixedCatalog()
+	res, err := Choose(mixedSessions(300, 11), Config{Catalog: catalog, Counter: counter, Holdout: DefaultHoldout})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(res.Groups) == 0 {
 		t.Fatal("no groups")
 	}
+	var all []string
+	for _, tl := range catalog {
+		all = append(all, tl.Name)
+	}
 	t.Run("new profile, golden", func(t *testing.T) {
-		f := dres.File()
+		f := &profiles.File{Version: profiles.Version, Default: profiles.FullProfile, Profiles: []profiles.Profile{{Name: profiles.FullProfile, Tools: all}}}
 		if err := res.Apply(f, DefaultProfile); err != nil {
 			t.Fatal(err)
 		}
@@ -436,8 +446,12 @@ func TestApply(t *testing.T) {
 			t.Fatalf("the file does not load back: %v", err)
 		}
 		lean := back.Profiles[slices.IndexFunc(back.Profiles, func(p profiles.Profile) bool { return p.Name == DefaultProfile })]
-		if len(lean.Groups) != len(res.Groups) || len(back.Groups) != len(res.Groups) || back.Default != dres.Default {
-			t.Errorf("loaded back: %d groups offered, %d defined, default %s; want %d, %d, %s", len(lean.Groups), len(back.Groups), back.Default, len(res.Groups), len(res.Groups), dres.Default)
+		if len(lean.Groups) != len(res.Groups) || len(back.Groups) != len(res.Groups) || back.Default != profiles.FullProfile {
+			t.Errorf("loaded back: %d groups offered, %d defined, default %s; want %d, %d, full (unchanged)", len(lean.Groups), len(back.Groups), back.Default, len(res.Groups), len(res.Groups))
+		}
+		m := lean.Measured
+		if m == nil || m.Sessions != res.Derive.Sessions || m.TokensO200k != res.BaseTokens || m.Bytes != res.BaseBytes || m.HoldoutCoverage == nil || *m.HoldoutCoverage != round4(res.Holdout.NoSwitchShare) {
+			t.Errorf("grouped profile measured %+v; want its base's figures and the no-switch share as coverage", m)
 		}
 	})
 	t.Run("existing profile with the base's tools offers the groups", func(t *testing.T) {
