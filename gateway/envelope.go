@@ -20,11 +20,15 @@ import (
 //	operating_context_rejected  policy      no         the operating context's registry refused a write
 //	group_not_allowed           policy      no         enable_tools named a group that would add tools outside the ceiling
 //	invalid_arguments           validation  no         arguments are not a JSON object, or get_operating_context's are wrong
-//	upstream_unavailable        upstream    yes        the upstream could not run the call
+//	upstream_unavailable        upstream    yes        the upstream is down, not yet connected, or died during the call
 //	upstream_timeout            upstream    yes        the upstream did not answer within --call-timeout
 //
-// In none of these cases does the call reach the upstream's tool (for
-// upstream_unavailable it was sent but not answered). Protocol errors stay
+// The policy and validation codes are answered before anything is sent.
+// upstream_unavailable is answered without sending when the upstream is
+// down, restarting or not yet connected (upstream.Set fails the call at
+// once) or is a recorded catalog; only when the upstream dies while the
+// call is in flight was the call sent, and it was never answered.
+// upstream_timeout: sent, then cancelled upstream. Protocol errors stay
 // JSON-RPC errors, as MCP defines them: an unknown tool, missing params and
 // a bad tools/list cursor are -32602 (invalid params), not envelopes.
 type Envelope struct {
@@ -44,9 +48,12 @@ const (
 	// enable_tools call switching it on. The call never reaches the
 	// upstream. Category "policy", not retryable as is.
 	CodeToolNotInProfile = "tool_not_in_profile"
-	// CodeUpstreamUnavailable: the upstream could not run the call (its
-	// connection failed or closed, or it is a recorded catalog that cannot run
-	// tools). Category "upstream", retryable.
+	// CodeUpstreamUnavailable: the upstream could not run the call. Usually
+	// the call is never sent: the upstream is down, restarting or not yet
+	// connected (upstream.Set fails it at once, wrapping
+	// upstream.ErrUnavailable), or it is a recorded catalog that cannot run
+	// tools. Only when the upstream dies with the call in flight was the call
+	// sent (and never answered). Category "upstream", retryable.
 	CodeUpstreamUnavailable = "upstream_unavailable"
 	// CodeReadOnly: the session is served read-only (--read-only, or a
 	// read_only profile) and the tool is not read or evaluate. The call never
