@@ -20,6 +20,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/atomicfile"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/profiles"
@@ -288,7 +289,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	if *out != "" {
-		if err := replaceFile(*out, buf.Bytes()); err != nil {
+		if err := atomicfile.Write(*out, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 	} else if _, err := stdout.Write(buf.Bytes()); err != nil {
@@ -435,35 +436,4 @@ func writeResultsDocument(w io.Writer, r *bench.Report, opts bench.RenderOptions
 	fmt.Fprintf(w, "- Exchange: the JSON-RPC messages a client speaking MCP %s sends and receives over stdio: initialize and its result, notifications/initialized, tools/list and its result; bytes exclude the newline framing\n", bench.ProtocolVersion)
 	fmt.Fprintf(w, "- Before is the full catalog (profile `full`), after each profile; saved vs full is in o200k_base tokens; bytes/4 is shown only as a labelled estimate\n\n")
 	return r.WriteMarkdown(w, opts)
-}
-
-// replaceFile replaces path with data through a temporary file in the
-// same directory, so a reader never sees half a file.
-func replaceFile(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

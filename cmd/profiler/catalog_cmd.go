@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/internal/atomicfile"
 )
 
 // runCatalog writes the tools/list dump of live upstreams (every page) in
@@ -58,7 +59,7 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		return fmt.Errorf("%s: %w", source.desc, err)
 	}
 	if *out != "" {
-		if err := replaceFile(*out, buf.Bytes()); err != nil {
+		if err := atomicfile.Write(*out, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "catalog: wrote %d tools of %s to %s\n", len(tools), source.desc, *out)

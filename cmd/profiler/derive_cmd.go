@@ -17,7 +17,8 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
-	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/atomicfile"
+	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -142,7 +143,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	tools, err := costedTools(ctx, cat, policy)
+	tools, err := servedcost.DeriveTools(ctx, cat, policy)
 	if err != nil {
 		return err
 	}
@@ -265,65 +266,10 @@ func loadDerivePolicy(f *deriveFlags) (*profiles.Policy, error) {
 	return profiles.LoadPolicy(path)
 }
 
-// costedTools prices each catalog tool as the gateway lists it: its entry
-// with the effect _meta the gateway adds under the policy's effect rules,
-// the entry profiler bench prices. A profile's measured bytes and tokens,
-// the sums over its tools, are then what its entries cost a client.
-func costedTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy) ([]derive.Tool, error) {
-	counter, err := bench.NewCounter()
-	if err != nil {
-		return nil, err
-	}
-	costs, err := servedToolCosts(ctx, cat, policy, counter)
-	if err != nil {
-		return nil, err
-	}
-	tools := make([]derive.Tool, len(cat.Tools))
-	for i, t := range cat.Tools {
-		c := costs[t.Name]
-		tools[i] = derive.Tool{Name: t.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase],
-			Destructive: profiles.EffectOf(t, policy).Kind == profiles.KindDestructive}
-	}
-	return tools, nil
-}
-
-// servedToolCosts prices every tool of cat, by name, as a gateway serving
-// cat as "full" lists it (bench.ServedToolCosts). Of the policy only the
-// effect rules bear on the entries; its profiles refine generated ones that
-// do not exist yet, so they are left out.
+// servedToolCosts prices every tool of cat as the gateway lists it
+// (servedcost.ToolCosts), for the groups step.
 func servedToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *bench.Counter) (map[string]bench.ToolCost, error) {
-	set := &profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}}
-	if policy != nil {
-		set.Policy = &profiles.Policy{Version: policy.Version, Destructive: policy.Destructive, Effects: policy.Effects}
-	}
-	resolved, err := set.Resolve(cat.Tools)
-	if err != nil {
-		return nil, fmt.Errorf("price tools as served: %w", err)
-	}
-	g, err := gateway.New(ctx, gateway.Options{Upstream: gateway.NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: resolved,
-		ServerName: servedName, ServerVersion: servedVersion})
-	if err != nil {
-		return nil, fmt.Errorf("price tools as served: %w", err)
-	}
-	defer g.Close()
-	srv, err := g.Server(profiles.FullProfile)
-	if err != nil {
-		return nil, fmt.Errorf("price tools as served: %w", err)
-	}
-	list, err := bench.ServedToolCosts(ctx, srv, counter)
-	if err != nil {
-		return nil, fmt.Errorf("price tools as served: %w", err)
-	}
-	costs := make(map[string]bench.ToolCost, len(list))
-	for _, c := range list {
-		costs[c.Name] = c
-	}
-	for _, t := range cat.Tools {
-		if _, ok := costs[t.Name]; !ok {
-			return nil, fmt.Errorf("price tools as served: the gateway did not list catalog tool %q", t.Name)
-		}
-	}
-	return costs, nil
+	return servedcost.ToolCosts(ctx, cat, policy, counter)
 }
 
 // loadCurrent reads the file at path: nil when it does not exist. A file
@@ -423,20 +369,5 @@ func printDeriveReport(w io.Writer, res *derive.Result) {
 // writeDerivedAtomic writes data to path through a temporary file in the same
 // directory and a rename.
 func writeDerivedAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, data, 0o644)
 }
