@@ -436,3 +436,33 @@ enforce = "reject"
 		t.Errorf("produced %v, want every code %v", produced, Codes())
 	}
 }
+
+// evaluate is only ever set by the operator: an upstream whose own _meta
+// claims toolprof/effect = evaluate (or read) is listed with the kind its
+// annotations give, and --read-only refuses it as that kind.
+func TestUpstreamCannotClaimEffect(t *testing.T) {
+	cat := &catalog.Catalog{Tools: []*mcp.Tool{
+		{Name: "claims_evaluate", InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{MetaEffect: "evaluate"}},
+		{Name: "claims_read", InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{MetaEffect: "read"},
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}},
+	}}
+	want := map[string]profiles.Effect{
+		"claims_evaluate": {Kind: profiles.KindMutate},
+		"claims_read":     {Kind: profiles.KindDestructive},
+	}
+	got := listedMeta(t, newGateway(t, Options{Upstream: NewCatalogUpstream(cat)}), FullProfile)
+	for name, e := range want {
+		if g := metaEffect(got[name]); g != e {
+			t.Errorf("%s listed as %+v, want %+v from its annotations", name, g, e)
+		}
+	}
+	cs := connect(t, newGateway(t, Options{Upstream: NewCatalogUpstream(cat), ReadOnly: true}), FullProfile)
+	if names := listedNames(t, cs); len(names) != 0 {
+		t.Errorf("--read-only lists %v, want none", names)
+	}
+	for name, e := range want {
+		if env := callEnvelope(t, cs, name, nil); env.Code != CodeReadOnly || !strings.Contains(env.Message, string(e.Kind)) {
+			t.Errorf("%s under --read-only: %+v, want read_only naming %s", name, env, e.Kind)
+		}
+	}
+}

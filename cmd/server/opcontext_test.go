@@ -268,3 +268,37 @@ func TestInvalidSidecarAtStart(t *testing.T) {
 		t.Errorf("listed %s while the file is invalid", opcontext.ToolName)
 	}
 }
+
+// A summary over opcontext.SizeLimit characters is an info finding in
+// `server --health`: the feature stays active (the summary is served) and
+// the parse check stays quiet.
+func TestOversizedSidecarHealth(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		chars    int
+		findings int
+	}{
+		{"at the limit", opcontext.SizeLimit, 0},
+		{"over the limit", opcontext.SizeLimit + 1, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, env := sidecar(t, "version = 1\n[instructions]\nsummary = \""+strings.Repeat("s", tt.chars)+"\"\n")
+			stdout, stderr, err := runHealth(t, env)
+			if err != nil {
+				t.Fatalf("--health: %v\n%s", err, stderr)
+			}
+			var h gateway.Health
+			if err := json.Unmarshal([]byte(stdout), &h); err != nil {
+				t.Fatal(err)
+			}
+			oc := h.OperatingContext
+			if oc == nil || oc.State != opcontext.StateActive || len(oc.Findings) != tt.findings {
+				t.Fatalf("health operating_context %+v, want active with %d findings", oc, tt.findings)
+			}
+			if tt.findings == 1 && (oc.Findings[0].Check != "size" || oc.Findings[0].Severity != "info" ||
+				!strings.Contains(oc.Findings[0].Message, "3001")) {
+				t.Errorf("finding %+v, want size/info naming 3001 characters", oc.Findings[0])
+			}
+		})
+	}
+}
