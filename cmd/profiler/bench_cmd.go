@@ -92,6 +92,17 @@ func (s *sourceFlags) register(fs *flag.FlagSet, withCatalog bool) {
 	fs.StringVar(&s.persona, "persona", "", "persona `NAME` merged into the launch document (with --launch)")
 }
 
+// parse parses args into fs (where register declared the source flags),
+// takes what follows the flags as the upstream command and checks that
+// exactly one source was given. help is true when -h was asked for.
+func (s *sourceFlags) parse(cmd string, fs *flag.FlagSet, args []string, withCatalog bool) (help bool, err error) {
+	if help, err := parseCommandFlags(cmd, fs, args); help || err != nil {
+		return help, err
+	}
+	s.command = fs.Args()
+	return false, s.check(cmd, withCatalog)
+}
+
 // check validates that exactly one source was given.
 func (s *sourceFlags) check(cmd string, withCatalog bool) error {
 	n := 0
@@ -122,6 +133,14 @@ type toolSource struct {
 	up    gateway.Upstream
 	desc  string // what was measured, for reports
 	close func() error
+}
+
+// closeInto closes the source, setting *err to the failure when *err is
+// still nil: for a deferred close in a function with a named error result.
+func (t *toolSource) closeInto(err *error) {
+	if cerr := t.close(); cerr != nil && *err == nil {
+		*err = fmt.Errorf("close %s: %w", t.desc, cerr)
+	}
 }
 
 // serialWriter serialises writes: started upstreams copy their stderr
@@ -207,14 +226,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	pageSize := fs.Int("page-size", gateway.DefaultPageSize, "tools per page when paging")
 	out := fs.String("out", "", "write the report to `FILE` (atomically) instead of stdout")
 	results := fs.Bool("results", false, "write a results document: the markdown table headed by the command, date, source and tokenizers")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("bench: %v", err)
-	}
-	src.command = fs.Args()
-	if err := src.check("bench", true); err != nil {
+	if help, err := src.parse("bench", fs, args, true); help || err != nil {
 		return err
 	}
 	if *format != "table" && *format != "markdown" && *format != "json" {
@@ -253,11 +265,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := source.close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", source.desc, cerr)
-		}
-	}()
+	defer source.closeInto(&err)
 	m, err := measureSource(ctx, source, set, *profilesPath, measureConfig{
 		pageSize: *pageSize, paginate: *paginate, budgets: budgets, counter: counter}, stderr)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,25 +26,14 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	var src sourceFlags
 	src.register(fs, false)
 	out := fs.String("out", "", "write the catalog to `FILE` (atomically) instead of stdout")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("catalog: %v", err)
-	}
-	src.command = fs.Args()
-	if err := src.check("catalog", false); err != nil {
+	if help, err := src.parse("catalog", fs, args, false); help || err != nil {
 		return err
 	}
 	source, err := src.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := source.close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", source.desc, cerr)
-		}
-	}()
+	defer source.closeInto(&err)
 	tools, err := source.up.ListTools(ctx)
 	if err != nil {
 		return fmt.Errorf("list tools of %s: %w", source.desc, err)

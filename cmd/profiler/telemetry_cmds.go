@@ -15,6 +15,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -51,8 +52,9 @@ func (t *telemetryTime) Set(v string) error {
 	return fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-01T12:00:00Z) or a UTC date (2026-03-01)", v)
 }
 
-// parseTelemetryFlags parses fs and maps errors to usage errors; help is nil.
-func parseTelemetryFlags(name string, fs *flag.FlagSet, args []string) (help bool, err error) {
+// parseCommandFlags parses fs and maps errors to usage errors (exit 2); help
+// is true when -h was asked for, which is not an error.
+func parseCommandFlags(name string, fs *flag.FlagSet, args []string) (help bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return true, nil
@@ -71,7 +73,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var catalogs telemetryDirs
 	fs.Var(&catalogs, "catalog", "tools/list catalog `FILE` (repeatable): calls to tools in none of them are counted (and kept)")
 	skipBad := fs.Bool("skip-bad", false, "import the good lines of a file with malformed lines (reported on stderr); without it nothing is written")
-	if help, err := parseTelemetryFlags("import", fs, args); help || err != nil {
+	if help, err := parseCommandFlags("import", fs, args); help || err != nil {
 		return err
 	}
 	switch {
@@ -189,7 +191,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dirs, since, until := readTelemetryFlags(fs)
-	if help, err := parseTelemetryFlags("export", fs, args); help || err != nil {
+	if help, err := parseCommandFlags("export", fs, args); help || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -323,7 +325,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var catalogs telemetryDirs
 	fs.Var(&catalogs, "catalog", "tools/list catalog `FILE` (repeatable): add counts per effect kind (read, evaluate, mutate, destructive)")
 	profilesPath := fs.String("profiles", "", "generated profiles `FILE` whose profiles.toml beside it corrects the effect kinds (with --catalog)")
-	if help, err := parseTelemetryFlags("stats", fs, args); help || err != nil {
+	if help, err := parseCommandFlags("stats", fs, args); help || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -464,7 +466,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Var(&dirs, "telemetry", "telemetry `DIR` (required; repeatable)")
 	var before telemetryTime
 	fs.Var(&before, "before", "remove closed segments whose events are all before `DATE` (YYYY-MM-DD or RFC 3339, UTC) (required)")
-	if help, err := parseTelemetryFlags("compact", fs, args); help || err != nil {
+	if help, err := parseCommandFlags("compact", fs, args); help || err != nil {
 		return err
 	}
 	switch {
