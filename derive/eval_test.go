@@ -1,6 +1,6 @@
 //go:build eval
 
-package derive
+package derive_test
 
 import (
 	"context"
@@ -10,15 +10,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
-	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/internal/servedcost"
 )
 
 // TestEvalSharedData derives the default family from the real traces in
 // ../shared/data (TOOLPROF_DATA overrides) and reports, per profile, the
 // held-out coverage and the token share of full beside the top-k
-// baseline's. Run with: go test -tags eval -run Eval -v ./derive
+// baseline's. Tools are priced as served, so the token figures equal
+// profiler derive's and profiler bench's. Run with: go test -tags eval -run Eval -v ./derive
 func TestEvalSharedData(t *testing.T) {
 	dir := os.Getenv("TOOLPROF_DATA")
 	if dir == "" {
@@ -30,24 +31,17 @@ func TestEvalSharedData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			counter, err := bench.NewCounter()
+			// Priced as the gateway lists them (servedcost, as profiler
+			// derive does), so these figures are profiler bench's.
+			tools, err := servedcost.DeriveTools(context.Background(), cat, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			costs, err := bench.ToolCosts(cat.Tools, counter)
+			sessions, st, err := derive.ReadTrace(context.Background(), filepath.Join(dir, "traces", set+".jsonl"), false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tools := make([]Tool, len(costs))
-			for i, c := range costs {
-				tools[i] = Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase],
-					Destructive: profiles.EffectOf(cat.Tools[i], nil).Kind == profiles.KindDestructive}
-			}
-			sessions, st, err := ReadTrace(context.Background(), filepath.Join(dir, "traces", set+".jsonl"), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Derive(sessions, Config{Tools: tools, Specs: DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: DefaultTarget})
+			res, err := derive.Derive(sessions, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +53,7 @@ func TestEvalSharedData(t *testing.T) {
 			fmt.Fprintf(&b, "%-9s | %5s %7s %7s %-24s | %5s %7s %7s %s\n", "profile", "tools", "tokens", "share", "held-out [95% CI]", "top-k", "tokens", "share", "held-out")
 			for _, p := range res.Profiles {
 				hs, _ := p.Holdout.Share()
-				lo, hi := Wilson(p.Holdout.Covered, p.Holdout.Sessions)
+				lo, hi := derive.Wilson(p.Holdout.Covered, p.Holdout.Sessions)
 				line := fmt.Sprintf("%-9s | %5d %7d %6.1f%% %5.1f%% [%5.1f, %5.1f]     |", p.Name, len(p.Tools), p.Tokens, 100*float64(p.Tokens)/float64(full.Tokens), 100*hs, 100*lo, 100*hi)
 				if bl := p.Baseline; bl != nil {
 					bs, _ := bl.Holdout.Share()

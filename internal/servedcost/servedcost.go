@@ -1,0 +1,78 @@
+// Package servedcost prices catalog tools as the gateway lists them to a
+// client: each tools/list entry with the effect _meta the gateway adds under
+// the policy's effect rules. profiler derive and the shared-data
+// evaluations both price tools here, so a profile's measured bytes and
+// tokens are what profiler bench measures for the same tools. It lives
+// apart from derive because the gateway imports derive (through groups).
+package servedcost
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/version"
+	"github.com/toolprof/toolprof/profiles"
+)
+
+// ToolCosts prices every tool of cat, by name, as a gateway serving cat as
+// "full" lists it (bench.ServedToolCosts). Of the policy (which may be nil)
+// only the effect rules bear on the entries; its profiles refine generated
+// ones that do not exist yet, so they are left out.
+func ToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *bench.Counter) (map[string]bench.ToolCost, error) {
+	set := &profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}}
+	if policy != nil {
+		set.Policy = &profiles.Policy{Version: policy.Version, Destructive: policy.Destructive, Effects: policy.Effects}
+	}
+	resolved, err := set.Resolve(cat.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("price tools as served: %w", err)
+	}
+	g, err := gateway.New(ctx, gateway.Options{Upstream: gateway.NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: resolved,
+		ServerName: version.Name, ServerVersion: version.Version})
+	if err != nil {
+		return nil, fmt.Errorf("price tools as served: %w", err)
+	}
+	defer g.Close()
+	srv, err := g.Server(profiles.FullProfile)
+	if err != nil {
+		return nil, fmt.Errorf("price tools as served: %w", err)
+	}
+	list, err := bench.ServedToolCosts(ctx, srv, counter)
+	if err != nil {
+		return nil, fmt.Errorf("price tools as served: %w", err)
+	}
+	costs := make(map[string]bench.ToolCost, len(list))
+	for _, c := range list {
+		costs[c.Name] = c
+	}
+	for _, t := range cat.Tools {
+		if _, ok := costs[t.Name]; !ok {
+			return nil, fmt.Errorf("price tools as served: the gateway did not list catalog tool %q", t.Name)
+		}
+	}
+	return costs, nil
+}
+
+// DeriveTools is cat's tools as the derivation takes them: priced as
+// served (o200k_base tokens) and marked destructive under policy.
+func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy) ([]derive.Tool, error) {
+	counter, err := bench.NewCounter()
+	if err != nil {
+		return nil, err
+	}
+	costs, err := ToolCosts(ctx, cat, policy, counter)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]derive.Tool, len(cat.Tools))
+	for i, t := range cat.Tools {
+		c := costs[t.Name]
+		tools[i] = derive.Tool{Name: t.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase],
+			Destructive: profiles.EffectOf(t, policy).Kind == profiles.KindDestructive}
+	}
+	return tools, nil
+}
