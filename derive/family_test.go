@@ -311,3 +311,50 @@ func TestDeriveDeterministic(t *testing.T) {
 		t.Errorf("two runs differ:\n%s\n---\n%s", outs[0], outs[1])
 	}
 }
+
+// TestDefaultIsSmallestReachingTarget: the file's default is the smallest
+// profile whose held-out coverage reaches the default target; every arm:
+// the smallest reaches, only a larger one does, only full does, and a
+// share equal to the target reaches it. (No held-out sessions: see
+// TestNotEvaluable.) Held-out coverage on the fixture: core [a b c] 18/20,
+// standard 18/20, full 20/20; a core at 0.5 holds less.
+func TestDefaultIsSmallestReachingTarget(t *testing.T) {
+	loose := []Spec{{Name: "core", Target: 0.5}, {Name: "standard", Target: 0.95}}
+	tests := []struct {
+		name          string
+		specs         []Spec
+		defaultTarget float64
+		want          string
+	}{
+		{"smallest reaches", DefaultSpecs(), 0.8, "core"},
+		{"equal to the target reaches", DefaultSpecs(), 0.9, "core"},
+		{"only the larger reaches", loose, 0.85, "standard"},
+		{"only full reaches", DefaultSpecs(), 0.95, profiles.FullProfile},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Derive(fixtureSessions(), Config{Tools: fixtureTools(), Specs: tt.specs, Holdout: 0.2, DefaultTarget: tt.defaultTarget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Default != tt.want {
+				t.Fatalf("default %q, want %q", res.Default, tt.want)
+			}
+			for _, p := range res.Profiles {
+				share, _ := p.Holdout.Share()
+				if p.Name == tt.want {
+					if share < tt.defaultTarget {
+						t.Errorf("default %s holds out %v, below %v", p.Name, share, tt.defaultTarget)
+					}
+					break
+				}
+				if share >= tt.defaultTarget {
+					t.Errorf("%s (held-out %v) is smaller than %s and reaches %v", p.Name, share, tt.want, tt.defaultTarget)
+				}
+			}
+			if f := res.File(); f.Default != tt.want {
+				t.Errorf("file default %q, want %q", f.Default, tt.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,12 +265,33 @@ func TestDeriveProfilesAndBudgetFlags(t *testing.T) {
 	if strings.Join(names, ",") != "small,big,full" {
 		t.Errorf("profiles %v", names)
 	}
+	// Without a budget, core at 0.9 costs more than 40 tokens, so the
+	// budget below is what holds it down.
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--target", "0.9"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, _ = profiles.LoadFile(out)
+	if f.Profiles[0].Measured.TokensO200k <= 40 {
+		t.Fatalf("core at 0.9 costs %d tokens: the fixture no longer tests the budget", f.Profiles[0].Measured.TokensO200k)
+	}
 	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--budget-tokens", "40", "--target", "0.9"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	f, _ = profiles.LoadFile(out)
-	if f.Profiles[0].Name != "core" || f.Profiles[0].Measured.TokensO200k > 40 {
-		t.Errorf("budget profile %+v", f.Profiles[0].Measured)
+	if f.Profiles[0].Name != "core" || f.Profiles[0].Measured.TokensO200k > 40 || len(f.Profiles[0].Tools) == 0 {
+		t.Errorf("budget profile %v %+v, want core within 40 tokens", f.Profiles[0].Tools, f.Profiles[0].Measured)
+	}
+	if f.Provenance == nil || !slices.Contains(f.Provenance.Parameters, "profile.core.budget_tokens=40") {
+		t.Errorf("provenance does not record the budget: %+v", f.Provenance)
+	}
+	// --default-target: the smallest profile reaching it, else full.
+	for _, tt := range []struct{ target, want string }{{"0", "core"}, {"1", "full"}} {
+		if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--default-target", tt.target); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if f, _ = profiles.LoadFile(out); f.Default != tt.want {
+			t.Errorf("--default-target %s: default %q, want %q", tt.target, f.Default, tt.want)
+		}
 	}
 }
 
@@ -289,6 +311,8 @@ func TestDeriveUsageErrors(t *testing.T) {
 		{[]string{"--trace", trace, "--catalog", cat, "--profile", "bad name=0.9"}, "not valid"},
 		{[]string{"--trace", trace, "--catalog", cat, "--target", "0.5", "--profile", "a=0.5"}, "exclusive"},
 		{[]string{"--trace", trace, "--catalog", cat, "--summary", "html"}, "want markdown"},
+		{[]string{"--trace", trace, "--catalog", cat, "--budget-tokens", "-5"}, "--budget-tokens -5"},
+		{[]string{"--trace", trace, "--catalog", cat, "--default-target", "1.5"}, "--default-target 1.5"},
 		{[]string{"--trace", trace, "--catalog", cat, "extra"}, "unexpected argument"},
 		{[]string{"--nope"}, "flag provided but not defined"},
 	}
