@@ -47,6 +47,12 @@ type Snapshot struct {
 	Dropped  uint64    // events the recorders dropped or lost, summed over segments read
 	Segments []SegmentFile
 	Skipped  []SkippedSegment
+
+	// What the read touched, so tests can show a window is not a full
+	// scan: segments whose calls were not read because the segment closed
+	// before the window, and call records visited.
+	segmentsBeforeWindow int
+	callsVisited         int
 }
 
 // ReadUsage returns per-session tool usage for sessions started in w,
@@ -194,10 +200,17 @@ func mergeSwitches(a, b []Switch) []Switch {
 
 func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full bool, accs map[string]*sessionAcc, calls *[]Call, snap *Snapshot) error {
 	meta := readMeta(tx)
-	if !w.Since.IsZero() && !meta.Closed.IsZero() && meta.Closed.Before(w.Since) {
-		return nil // every session in it started before the window
+	// A segment closed before the window holds only sessions started before
+	// it: its calls, switches and drops are not read. Its session records
+	// still are (they are few): a session that started there and went on
+	// into a later segment must keep its real start, or its later calls
+	// would make it look like a session of the window.
+	beforeWindow := !w.Since.IsZero() && !meta.Closed.IsZero() && meta.Closed.Before(w.Since)
+	if beforeWindow {
+		snap.segmentsBeforeWindow++
+	} else {
+		snap.Dropped += meta.Dropped
 	}
-	snap.Dropped += meta.Dropped
 	bad := func(bucket string, k []byte, err error) error {
 		return fmt.Errorf("read telemetry segment %s: bucket %s key %x: %w", path, bucket, k, err)
 	}
@@ -251,6 +264,9 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	}); err != nil {
 		return err
 	}
+	if beforeWindow {
+		return nil
+	}
 	if err := tx.Bucket(bucketSwitches).ForEach(func(k, v []byte) error {
 		sw, sn, err := decodeSwitch(k, v)
 		if err != nil || int(sn) >= len(names) {
@@ -273,7 +289,9 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	} else {
 		k, v = c.Seek(timeKey(w.Since, 0)[:8])
 	}
-	for n := 0; k != nil; k, v = c.Next() {
+	n := 0
+	defer func() { snap.callsVisited += n }()
+	for ; k != nil; k, v = c.Next() {
 		if n++; n&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
