@@ -161,15 +161,7 @@ func writeProfiles(t *testing.T, tools []*mcp.Tool, generated, policy string) *p
 	if err := os.WriteFile(filepath.Join(dir, "profiles.toml"), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	set, err := profiles.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := set.Resolve(tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return loadResolved(t, path, tools)
 }
 
 // effectTools: what the annotations say, before profiles.toml corrects it.

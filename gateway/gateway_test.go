@@ -35,7 +35,14 @@ func everythingCatalog() *catalog.Catalog {
 // testProfiles resolves testdata/profiles.generated.toml against tools.
 func testProfiles(t *testing.T, tools []*mcp.Tool) *profiles.Resolved {
 	t.Helper()
-	set, err := profiles.Load("testdata/profiles.generated.toml")
+	return loadResolved(t, "testdata/profiles.generated.toml", tools)
+}
+
+// loadResolved loads the profiles file at path (with the profiles.toml
+// beside it) and resolves it against tools.
+func loadResolved(t *testing.T, path string, tools []*mcp.Tool) *profiles.Resolved {
+	t.Helper()
+	set, err := profiles.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +90,13 @@ func newGateway(t *testing.T, opts Options) *Gateway {
 // an in-memory transport.
 func connect(t *testing.T, g *Gateway, profile string) *mcp.ClientSession {
 	t.Helper()
+	return connectSession(t, g, profile, nil, nil)
+}
+
+// connectSession is connect with client and session options (nil: the
+// SDK's defaults).
+func connectSession(t testing.TB, g *Gateway, profile string, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
 	s, err := g.Server(profile)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +106,7 @@ func connect(t *testing.T, g *Gateway, profile string) *mcp.ClientSession {
 	if _, err := s.Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "0"}, opts).Connect(ctx, ct, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}

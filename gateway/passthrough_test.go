@@ -76,24 +76,11 @@ func relayGatewayCmd(t testing.TB, command string, args ...string) *Gateway {
 	return g
 }
 
-// connectWith is connect with client options.
+// connectWith is connect to the default profile with client options, at
+// protocol 2025-11-25.
 func connectWith(t testing.TB, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	s, err := g.Server("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	if _, err := s.Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "0"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectSession(t, g, "", opts, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 }
 
 func TestPassThroughFeatures(t *testing.T) {

@@ -137,16 +137,10 @@ func resultText(r *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
+// listedNames is the whole tools/list of cs, without a cursor.
 func listedNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
+	names, _ := listNames(t, cs, "")
 	return names
 }
 
