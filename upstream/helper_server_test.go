@@ -29,9 +29,31 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// richResult is a tool result with every content type (each with
+// annotations or _meta where the type has them), structuredContent, isError
+// and the result's own _meta: what a relay must return unchanged.
+func richResult() *mcp.CallToolResult {
+	ann := &mcp.Annotations{Audience: []mcp.Role{"assistant"}, Priority: 0.5}
+	return &mcp.CallToolResult{
+		Meta: mcp.Meta{"com.example/trace": "r-1", "nested": map[string]any{"n": 2.0}},
+		Content: []mcp.Content{
+			&mcp.TextContent{Text: "partial failure", Annotations: ann, Meta: mcp.Meta{"k": "text"}},
+			&mcp.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png", Annotations: ann},
+			&mcp.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav", Meta: mcp.Meta{"k": "audio"}},
+			&mcp.ResourceLink{URI: "file:///r.txt", Name: "r", Title: "R", Description: "a link", MIMEType: "text/plain", Size: ptr(int64(7))},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://blob", MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2}}},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://text", Text: "inline"}},
+		},
+		StructuredContent: map[string]any{"ok": false, "items": []any{1.0, "two", nil}},
+		IsError:           true,
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // runHelperServer serves, over stdio, the tools named in HELPER_TOOLS (each
 // answers "HELPER_ID:tool"), plus "meta" (the request's _meta as JSON),
-// "getenv" (the value of the variable named
+// "rich" (richResult), "args" (the raw arguments), "getenv" (the value of the variable named
 // by argument "name", and whether it is set) and "getwd", in pages of
 // HELPER_PAGE_SIZE, and the resource HELPER_RESOURCE (answering "from
 // HELPER_ID").
@@ -65,6 +87,13 @@ func runHelperServer() error {
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+	})
+	// "rich" answers richResult, "args" the raw arguments it received.
+	s.AddTool(&mcp.Tool{Name: "rich", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return richResult(), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "args", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "getwd"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 		wd, err := os.Getwd()
