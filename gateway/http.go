@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,22 +23,36 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(g.Health())
 	})
-	handlers := make(map[string]http.Handler) // one per profile, so sessions never cross profiles
-	for _, name := range g.cat().resolved.Names() {
-		if g.checkProfile(name) != nil {
-			continue
+	// One handler per profile, so sessions never cross profiles. Made on
+	// first use: a re-resolution (profiles.toml edited, tools changed) may
+	// add a profile after the handler was built.
+	var mu sync.Mutex
+	handlers := make(map[string]http.Handler)
+	handler := func(profile string) (http.Handler, error) {
+		// Checked on every request: a re-resolution may also remove a
+		// profile, or move it beyond the ceiling.
+		if err := g.checkProfile(profile); err != nil {
+			return nil, err
 		}
-		s, err := g.server(name, telemetry.TransportHTTP)
+		mu.Lock()
+		defer mu.Unlock()
+		if h, ok := handlers[profile]; ok {
+			return h, nil
+		}
+		s, err := g.server(profile, telemetry.TransportHTTP)
 		if err != nil {
-			continue
+			return nil, err
 		}
-		handlers[name] = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 			Logger:         g.logger,
 			SessionTimeout: g.opts.IdleTimeout,
 		})
+		handlers[profile] = h
+		return h, nil
 	}
 	serve := func(w http.ResponseWriter, r *http.Request, profile string) {
-		if err := g.checkProfile(profile); err != nil {
+		h, err := handler(profile)
+		if err != nil {
 			status := http.StatusNotFound
 			var pe *ProfileError
 			if errors.As(err, &pe) && pe.Ceiling != "" {
@@ -46,7 +61,7 @@ func (g *Gateway) HTTPHandler() http.Handler {
 			http.Error(w, err.Error(), status)
 			return
 		}
-		handlers[profile].ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	}
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		serve(w, r, g.cat().resolved.Default)
