@@ -36,6 +36,16 @@ func runChild(role string) int {
 		io.Copy(io.Discard, os.Stdin)
 		db.Close()
 		return 0
+	case "hold-read": // hold a segment open as a reader does, until stdin closes
+		db, err := openSegment(arg)
+		if err != nil {
+			fmt.Println("ERR", err)
+			return 1
+		}
+		fmt.Println("HELD")
+		io.Copy(io.Discard, os.Stdin)
+		db.Close()
+		return 0
 	case "record-load", "record-idle":
 		return recordChild(kind, arg)
 	}
