@@ -212,7 +212,7 @@ func TestCollisionDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"a__b__c", "a__b__getenv", "a__b__getwd", "a__b__meta", "a__b__only_ab", "a__getenv", "a__getwd", "a__meta", "a__only_a"}
+		want := []string{"a__args", "a__b__args", "a__b__c", "a__b__getenv", "a__b__getwd", "a__b__meta", "a__b__only_ab", "a__b__rich", "a__getenv", "a__getwd", "a__meta", "a__only_a", "a__rich"}
 		if got := toolNames(tools); !slices.Equal(got, want) {
 			t.Errorf("order %v: tools = %q\nwant %q", order, got, want)
 		}
@@ -250,13 +250,13 @@ func TestSingleUpstreamNotNamespacedAndPaginated(t *testing.T) {
 	for i := range 7 {
 		tools = append(tools, fmt.Sprintf("t%d", i))
 	}
-	// Pages of 2: ListTools must follow four cursors to see all nine tools.
+	// Pages of 2: ListTools must follow five cursors to see all twelve tools.
 	s := startSet(t, `{"mcpServers": {"only": `+helperEntry(t, "O", strings.Join(tools, ","), 2)+`}}`, nil, SetOptions{})
 	got, err := s.ListTools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append([]string{"getenv", "getwd", "meta"}, tools...)
+	want := append([]string{"args", "getenv", "getwd", "meta", "rich"}, tools...)
 	slices.Sort(want)
 	if !slices.Equal(toolNames(got), want) {
 		t.Errorf("tools = %q\nwant %q", toolNames(got), want)
