@@ -148,6 +148,12 @@ func TestExportCommandRoundTrip(t *testing.T) {
 	if strings.Count(first, "\n") != 3 {
 		t.Fatalf("export has %d lines, want 3:\n%s", strings.Count(first, "\n"), first)
 	}
+	// Calls to tools no upstream offers are kept, with their outcome.
+	for _, want := range []string{`"tool":"not_in_catalog"`, `"outcome":"unknown_tool"`, `"tool":"grep|search"`, `"outcome":"denied"`} {
+		if !strings.Contains(first, want) {
+			t.Errorf("export lacks %s:\n%s", want, first)
+		}
+	}
 	dir2 := t.TempDir()
 	if _, stderr, code := runProfiler(t, "import", "--telemetry", dir2, writeTemp(t, "export.jsonl", first)); code != 0 {
 		t.Fatal(stderr)
