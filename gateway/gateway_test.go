@@ -527,3 +527,40 @@ func TestSessionWithoutHandshake(t *testing.T) {
 		t.Errorf("sessions %+v, want raw-client 7 on 2026-07-28", sessions)
 	}
 }
+
+// A rate between 0 and 1 is a random share: over 100 sessions at 0.5 both
+// kinds occur (each missing with probability 2^-100), and each exploration
+// session is full and marked. Under a ceiling below full, exploration
+// serves the ceiling.
+func TestExploreRandomShareAndCeiling(t *testing.T) {
+	cat := everythingCatalog()
+	tests := []struct {
+		name, ceiling, explored string
+		rate                    float64
+	}{
+		{"half", "", "full", 0.5},
+		{"ceiling", "standard", "standard", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec, read := recorder(t)
+			g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Profiles: testProfiles(t, cat.Tools), Recorder: rec,
+				Explore: tt.rate, MaxProfile: tt.ceiling})
+			for range 100 {
+				connect(t, g, "core").Close()
+			}
+			g.Close()
+			sessions, _ := read()
+			count := map[bool]int{}
+			for _, s := range sessions {
+				count[s.Exploration]++
+				if want := map[bool]string{true: tt.explored, false: "core"}[s.Exploration]; s.Profile != want {
+					t.Errorf("session exploration %v profile %q, want %q", s.Exploration, s.Profile, want)
+				}
+			}
+			if len(sessions) != 100 || count[true] == 0 || (tt.rate < 1 && count[false] == 0) {
+				t.Errorf("%d sessions, %d explored: want 100 with both kinds at rate %v", len(sessions), count[true], tt.rate)
+			}
+		})
+	}
+}
