@@ -180,26 +180,12 @@ func (s *Set) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.Co
 		p.Ref = &ref
 		return c.Complete(ctx, &p)
 	}
-	var first error
-	for _, c := range s.clients {
-		if caps := c.Capabilities(); caps == nil || caps.Completions == nil {
-			continue
-		}
-		res, err := c.Complete(ctx, params)
-		if err == nil {
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		if first == nil {
-			first = err
-		}
+	offers := func(c *Client) bool { caps := c.Capabilities(); return caps != nil && caps.Completions != nil }
+	res, tried, err := firstAnswer(ctx, s.clients, offers, func(c *Client) (*mcp.CompleteResult, error) { return c.Complete(ctx, params) })
+	if !tried {
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no upstream completes %s %q", params.Ref.Type, strings.TrimSpace(params.Ref.URI+params.Ref.Name))}
 	}
-	if first == nil {
-		first = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no upstream completes %s %q", params.Ref.Type, strings.TrimSpace(params.Ref.URI+params.Ref.Name))}
-	}
-	return nil, first
+	return res, err
 }
 
 // SetLoggingLevel sets the level at every connected server that offers

@@ -199,33 +199,27 @@ func (s *Set) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp
 func (s *Set) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 	var out []*mcp.Prompt
 	seen := map[string]bool{}
-	for _, c := range s.clients {
-		prompts, err := allPages(ctx, func(cursor string) ([]*mcp.Prompt, string, error) {
-			res, err := c.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return res.Prompts, res.NextCursor, nil
-		})
+	err := eachListing(ctx, s.clients, func(c *Client, cursor string) ([]*mcp.Prompt, string, error) {
+		res, err := c.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			continue
+			return nil, "", err
 		}
-		for _, p := range prompts {
-			name := s.Name(c.Name(), p.Name)
-			if seen[name] {
-				continue
-			}
-			seen[name] = true
-			if name != p.Name {
-				renamed := *p
-				renamed.Name = name
-				p = &renamed
-			}
-			out = append(out, p)
+		return res.Prompts, res.NextCursor, nil
+	}, func(c *Client, p *mcp.Prompt) {
+		name := s.Name(c.Name(), p.Name)
+		if seen[name] {
+			return
 		}
+		seen[name] = true
+		if name != p.Name {
+			renamed := *p
+			renamed.Name = name
+			p = &renamed
+		}
+		out = append(out, p)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -237,26 +231,20 @@ func (s *Set) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 func (s *Set) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 	var out []*mcp.Resource
 	owners := map[string]*Client{}
-	for _, c := range s.clients {
-		resources, err := allPages(ctx, func(cursor string) ([]*mcp.Resource, string, error) {
-			res, err := c.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return res.Resources, res.NextCursor, nil
-		})
+	err := eachListing(ctx, s.clients, func(c *Client, cursor string) ([]*mcp.Resource, string, error) {
+		res, err := c.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			continue
+			return nil, "", err
 		}
-		for _, r := range resources {
-			if _, taken := owners[r.URI]; !taken {
-				owners[r.URI] = c
-				out = append(out, r)
-			}
+		return res.Resources, res.NextCursor, nil
+	}, func(c *Client, r *mcp.Resource) {
+		if _, taken := owners[r.URI]; !taken {
+			owners[r.URI] = c
+			out = append(out, r)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	s.resourceOwners = owners
@@ -269,28 +257,41 @@ func (s *Set) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
 func (s *Set) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
 	var out []*mcp.ResourceTemplate
 	seen := map[string]bool{}
-	for _, c := range s.clients {
-		templates, err := allPages(ctx, func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
-			res, err := c.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return res.ResourceTemplates, res.NextCursor, nil
-		})
+	err := eachListing(ctx, s.clients, func(c *Client, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		res, err := c.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.ResourceTemplates, res.NextCursor, nil
+	}, func(_ *Client, t *mcp.ResourceTemplate) {
+		if !seen[t.URITemplate] {
+			seen[t.URITemplate] = true
+			out = append(out, t)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachListing lists every page of each client's items in client (name)
+// order and hands each item to keep. A client whose listing fails (it is
+// down) is skipped; only the caller's context ending stops the whole.
+func eachListing[T any](ctx context.Context, clients []*Client, page func(c *Client, cursor string) ([]T, string, error), keep func(*Client, T)) error {
+	for _, c := range clients {
+		items, err := allPages(ctx, func(cursor string) ([]T, string, error) { return page(c, cursor) })
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
-		for _, t := range templates {
-			if !seen[t.URITemplate] {
-				seen[t.URITemplate] = true
-				out = append(out, t)
-			}
+		for _, it := range items {
+			keep(c, it)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // ReadResource reads a URI from the server that listed it in the last
@@ -304,23 +305,36 @@ func (s *Set) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) 
 	if owner != nil {
 		return owner.ReadResource(ctx, params)
 	}
+	res, tried, err := firstAnswer(ctx, s.clients, nil, func(c *Client) (*mcp.ReadResourceResult, error) { return c.ReadResource(ctx, params) })
+	if !tried {
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown resource %q", params.URI)}
+	}
+	return res, err
+}
+
+// firstAnswer asks each client that takes part (all when takesPart is
+// nil), in order, and returns the first success. Otherwise it returns the
+// first error, or the error that came as the caller's context ended; tried
+// is false when no client was asked.
+func firstAnswer[R any](ctx context.Context, clients []*Client, takesPart func(*Client) bool, ask func(*Client) (R, error)) (res R, tried bool, err error) {
 	var first error
-	for _, c := range s.clients {
-		res, err := c.ReadResource(ctx, params)
+	for _, c := range clients {
+		if takesPart != nil && !takesPart(c) {
+			continue
+		}
+		tried = true
+		r, err := ask(c)
 		if err == nil {
-			return res, nil
+			return r, true, nil
 		}
 		if ctx.Err() != nil {
-			return nil, err
+			return res, true, err
 		}
 		if first == nil {
 			first = err
 		}
 	}
-	if first == nil {
-		first = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown resource %q", params.URI)}
-	}
-	return nil, first
+	return res, tried, first
 }
 
 // GetPrompt routes prompts/get by served name.
