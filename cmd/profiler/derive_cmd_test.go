@@ -60,6 +60,28 @@ func deriveFixture(t *testing.T, n int, extra ...string) (dir, catalogPath, trac
 	return dir, catalogPath, tracePath
 }
 
+// importTrace imports the sessions of trace into telemetry at tdir, after
+// edit (if any) has changed them, and returns tdir.
+func importTrace(t *testing.T, trace, tdir string, edit func([]telemetry.TraceSession)) string {
+	t.Helper()
+	f, err := os.Open(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _, err := telemetry.DecodeTrace(f, trace, false)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(ts)
+	}
+	if _, err := telemetry.Import(context.Background(), tdir, ts, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return tdir
+}
+
 func runDeriveArgs(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -186,22 +208,14 @@ func TestDeriveUnknownToolsAndBadLines(t *testing.T) {
 
 func TestDeriveFromTelemetry(t *testing.T) {
 	dir, cat, trace := deriveFixture(t, 60)
-	f, _ := os.Open(trace)
-	ts, _, err := telemetry.DecodeTrace(f, trace, false)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Half the sessions served core: they must be skipped.
-	for i := range ts {
-		if i%2 == 1 {
-			ts[i].Profile = "core"
+	tdir := importTrace(t, trace, filepath.Join(dir, "telemetry"), func(ts []telemetry.TraceSession) {
+		for i := range ts {
+			if i%2 == 1 {
+				ts[i].Profile = "core"
+			}
 		}
-	}
-	tdir := filepath.Join(dir, "telemetry")
-	if _, err := telemetry.Import(context.Background(), tdir, ts, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	})
 	out := filepath.Join(dir, "p.toml")
 	_, stderr, code := runDeriveArgs(t, "--telemetry", tdir, "--catalog", cat, "--out", out, "--min-sessions", "30")
 	if code != 0 {
@@ -331,16 +345,7 @@ func TestDeriveUsageErrors(t *testing.T) {
 // imported into telemetry give the same bytes.
 func TestDeriveTelemetryEqualsTrace(t *testing.T) {
 	dir, cat, trace := deriveFixture(t, 60)
-	f, _ := os.Open(trace)
-	ts, _, err := telemetry.DecodeTrace(f, trace, false)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tdir := filepath.Join(dir, "telemetry")
-	if _, err := telemetry.Import(context.Background(), tdir, ts, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	tdir := importTrace(t, trace, filepath.Join(dir, "telemetry"), nil)
 	fromTrace, fromTelemetry := filepath.Join(dir, "a.toml"), filepath.Join(dir, "b.toml")
 	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", fromTrace); code != 0 {
 		t.Fatalf("trace: exit %d: %s", code, stderr)
