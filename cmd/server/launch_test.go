@@ -187,13 +187,32 @@ func TestLaunchStartupErrors(t *testing.T) {
 
 // TestLaunchMissingUpstreamServesTheOthers: without --require-all an
 // upstream that cannot start leaves the others serving, and the health
-// output shows it down with its error.
+// output shows it down with its error; nothing is written into the
+// upstream's working directory.
 func TestLaunchMissingUpstreamServesTheOthers(t *testing.T) {
+	cwd := t.TempDir()
 	file := writeLaunch(t, map[string]any{
-		"a":       map[string]any{"command": bins.everything},
+		"a":       map[string]any{"command": bins.everything, "cwd": cwd},
 		"missing": map[string]any{"command": "/nonexistent/toolprof-missing-server"},
 	})
 	l := startLaunch(t, file, nil)
+	// Nothing is written into an upstream's working directory, nor beside
+	// the launch document, over the server's whole life.
+	defer func() {
+		if err := l.stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+		for dir, want := range map[string][]string{cwd: nil, filepath.Dir(file): {".mcp.json"}} {
+			entries, err := os.ReadDir(dir)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if err != nil || !slices.Equal(names, want) {
+				t.Errorf("%s holds %q (err %v), want %q", dir, names, err, want)
+			}
+		}
+	}()
 	if !strings.Contains(l.stderr.String(), `upstream "missing" did not start`) {
 		t.Errorf("stderr does not report the missing upstream:\n%s", l.stderr)
 	}
