@@ -11,16 +11,26 @@ import (
 // bytes, because session ids and tool names are replaced by numbers that are
 // local to the segment (buckets session_names and tools hold the names).
 
-var outcomeCodes = []Outcome{"", OutcomeOK, OutcomeToolError, OutcomeUpstreamError, OutcomeDenied, OutcomeUnknownTool, OutcomeCancelled}
-
+// Outcome codes as stored: 0 is no outcome, 1.. follow Outcomes().
 // outcomeOther marks an outcome string outside the known set, stored inline.
 const outcomeOther = 0xff
 
 func outcomeCode(o Outcome) byte {
-	for i, k := range outcomeCodes {
-		if k == o {
-			return byte(i)
-		}
+	switch o {
+	case "":
+		return 0
+	case OutcomeOK:
+		return 1
+	case OutcomeToolError:
+		return 2
+	case OutcomeUpstreamError:
+		return 3
+	case OutcomeDenied:
+		return 4
+	case OutcomeUnknownTool:
+		return 5
+	case OutcomeCancelled:
+		return 6
 	}
 	return outcomeOther
 }
@@ -143,18 +153,38 @@ func (r *recordReader) string() string {
 	return s
 }
 
+// outcomeOfCode is the inverse of outcomeCode for the known outcomes; a
+// switch, not a table, because it runs once per call record read.
+func outcomeOfCode(code byte) (Outcome, bool) {
+	switch code {
+	case 0:
+		return "", true
+	case 1:
+		return OutcomeOK, true
+	case 2:
+		return OutcomeToolError, true
+	case 3:
+		return OutcomeUpstreamError, true
+	case 4:
+		return OutcomeDenied, true
+	case 5:
+		return OutcomeUnknownTool, true
+	case 6:
+		return OutcomeCancelled, true
+	}
+	return "", false
+}
+
 func (r *recordReader) outcome() Outcome {
 	code := r.byte()
 	if code == outcomeOther {
 		return Outcome(r.string())
 	}
-	if int(code) >= len(outcomeCodes) {
-		if r.err == nil {
-			r.err = fmt.Errorf("unknown outcome code %d", code)
-		}
-		return ""
+	o, ok := outcomeOfCode(code)
+	if !ok && r.err == nil {
+		r.err = fmt.Errorf("unknown outcome code %d", code)
 	}
-	return outcomeCodes[code]
+	return o
 }
 
 // decodeCall decodes a call value; Session and Tool are left to the caller,

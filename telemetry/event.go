@@ -31,6 +31,12 @@ const (
 	OutcomeCancelled     Outcome = "cancelled"
 )
 
+// Outcomes returns the outcomes a call record may carry, in their stored
+// order (a fresh slice: callers may keep or change it).
+func Outcomes() []Outcome {
+	return []Outcome{OutcomeOK, OutcomeToolError, OutcomeUpstreamError, OutcomeDenied, OutcomeUnknownTool, OutcomeCancelled}
+}
+
 // Transport names.
 const (
 	TransportStdio = "stdio"

@@ -214,11 +214,11 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	bad := func(bucket string, k []byte, err error) error {
 		return fmt.Errorf("read telemetry segment %s: bucket %s key %x: %w", path, bucket, k, err)
 	}
-	names, err := numberedNames(tx.Bucket(bucketSessionNames)) // session number -> id
+	names, err := numberedNames(tx.Bucket([]byte(bucketSessionNames))) // session number -> id
 	if err != nil {
 		return err
 	}
-	tools, err := numberedNames(tx.Bucket(bucketTools)) // tool number -> name
+	tools, err := numberedNames(tx.Bucket([]byte(bucketTools))) // tool number -> name
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		return a
 	}
 	intern := map[string]string{}
-	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+	if err := tx.Bucket([]byte(bucketSessions)).ForEach(func(k, v []byte) error {
 		s, sn, err := decodeSession(k, v, intern)
 		if err != nil || int(sn) >= len(names) {
 			return bad("sessions", k, cmpErr(err, "unknown session number"))
@@ -267,7 +267,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	if beforeWindow {
 		return nil
 	}
-	if err := tx.Bucket(bucketSwitches).ForEach(func(k, v []byte) error {
+	if err := tx.Bucket([]byte(bucketSwitches)).ForEach(func(k, v []byte) error {
 		sw, sn, err := decodeSwitch(k, v)
 		if err != nil || int(sn) >= len(names) {
 			return bad("switches", k, cmpErr(err, "unknown session number"))
@@ -282,7 +282,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	per := make([]perSegment, len(names))
 	words := (len(tools) + 63) / 64
 	sets := make([]uint64, len(names)*words) // per session number, words each
-	c := tx.Bucket(bucketCalls).Cursor()
+	c := tx.Bucket([]byte(bucketCalls)).Cursor()
 	var k, v []byte
 	if w.Since.IsZero() {
 		k, v = c.First()

@@ -48,7 +48,7 @@ func TestRecorderRoundTrip(t *testing.T) {
 		r.Session(s) // at start
 		for j := range 9 {
 			c := Call{Session: s.ID, Seq: uint64(j + 1), Tool: fmt.Sprintf("tool-%d", (i+j)%4), Start: s.Start.Add(time.Duration(j) * time.Millisecond),
-				Duration: time.Duration(j) * 1234 * time.Microsecond, Outcome: outcomeCodes[1+j%6], RequestBytes: 100 * j, ResponseBytes: 7000 * j}
+				Duration: time.Duration(j) * 1234 * time.Microsecond, Outcome: Outcomes()[j%6], RequestBytes: 100 * j, ResponseBytes: 7000 * j}
 			if j == 8 {
 				c.Outcome = "future_outcome" // kept verbatim
 			}

@@ -36,25 +36,29 @@ var (
 	ErrNotSegment = errors.New("not a telemetry segment")
 )
 
-// Bucket names. Keys in calls and switches are 8 bytes of big-endian start
+// Bucket names (constants: byte-slice variables would be package-level
+// mutable state). Keys in calls and switches are 8 bytes of big-endian start
 // time (Unix nanoseconds) followed by a 4-byte write counter, so a time
 // window is a cursor seek and appends are sequential.
-var (
-	bucketMeta         = []byte("meta")
-	bucketSessions     = []byte("sessions")      // start(8)+session number(4) -> session record
-	bucketSessionNames = []byte("session_names") // snum(4) -> session id
-	bucketTools        = []byte("tools")         // tool number(4) -> tool name
-	bucketCalls        = []byte("calls")         // start(8)+counter(4) -> call record
-	bucketSwitches     = []byte("switches")      // time(8)+counter(4) -> switch record
+const (
+	bucketMeta         = "meta"
+	bucketSessions     = "sessions"      // start(8)+session number(4) -> session record
+	bucketSessionNames = "session_names" // snum(4) -> session id
+	bucketTools        = "tools"         // tool number(4) -> tool name
+	bucketCalls        = "calls"         // start(8)+counter(4) -> call record
+	bucketSwitches     = "switches"      // time(8)+counter(4) -> switch record
 
-	metaSchema  = []byte("schema")
-	metaReplica = []byte("replica")
-	metaCreated = []byte("created")
-	metaClosed  = []byte("closed")
-	metaDropped = []byte("dropped")
+	metaSchema  = "schema"
+	metaReplica = "replica"
+	metaCreated = "created"
+	metaClosed  = "closed"
+	metaDropped = "dropped"
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketSessions, bucketSessionNames, bucketTools, bucketCalls, bucketSwitches}
+// allBuckets are the buckets every segment has.
+func allBuckets() []string {
+	return []string{bucketMeta, bucketSessions, bucketSessionNames, bucketTools, bucketCalls, bucketSwitches}
+}
 
 // minSegmentSize is the smallest bbolt file: two meta pages, a freelist
 // page and a root page of 4 KiB.
@@ -155,22 +159,22 @@ func createSegmentMax(path, replica string, created time.Time, maxSize int) (*bo
 		return nil, openError(path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		if meta := tx.Bucket(bucketMeta); meta != nil {
+		if meta := tx.Bucket([]byte(bucketMeta)); meta != nil {
 			return checkSegment(path, tx)
 		}
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+		for _, name := range allBuckets() {
+			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return fmt.Errorf("create bucket %s in %s: %w", name, path, err)
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(metaSchema, binary.AppendUvarint(nil, SchemaVersion)); err != nil {
+		meta := tx.Bucket([]byte(bucketMeta))
+		if err := meta.Put([]byte(metaSchema), binary.AppendUvarint(nil, SchemaVersion)); err != nil {
 			return err
 		}
-		if err := meta.Put(metaReplica, []byte(replica)); err != nil {
+		if err := meta.Put([]byte(metaReplica), []byte(replica)); err != nil {
 			return err
 		}
-		return meta.Put(metaCreated, be64(uint64(created.UnixNano())))
+		return meta.Put([]byte(metaCreated), be64(uint64(created.UnixNano())))
 	})
 	if err != nil {
 		db.Close()
@@ -213,19 +217,19 @@ func checkSegment(path string, tx *bolt.Tx) error {
 	if fi, err := os.Stat(path); err == nil && fi.Size() < tx.Size() {
 		return fmt.Errorf("open telemetry segment %s: %w: file has %d bytes, its meta page says %d; move the file out of the telemetry directory to read the others", path, ErrDamaged, fi.Size(), tx.Size())
 	}
-	meta := tx.Bucket(bucketMeta)
+	meta := tx.Bucket([]byte(bucketMeta))
 	if meta == nil {
 		return fmt.Errorf("open telemetry segment %s: %w: no %q bucket", path, ErrNotSegment, bucketMeta)
 	}
-	v, n := binary.Uvarint(meta.Get(metaSchema))
+	v, n := binary.Uvarint(meta.Get([]byte(metaSchema)))
 	if n <= 0 {
 		return fmt.Errorf("open telemetry segment %s: %w: missing schema version in %q bucket", path, ErrNotSegment, bucketMeta)
 	}
 	if v > SchemaVersion {
 		return fmt.Errorf("open telemetry segment %s: %w: file has schema version %d, this build reads up to %d; upgrade toolprof to read it", path, ErrNewerSchema, v, SchemaVersion)
 	}
-	for _, name := range allBuckets {
-		if tx.Bucket(name) == nil {
+	for _, name := range allBuckets() {
+		if tx.Bucket([]byte(name)) == nil {
 			return fmt.Errorf("open telemetry segment %s: %w: missing bucket %q", path, ErrDamaged, name)
 		}
 	}
@@ -241,15 +245,15 @@ type segmentMeta struct {
 }
 
 func readMeta(tx *bolt.Tx) segmentMeta {
-	meta := tx.Bucket(bucketMeta)
-	m := segmentMeta{Replica: string(meta.Get(metaReplica))}
-	if v := meta.Get(metaCreated); len(v) == 8 {
+	meta := tx.Bucket([]byte(bucketMeta))
+	m := segmentMeta{Replica: string(meta.Get([]byte(metaReplica)))}
+	if v := meta.Get([]byte(metaCreated)); len(v) == 8 {
 		m.Created = time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()
 	}
-	if v := meta.Get(metaClosed); len(v) == 8 {
+	if v := meta.Get([]byte(metaClosed)); len(v) == 8 {
 		m.Closed = time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()
 	}
-	if v := meta.Get(metaDropped); len(v) == 8 {
+	if v := meta.Get([]byte(metaDropped)); len(v) == 8 {
 		m.Dropped = binary.BigEndian.Uint64(v)
 	}
 	return m
@@ -258,8 +262,8 @@ func readMeta(tx *bolt.Tx) segmentMeta {
 // lastActivity is the start time of the newest call or switch, or created.
 func lastActivity(tx *bolt.Tx) time.Time {
 	last := readMeta(tx).Created
-	for _, name := range [][]byte{bucketCalls, bucketSwitches, bucketSessions} {
-		if k, _ := tx.Bucket(name).Cursor().Last(); len(k) >= 8 {
+	for _, name := range []string{bucketCalls, bucketSwitches, bucketSessions} {
+		if k, _ := tx.Bucket([]byte(name)).Cursor().Last(); len(k) >= 8 {
 			if t := time.Unix(0, int64(binary.BigEndian.Uint64(k))).UTC(); t.After(last) {
 				last = t
 			}

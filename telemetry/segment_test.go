@@ -87,7 +87,7 @@ func TestBadSegmentsGiveClearErrors(t *testing.T) {
 	}{
 		{"newer schema", func(t *testing.T, path string) {
 			editSegment(t, path, func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketMeta).Put(metaSchema, binary.AppendUvarint(nil, SchemaVersion+1))
+				return tx.Bucket([]byte(bucketMeta)).Put([]byte(metaSchema), binary.AppendUvarint(nil, SchemaVersion+1))
 			})
 		}, ErrNewerSchema, "schema version 2, this build reads up to 1; upgrade toolprof"},
 		{"truncated to half", func(t *testing.T, path string) {

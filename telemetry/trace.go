@@ -57,8 +57,6 @@ func (e *LineError) Unwrap() error { return e.Err }
 // maxTraceLine bounds one line (one session) of a trace file.
 const maxTraceLine = 64 << 20
 
-var validOutcomes = []Outcome{OutcomeOK, OutcomeToolError, OutcomeUpstreamError, OutcomeDenied, OutcomeUnknownTool, OutcomeCancelled}
-
 // DecodeTrace reads a trace file; name is used in errors. Every malformed
 // line is reported. Without skipBad any malformed line is an error and no
 // session is returned; with skipBad the good lines are returned.
@@ -120,8 +118,8 @@ func decodeTraceLine(text []byte) (TraceSession, error) {
 		if c.Tool == "" {
 			return ts, fmt.Errorf(`calls[%d]: missing "tool"`, i)
 		}
-		if c.Outcome != "" && !slices.Contains(validOutcomes, Outcome(c.Outcome)) {
-			return ts, fmt.Errorf(`calls[%d]: outcome %q: want one of %v`, i, c.Outcome, validOutcomes)
+		if valid := Outcomes(); c.Outcome != "" && !slices.Contains(valid, Outcome(c.Outcome)) {
+			return ts, fmt.Errorf(`calls[%d]: outcome %q: want one of %v`, i, c.Outcome, valid)
 		}
 	}
 	return ts, nil

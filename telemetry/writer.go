@@ -55,26 +55,26 @@ func (w *segmentWriter) load(tx *bolt.Tx) error {
 	w.sessionKeys = map[uint32][]byte{}
 	w.tools = map[string]uint32{}
 	w.counter = 0
-	if err := tx.Bucket(bucketSessionNames).ForEach(func(k, v []byte) error {
+	if err := tx.Bucket([]byte(bucketSessionNames)).ForEach(func(k, v []byte) error {
 		w.sessions[string(v)] = binary.BigEndian.Uint32(k)
 		return nil
 	}); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketTools).ForEach(func(k, v []byte) error {
+	if err := tx.Bucket([]byte(bucketTools)).ForEach(func(k, v []byte) error {
 		w.tools[string(v)] = binary.BigEndian.Uint32(k)
 		return nil
 	}); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+	if err := tx.Bucket([]byte(bucketSessions)).ForEach(func(k, v []byte) error {
 		w.sessionKeys[binary.BigEndian.Uint32(k[8:])] = append([]byte(nil), k...)
 		return nil
 	}); err != nil {
 		return err
 	}
-	for _, name := range [][]byte{bucketCalls, bucketSwitches} {
-		if k, _ := tx.Bucket(name).Cursor().Last(); len(k) == 12 {
+	for _, name := range []string{bucketCalls, bucketSwitches} {
+		if k, _ := tx.Bucket([]byte(name)).Cursor().Last(); len(k) == 12 {
 			w.counter = max(w.counter, binary.BigEndian.Uint32(k[8:])+1)
 		}
 	}
@@ -88,7 +88,7 @@ func (w *segmentWriter) commit(batch []event, dropped uint64, setDropped bool) e
 			return err
 		}
 		if setDropped {
-			return tx.Bucket(bucketMeta).Put(metaDropped, be64(dropped))
+			return tx.Bucket([]byte(bucketMeta)).Put([]byte(metaDropped), be64(dropped))
 		}
 		return nil
 	})
@@ -103,11 +103,11 @@ func (w *segmentWriter) commit(batch []event, dropped uint64, setDropped bool) e
 }
 
 func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
-	calls := tx.Bucket(bucketCalls)
-	names := tx.Bucket(bucketSessionNames)
-	tools := tx.Bucket(bucketTools)
-	sessions := tx.Bucket(bucketSessions)
-	switches := tx.Bucket(bucketSwitches)
+	calls := tx.Bucket([]byte(bucketCalls))
+	names := tx.Bucket([]byte(bucketSessionNames))
+	tools := tx.Bucket([]byte(bucketTools))
+	sessions := tx.Bucket([]byte(bucketSessions))
+	switches := tx.Bucket([]byte(bucketSwitches))
 	for _, b := range []*bolt.Bucket{calls, names, tools, sessions, switches} {
 		b.FillPercent = appendFill
 	}
@@ -189,11 +189,11 @@ func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
 // close marks the segment closed at the given time and closes the file.
 func (w *segmentWriter) close(closed time.Time, dropped uint64) error {
 	err := w.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(metaDropped, be64(dropped)); err != nil {
+		meta := tx.Bucket([]byte(bucketMeta))
+		if err := meta.Put([]byte(metaDropped), be64(dropped)); err != nil {
 			return err
 		}
-		return meta.Put(metaClosed, be64(nanos(closed)))
+		return meta.Put([]byte(metaClosed), be64(nanos(closed)))
 	})
 	var used int64
 	if err == nil {
