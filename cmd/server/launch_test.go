@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -554,5 +555,43 @@ func TestLaunchStreamableHTTPUpstream(t *testing.T) {
 	h, _ := l.health(t)
 	if r, _ := upstreamHealth(h, "remote"); r.State != upstream.StateReady || r.Transport != "streamable_http" {
 		t.Errorf("health of remote = %+v", r)
+	}
+}
+
+// TestLaunchResultsRelayedFaithfully: through the gateway a tool result is
+// what the same call straight to the upstream returns: every content type
+// the everything-server has (text, image, audio, embedded resource, a mix),
+// isError, structuredContent and _meta.
+func TestLaunchResultsRelayedFaithfully(t *testing.T) {
+	l := startLaunch(t, writeLaunch(t, map[string]any{"a": map[string]any{"command": bins.everything}}), nil)
+	cs := l.connect(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "toolprof-test", Version: "1"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bins.everything)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	sawError, kinds := false, map[string]bool{}
+	for _, tool := range []string{"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource", "test_multiple_content_types", "test_error_handling"} {
+		want, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatalf("%s straight: %v", tool, err)
+		}
+		got := callText(t, cs, tool, map[string]any{})
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Errorf("%s through the gateway:\n%s\nstraight:\n%s", tool, gb, wb)
+		}
+		sawError = sawError || got.IsError
+		for _, c := range got.Content {
+			kinds[fmt.Sprintf("%T", c)] = true
+		}
+	}
+	// The comparison covered what it claims to.
+	if !sawError || len(kinds) != 4 {
+		t.Errorf("isError seen %v, content kinds %v: want isError and text, image, audio, embedded resource", sawError, kinds)
 	}
 }
