@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // childEnv selects a helper role when the test binary re-executes itself:
@@ -26,18 +28,12 @@ func TestMain(m *testing.M) {
 func runChild(role string) int {
 	kind, arg, _ := strings.Cut(role, ":")
 	switch kind {
-	case "hold": // hold a segment open for writing until stdin closes
-		db, err := createSegment(arg, "holder", time.Now())
-		if err != nil {
-			fmt.Println("ERR", err)
-			return 1
+	case "hold", "hold-read": // hold a segment open, for writing or as a reader does, until stdin closes
+		open := func(path string) (*bolt.DB, error) { return createSegment(path, "holder", time.Now()) }
+		if kind == "hold-read" {
+			open = openSegment
 		}
-		fmt.Println("HELD")
-		io.Copy(io.Discard, os.Stdin)
-		db.Close()
-		return 0
-	case "hold-read": // hold a segment open as a reader does, until stdin closes
-		db, err := openSegment(arg)
+		db, err := open(arg)
 		if err != nil {
 			fmt.Println("ERR", err)
 			return 1

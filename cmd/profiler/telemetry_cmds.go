@@ -180,10 +180,22 @@ func telemetryWindow(name string, dirs telemetryDirs, since, until *telemetryTim
 	return telemetry.Window{Since: since.t, Until: until.t}, nil
 }
 
-func reportSkipped(name string, stderr io.Writer, snap *telemetry.Snapshot) {
+// scanTelemetry checks the reader flags of command name, reads the window
+// and says on stderr which segments were left out because a running server
+// writes them.
+func scanTelemetry(ctx context.Context, name string, dirs telemetryDirs, since, until *telemetryTime, stderr io.Writer) (*telemetry.Snapshot, error) {
+	w, err := telemetryWindow(name, dirs, since, until)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := telemetry.Scan(ctx, dirs, w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	for _, s := range snap.Skipped {
 		fmt.Fprintf(stderr, "%s: left out %s: a running server writes it; it is read once rotated\n", name, s.Path)
 	}
+	return snap, nil
 }
 
 // runExport writes telemetry as session JSON Lines, the format import reads.
@@ -197,15 +209,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usagef("export: unexpected argument %q", fs.Arg(0))
 	}
-	w, err := telemetryWindow("export", *dirs, since, until)
+	snap, err := scanTelemetry(ctx, "export", *dirs, since, until, stderr)
 	if err != nil {
 		return err
 	}
-	snap, err := telemetry.Scan(ctx, *dirs, w)
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	reportSkipped("export", stderr, snap)
 	if err := telemetry.EncodeTrace(stdout, snap.Sessions, snap.Calls); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -337,15 +344,10 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "table" && *format != "markdown" && *format != "json" {
 		return usagef("stats: --format %q: want table, markdown or json", *format)
 	}
-	w, err := telemetryWindow("stats", *dirs, since, until)
+	snap, err := scanTelemetry(ctx, "stats", *dirs, since, until, stderr)
 	if err != nil {
 		return err
 	}
-	snap, err := telemetry.Scan(ctx, *dirs, w)
-	if err != nil {
-		return fmt.Errorf("stats: %w", err)
-	}
-	reportSkipped("stats", stderr, snap)
 	st := buildTelemetryStats(snap)
 	if len(catalogs) > 0 {
 		r, err := statsEffects(catalogs, *profilesPath)
