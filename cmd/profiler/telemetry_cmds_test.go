@@ -294,3 +294,48 @@ func TestCompactCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestReadersLeaveOutALiveSegment: while a server records, stats and export
+// read the closed segments, leave the live one out and say so, and exit 0;
+// compact never removes it, however old --before makes it look.
+func TestReadersLeaveOutALiveSegment(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, code := runProfiler(t, "import", "--telemetry", dir, writeTemp(t, "trace.jsonl", telemetryTrace)); code != 0 {
+		t.Fatal(stderr)
+	}
+	rec, err := telemetry.OpenRecorder(dir, telemetry.RecorderOptions{Replica: "live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	rec.Session(telemetry.Session{ID: rec.NewSessionID(), Start: time.Now()})
+	for h := rec.Health(); h.Segment == "" || h.Written < 1; h = rec.Health() {
+		time.Sleep(time.Millisecond)
+	}
+	live := rec.Health().Segment
+	for _, args := range [][]string{{"stats", "--format", "json"}, {"export"}} {
+		out, stderr, code := runProfiler(t, append(args, "--telemetry", dir)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if want := args[0] + ": left out " + live + ": a running server writes it"; !strings.Contains(stderr, want) {
+			t.Errorf("%v: stderr lacks %q:\n%s", args, want, stderr)
+		}
+		if args[0] == "export" && strings.Count(out, "\n") != 3 {
+			t.Errorf("export: %d sessions, want the 3 imported:\n%s", strings.Count(out, "\n"), out)
+		}
+	}
+	out, stderr, code := runProfiler(t, "compact", "--telemetry", dir, "--before", "2999-01-01")
+	if code != 0 || !strings.Contains(out, "removed 1 segment(s)") {
+		t.Fatalf("compact: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Fatalf("compact removed the live segment: %v", err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if segs := segmentCount(t, dir); segs != 1 {
+		t.Errorf("%d segments after the recorder closed, want its one", segs)
+	}
+}
