@@ -26,7 +26,7 @@ type telemetryDirs []string
 func (d *telemetryDirs) String() string { return strings.Join(*d, ",") }
 func (d *telemetryDirs) Set(v string) error {
 	if v == "" {
-		return errors.New("empty directory")
+		return errors.New("want a directory path, not an empty string")
 	}
 	*d = append(*d, v)
 	return nil

@@ -84,6 +84,7 @@ func TestImportCommand(t *testing.T) {
 		{"no directory", func(d string) []string { return []string{"import", trace} }, 2, nil, []string{"exactly one --telemetry DIR"}, 0},
 		{"two directories", func(d string) []string { return []string{"import", "--telemetry", d, "--telemetry", d, trace} }, 2, nil, []string{"exactly one --telemetry DIR"}, 0},
 		{"no files", func(d string) []string { return []string{"import", "--telemetry", d} }, 2, nil, []string{"no trace files"}, 0},
+		{"empty directory flag", func(d string) []string { return []string{"import", "--telemetry", "", trace} }, 2, nil, []string{`invalid value "" for flag -telemetry: want a directory path`}, 0},
 		{"unknown flag", func(d string) []string { return []string{"import", "--telemetry", d, "--nope", trace} }, 2, nil, []string{"flag provided but not defined: -nope"}, 0},
 		{"missing file", func(d string) []string { return []string{"import", "--telemetry", d, trace + ".missing"} }, 1, nil, []string{"trace.jsonl.missing"}, 0},
 	} {
