@@ -5,6 +5,7 @@ package demo_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -231,8 +232,49 @@ func TestMakeDemo(t *testing.T) {
 		if m == nil || m[1] != strconv.Itoa(calls) || m[2] != strconv.Itoa(calls-denied) || m[3] != strconv.Itoa(denied) {
 			t.Errorf("rehearsal: want %d calls, %d ok, %d denied under %s:\n%s", calls, calls-denied, denied, file.Default, summary)
 		}
-		if denied > 0 && !strings.Contains(summary, "denied by code: tool_not_in_profile "+strconv.Itoa(denied)) {
+		if denied == 0 {
+			t.Fatalf("no call of the trace falls outside %s: the rehearsal tests nothing", file.Default)
+		}
+		if !strings.Contains(summary, "denied by code: tool_not_in_profile "+strconv.Itoa(denied)) {
 			t.Errorf("rehearsal does not name the envelope code:\n%s", summary)
+		}
+	})
+
+	t.Run("check names the sessions the default profile would refuse", func(t *testing.T) {
+		def := byName[file.Default]
+		covered, refused := 0, map[string]string{} // session -> a tool it lacks
+		for _, s := range trace {
+			i := slices.IndexFunc(s.Calls, func(c telemetry.TraceCall) bool { return !slices.Contains(def.Tools, c.Tool) })
+			if i < 0 {
+				covered++
+				continue
+			}
+			refused[s.Session] = s.Calls[i].Tool
+		}
+		check := readFile(t, filepath.Join(out, "check.txt"))
+		want := fmt.Sprintf("%d sessions of demo/trace.jsonl against ", len(trace))
+		tally := fmt.Sprintf(": %d covered (%.1f%%), %d refused: %d tool excluded from profile, 0 unknown tool, 0 unknown profile", covered, 100*float64(covered)/float64(len(trace)), len(refused), len(refused))
+		if !strings.Contains(check, want) || !strings.Contains(check, tally) {
+			t.Errorf("check.txt lacks %q ... %q:\n%s", want, tally, check)
+		}
+		for id, tool := range refused {
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + `\s+` + regexp.QuoteMeta(file.Default) + `\s+\d+\s+excluded\s+excluded: .*` + regexp.QuoteMeta(tool)).MatchString(check) {
+				t.Errorf("check.txt does not refuse %s for %s", id, tool)
+			}
+		}
+	})
+
+	t.Run("summary shows each profile's tools, tokens and held-out coverage", func(t *testing.T) {
+		summary := readFile(t, filepath.Join(out, "summary.md"))
+		for _, name := range []string{"core", "standard", "full"} {
+			m := byName[name].Measured
+			row := fmt.Sprintf("| `%s` | %d | %d | new | %.1f%% [%.1f, %.1f] |", name, m.Tools, m.TokensO200k, 100**m.HoldoutCoverage, 100*m.HoldoutCI[0], 100*m.HoldoutCI[1])
+			if !strings.Contains(summary, row) {
+				t.Errorf("summary.md lacks %q:\n%s", row, summary)
+			}
+		}
+		if want := fmt.Sprintf("Learned from %d sessions", len(trace)); !strings.Contains(summary, want) {
+			t.Errorf("summary.md lacks %q", want)
 		}
 	})
 }
