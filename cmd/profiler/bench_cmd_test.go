@@ -342,3 +342,36 @@ func TestCatalogFollowsPagination(t *testing.T) {
 		t.Errorf("bench over the paging upstream served %d tools, want %d", full.Tools, len(tiny.Tools))
 	}
 }
+
+// TestBenchProfileWhollyMissingFromCatalog: a profile none of whose tools
+// the catalog has is measured (an exchange with no tools), reported with
+// the tools it lacks, and the run exits 0.
+func TestBenchProfileWhollyMissingFromCatalog(t *testing.T) {
+	set := writeTemp(t, "profiles.generated.toml", `version = 1
+default = "reader"
+
+[[profile]]
+name = "reader"
+tools = ["read_note"]
+
+[[profile]]
+name = "gone"
+tools = ["vanished_tool", "other_vanished"]
+`)
+	out, stderr, code := benchRun(t, "bench", "--catalog", benchTinyCatalog, "--profiles", set, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r := decodeBenchReport(t, out)
+	gone := r.Profile("gone")
+	if gone == nil || gone.Tools != 0 || gone.Bytes == 0 || gone.Tokens[bench.O200kBase] >= r.Profile("reader").Tokens[bench.O200kBase] {
+		t.Fatalf("gone = %+v, want measured with 0 tools and cheaper than reader", gone)
+	}
+	if !strings.Contains(stderr, `profile "gone" names tool "vanished_tool" that no upstream offers`) {
+		t.Errorf("stderr lacks the warning:\n%s", stderr)
+	}
+	table, _, code := benchRun(t, "bench", "--catalog", benchTinyCatalog, "--profiles", set)
+	if want := `profile "gone" names 2 tool(s) the catalog lacks, measured without them: other_vanished, vanished_tool`; code != 0 || !strings.Contains(table, want) {
+		t.Errorf("table (exit %d) lacks %q:\n%s", code, want, table)
+	}
+}
