@@ -10,16 +10,66 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/servedcost"
+	"github.com/toolprof/toolprof/internal/version"
+	"github.com/toolprof/toolprof/profiles"
 )
+
+// baselineName names the top-k baseline of profile name when it is served
+// for measuring.
+func baselineName(name string) string { return "topk-" + name }
+
+// measureServed serves the derived profiles and their top-k baselines
+// through the gateway over cat and measures them with profiler bench's
+// code (bench.MeasureProfiles), by profile name.
+func measureServed(t *testing.T, cat *catalog.Catalog, res *derive.Result) (map[string]bench.ProfileCost, map[string]int) {
+	t.Helper()
+	f := res.File()
+	for _, p := range res.Profiles {
+		if p.Baseline != nil {
+			f.Profiles = append(f.Profiles, profiles.Profile{Name: baselineName(p.Name), Tools: p.Baseline.Tools})
+		}
+	}
+	resolved, err := (&profiles.Set{File: f}).Resolve(cat.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g, err := gateway.New(ctx, gateway.Options{Upstream: gateway.NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: resolved,
+		ServerName: version.Name, ServerVersion: version.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	counter, err := bench.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bench.MeasureProfiles(ctx, resolved, g.Server, counter, bench.MeasureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bench.ProfileCost{}
+	for _, pc := range rep.Profiles {
+		out[pc.Name] = pc
+	}
+	entries := map[string]int{}
+	for _, tc := range rep.ToolCosts {
+		entries[tc.Name] = tc.Tokens[bench.O200kBase]
+	}
+	return out, entries
+}
 
 // TestEvalSharedData derives the default family from the real traces in
 // ../shared/data (TOOLPROF_DATA overrides) and reports, per profile, the
 // held-out coverage and the token share of full beside the top-k
-// baseline's. Tools are priced as served, so the token figures equal
-// profiler derive's and profiler bench's. Run with: go test -tags eval -run Eval -v ./derive
+// baseline's. Tools are priced as served (profiler derive's tokens_o200k),
+// and every profile and baseline is also served and measured by profiler
+// bench's code (the initialize + tools/list exchange). Run with: go test -tags eval -run Eval -v ./derive
 func TestEvalSharedData(t *testing.T) {
 	dir := os.Getenv("TOOLPROF_DATA")
 	if dir == "" {
@@ -50,14 +100,26 @@ func TestEvalSharedData(t *testing.T) {
 			var b strings.Builder
 			fmt.Fprintf(&b, "%s: %d sessions (derive %d, held-out %d; %d zero-call; %d with tools outside the catalog; %d unknown_tool outcomes); full = %d tools, %d tokens; default %s\n",
 				set, c.Used(), c.Derive, c.Holdout, c.ZeroCalls, c.UnknownToolSessions, st.UnknownOutcomes, len(full.Tools), full.Tokens, res.Default)
-			fmt.Fprintf(&b, "%-9s | %5s %7s %7s %-24s | %5s %7s %7s %s\n", "profile", "tools", "tokens", "share", "held-out [95% CI]", "top-k", "tokens", "share", "held-out")
+			served, entries := measureServed(t, cat, res)
+			fmt.Fprintf(&b, "entries = the profile's tools/list entries as served (derive's tokens_o200k); exchange = profiler bench's initialize + tools/list, and its share of full\n")
+			fmt.Fprintf(&b, "%-9s | %5s %7s %7s %8s %6s %-24s | %5s %7s %8s %6s %s\n", "profile", "tools", "entries", "share", "exchange", "share", "held-out [95% CI]", "top-k", "entries", "exchange", "share", "held-out")
 			for _, p := range res.Profiles {
 				hs, _ := p.Holdout.Share()
 				lo, hi := derive.Wilson(p.Holdout.Covered, p.Holdout.Sessions)
-				line := fmt.Sprintf("%-9s | %5d %7d %6.1f%% %5.1f%% [%5.1f, %5.1f]     |", p.Name, len(p.Tools), p.Tokens, 100*float64(p.Tokens)/float64(full.Tokens), 100*hs, 100*lo, 100*hi)
+				ex := served[p.Name]
+				sum := 0
+				for _, tool := range p.Tools {
+					sum += entries[tool]
+				}
+				if sum != p.Tokens {
+					t.Errorf("%s: derive prices its entries at %d tokens, profiler bench at %d", p.Name, p.Tokens, sum)
+				}
+				line := fmt.Sprintf("%-9s | %5d %7d %6.1f%% %8d %5.1f%% %5.1f%% [%5.1f, %5.1f]     |", p.Name, len(p.Tools), p.Tokens, 100*float64(p.Tokens)/float64(full.Tokens),
+					ex.Tokens[bench.O200kBase], 100*ex.ShareOfFull, 100*hs, 100*lo, 100*hi)
 				if bl := p.Baseline; bl != nil {
 					bs, _ := bl.Holdout.Share()
-					line += fmt.Sprintf(" %5d %7d %6.1f%% %5.1f%%", len(bl.Tools), bl.Tokens, 100*float64(bl.Tokens)/float64(full.Tokens), 100*bs)
+					bx := served[baselineName(p.Name)]
+					line += fmt.Sprintf(" %5d %7d %8d %5.1f%% %5.1f%%", len(bl.Tools), bl.Tokens, bx.Tokens[bench.O200kBase], 100*bx.ShareOfFull, 100*bs)
 					if lb := p.Solution.LowerBound; lb > 0 {
 						line += fmt.Sprintf("   (solver within %.1f%% of optimal)", 100*float64(p.Tokens-lb)/float64(lb))
 					}
