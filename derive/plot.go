@@ -27,6 +27,17 @@ func TopKCurve(p Problem) ([]FrontierPoint, error) {
 	return out, nil
 }
 
+// profileMarks are the plot's profile points: each profile at its cost and
+// derive-part coverage, labelled with its name.
+func (res *Result) profileMarks(xy func(cost, covered int) plotter.XY) plotter.XYLabels {
+	var marks plotter.XYLabels
+	for _, pr := range res.Profiles {
+		marks.XYs = append(marks.XYs, xy(pr.Tokens, pr.Derive.Covered))
+		marks.Labels = append(marks.Labels, " "+pr.Name)
+	}
+	return marks
+}
+
 // Plot draws the cost/coverage frontier of the derive part (x: share of the
 // full catalog's tokens, y: sessions covered), the top-k baseline, and each
 // profile, as a PNG.
@@ -91,11 +102,7 @@ func (res *Result) Plot(w io.Writer) error {
 	}
 	kl.Color = color.RGBA{R: 200, G: 120, A: 255}
 	kl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	var ppts plotter.XYLabels
-	for _, pr := range res.Profiles {
-		ppts.XYs = append(ppts.XYs, xy(pr.Tokens, pr.Derive.Covered))
-		ppts.Labels = append(ppts.Labels, " "+pr.Name)
-	}
+	ppts := res.profileMarks(xy)
 	ps, err := plotter.NewScatter(ppts.XYs)
 	if err != nil {
 		return fmt.Errorf("plot profiles: %w", err)
