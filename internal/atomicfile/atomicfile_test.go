@@ -13,21 +13,22 @@ func TestWrite(t *testing.T) {
 		setup   func(t *testing.T, dir string) string // returns the target path
 		perm    os.FileMode
 		wantErr bool
-		want    string // content of the target afterwards ("" when it must not exist)
+		want    string // content of the target afterwards ("" when not a file)
+		isDir   bool   // the target is a directory that must stay one
 	}{
 		{"creates a new file", func(t *testing.T, dir string) string {
 			return filepath.Join(dir, "new.toml")
-		}, 0o644, false, "new"},
+		}, 0o644, false, "new", false},
 		{"replaces an existing file", func(t *testing.T, dir string) string {
 			p := filepath.Join(dir, "old.toml")
 			if err := os.WriteFile(p, []byte("old content"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			return p
-		}, 0o640, false, "new"},
+		}, 0o640, false, "new", false},
 		{"a missing directory fails and creates nothing", func(t *testing.T, dir string) string {
 			return filepath.Join(dir, "missing", "x.toml")
-		}, 0o644, true, ""},
+		}, 0o644, true, "", false},
 		{"a failed rename leaves the target as it was", func(t *testing.T, dir string) string {
 			// A non-empty directory cannot be replaced by a file.
 			p := filepath.Join(dir, "target")
@@ -35,7 +36,7 @@ func TestWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			return p
-		}, 0o644, true, ""},
+		}, 0o644, true, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -56,7 +57,7 @@ func TestWrite(t *testing.T) {
 					t.Errorf("mode %v, want %v", fi.Mode().Perm(), tc.perm)
 				}
 			}
-			if fi, serr := os.Stat(path); tc.name == "a failed rename leaves the target as it was" && (serr != nil || !fi.IsDir()) {
+			if fi, serr := os.Stat(path); tc.isDir && (serr != nil || !fi.IsDir()) {
 				t.Errorf("target changed: %v %v", fi, serr)
 			}
 			// No temporary file is left behind, success or not.
