@@ -52,24 +52,51 @@ func isNameRune(r rune, dot bool) bool {
 	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-' || dot && r == '.'
 }
 
+// File is one decoded .mcp.json-format file.
+type File struct {
+	Servers []Server // in file order
+	// Separator, when the file sets the optional top-level "separator",
+	// joins server and tool names when several servers are served.
+	Separator string
+}
+
 // ReadFile strictly decodes one .mcp.json-format file into its servers, in
 // file order.
 func ReadFile(path string) ([]Server, error) {
+	f, err := ReadFileAll(path)
+	return f.Servers, err
+}
+
+// ReadFileAll strictly decodes one .mcp.json-format file.
+func ReadFileAll(path string) (File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read launch file: %w", err)
+		return File{}, fmt.Errorf("read launch file: %w", err)
 	}
-	return Decode(path, data)
+	return DecodeFile(path, data)
 }
 
 // Decode strictly decodes data, read from file, into its servers.
 func Decode(file string, data []byte) ([]Server, error) {
+	f, err := DecodeFile(file, data)
+	return f.Servers, err
+}
+
+// DecodeFile strictly decodes data, read from file.
+func DecodeFile(file string, data []byte) (File, error) {
 	dir, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", file, err)
+		return File{}, fmt.Errorf("decode %s: %w", file, err)
 	}
 	p := parser{file: file, data: data, dir: dir}
 	return p.document()
+}
+
+// isSeparator reports whether sep may join server and tool names: one to
+// three of '_', '-' and '.', which tool names allow and server names
+// cannot be confused with.
+func isSeparator(sep string) bool {
+	return len(sep) >= 1 && len(sep) <= 3 && strings.Trim(sep, "_-.") == ""
 }
 
 type parser struct {
@@ -146,12 +173,19 @@ func (p *parser) object(data []byte, base int64, server, what string,
 	return nil
 }
 
-func (p *parser) document() ([]Server, error) {
-	var servers []Server
+func (p *parser) document() (File, error) {
+	var f File
 	found := false
 	err := p.object(p.data, 0, "", "the file", func(key string, keyOff, valOff int64, raw json.RawMessage) error {
-		if key != "mcpServers" {
-			return p.fail(keyOff, "", key, `unknown key; the file holds only "mcpServers"`)
+		switch key {
+		case "separator":
+			if err := json.Unmarshal(raw, &f.Separator); err != nil || !isSeparator(f.Separator) {
+				return p.fail(valOff, "", key, `want a string of one to three of "_", "-" and ".", such as "__" (the default) or "."`)
+			}
+			return nil
+		case "mcpServers":
+		default:
+			return p.fail(keyOff, "", key, `unknown key; the file holds "mcpServers" and, optionally, "separator"`)
 		}
 		found = true
 		return p.object(raw, skipSpace(p.data, valOff), "", `"mcpServers"`, func(name string, keyOff, valOff int64, raw json.RawMessage) error {
@@ -159,17 +193,17 @@ func (p *parser) document() ([]Server, error) {
 			if err != nil {
 				return err
 			}
-			servers = append(servers, s)
+			f.Servers = append(f.Servers, s)
 			return nil
 		})
 	})
 	if err != nil {
-		return nil, err
+		return File{}, err
 	}
 	if !found {
-		return nil, &DecodeError{File: p.file, Line: 1, Key: "mcpServers", Msg: `missing key; want {"mcpServers": {"name": {...}}}`}
+		return File{}, &DecodeError{File: p.file, Line: 1, Key: "mcpServers", Msg: `missing key; want {"mcpServers": {"name": {...}}}`}
 	}
-	return servers, nil
+	return f, nil
 }
 
 // skipSpace returns the offset of the first non-space byte at or after off,

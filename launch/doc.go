@@ -29,6 +29,14 @@
 // with the file, line, server and key. Server names are limited to letters,
 // digits, '_', '-' and '.' because they prefix tool names.
 //
+// # Separator
+//
+// With several servers, tool and prompt names are served as server, a
+// separator and the server's own name: "files__read_file". The separator is
+// "__" unless the file sets the optional top-level key "separator" (one to
+// three of '_', '-' and '.'), next to "mcpServers"; a persona that sets it
+// wins over the pack.
+//
 // # Variables
 //
 // ${NAME} in command, args, env values, cwd, url and header values is

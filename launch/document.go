@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -40,8 +41,11 @@ type Server struct {
 
 // Document is the merged launch document: every server toolprof starts.
 type Document struct {
-	Version int      `json:"version" toml:"version"`
-	Servers []Server `json:"servers" toml:"servers"`
+	Version int `json:"version" toml:"version"`
+	// Separator joins server and tool names when several servers are
+	// served; "" means the default, "__".
+	Separator string   `json:"separator,omitempty" toml:"separator,omitempty"`
+	Servers   []Server `json:"servers" toml:"servers"`
 }
 
 // PersonaDir is the directory, beside the pack file, that holds persona
@@ -57,23 +61,25 @@ func isPersonaName(name string) bool {
 }
 
 // Load reads the pack file and, when persona is not empty, the persona file
-// personas/PERSONA.mcp.json beside it, and merges them.
+// personas/PERSONA.mcp.json beside it, and merges them; a separator the
+// persona sets wins over the pack's.
 func Load(packPath, persona string) (*Document, error) {
-	pack, err := ReadFile(packPath)
+	pack, err := ReadFileAll(packPath)
 	if err != nil {
 		return nil, err
 	}
-	var over []Server
+	var over File
 	if persona != "" {
 		path, err := PersonaPath(packPath, persona)
 		if err != nil {
 			return nil, err
 		}
-		if over, err = ReadFile(path); err != nil {
+		if over, err = ReadFileAll(path); err != nil {
 			return nil, err
 		}
 	}
-	doc := Merge(pack, over)
+	doc := Merge(pack.Servers, over.Servers)
+	doc.Separator = cmp.Or(over.Separator, pack.Separator)
 	return &doc, nil
 }
 

@@ -144,6 +144,14 @@ func TestDecodeStrict(t *testing.T) {
 			DecodeError{Line: 4, Server: "s", Key: "timeout", Msg: "unknown key; valid keys"}},
 		{"unknown top key", "{\n\"servers\": {}}",
 			DecodeError{Line: 2, Key: "servers", Msg: "unknown key"}},
+		{"separator not a separator", "{\"mcpServers\": {},\n \"separator\": \"a\"}",
+			DecodeError{Line: 2, Key: "separator", Msg: `want a string of one to three of "_", "-" and "."`}},
+		{"separator too long", `{"separator": "____", "mcpServers": {}}`,
+			DecodeError{Line: 1, Key: "separator", Msg: `want a string of one to three`}},
+		{"separator empty", `{"separator": "", "mcpServers": {}}`,
+			DecodeError{Line: 1, Key: "separator", Msg: `want a string of one to three`}},
+		{"separator not a string", `{"separator": 1, "mcpServers": {}}`,
+			DecodeError{Line: 1, Key: "separator", Msg: `want a string of one to three`}},
 		{"missing mcpServers", `{}`,
 			DecodeError{Line: 1, Key: "mcpServers", Msg: "missing key"}},
 		{"args wrong type", "{\"mcpServers\": {\"s\": {\"command\": \"x\",\n \"args\": \"--flag\"}}}",
@@ -363,6 +371,38 @@ func TestNames(t *testing.T) {
 		got := [3]bool{isServerName(name), isPersonaName(name), isVarName(name)}
 		if got != want {
 			t.Errorf("%q: server/persona/variable = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestSeparator: the optional top-level "separator" of the pack reaches the
+// document and the resolved document (and so the printed one); a persona's
+// wins over the pack's; absent in both, it stays "" (the default).
+func TestSeparator(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"plain/.mcp.json":                  `{"mcpServers": {"a": {"command": "a"}}}`,
+		"plain/personas/dot.mcp.json":      `{"separator": ".", "mcpServers": {}}`,
+		"set/.mcp.json":                    `{"mcpServers": {"a": {"command": "a"}}, "separator": "-"}`,
+		"set/personas/same.mcp.json":       `{"mcpServers": {"b": {"command": "b"}}}`,
+		"set/personas/underscore.mcp.json": `{"separator": "_", "mcpServers": {}}`,
+	})
+	for _, tt := range []struct{ pack, persona, want string }{
+		{"plain", "", ""},
+		{"plain", "dot", "."},
+		{"set", "", "-"},
+		{"set", "same", "-"},
+		{"set", "underscore", "_"},
+	} {
+		doc, err := Load(filepath.Join(dir, tt.pack, ".mcp.json"), tt.persona)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := doc.Resolve(func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Separator != tt.want || r.Separator != tt.want || r.Redacted().Separator != tt.want {
+			t.Errorf("%s persona %q: separator %q / resolved %q / printed %q, want %q", tt.pack, tt.persona, doc.Separator, r.Separator, r.Redacted().Separator, tt.want)
 		}
 	}
 }

@@ -49,14 +49,15 @@ type ResolvedServer struct {
 
 // Resolved is a Document with its variables resolved.
 type Resolved struct {
-	Version int
-	Servers []ResolvedServer
+	Version   int
+	Separator string // as in the Document
+	Servers   []ResolvedServer
 }
 
 // Resolve replaces every ${NAME} using lookup. Every unset variable is
 // reported, each naming its server, field and variable, never a value.
 func (d *Document) Resolve(lookup Lookup) (*Resolved, error) {
-	r := &Resolved{Version: d.Version}
+	r := &Resolved{Version: d.Version, Separator: d.Separator}
 	var errs []error
 	for _, s := range d.Servers {
 		rs, err := resolveServer(s, lookup)
@@ -194,7 +195,7 @@ func onlyReferences(tmpl string) bool {
 // instead of values, and env and header values that hold literal text
 // replaced by Redaction.
 func (r *Resolved) Redacted() Document {
-	d := Document{Version: r.Version}
+	d := Document{Version: r.Version, Separator: r.Separator}
 	for _, s := range r.Servers {
 		d.Servers = append(d.Servers, s.Template.redacted())
 	}

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,7 +22,8 @@ const DefaultSeparator = "__"
 type SetOptions struct {
 	// Client configures every Client of the Set.
 	Client Options
-	// Separator joins server and tool names; "" means DefaultSeparator.
+	// Separator joins server and tool names; "" means the launch
+	// document's, else DefaultSeparator.
 	Separator string
 	// RequireAll makes StartSet fail when any server fails to start;
 	// otherwise the others serve and the failed one keeps retrying.
@@ -44,9 +46,7 @@ type Set struct {
 // to start is reported in Health and retried in the background, unless
 // opts.RequireAll, when StartSet closes everything and returns the errors.
 func StartSet(ctx context.Context, doc *launch.Resolved, opts SetOptions) (*Set, error) {
-	if opts.Separator == "" {
-		opts.Separator = DefaultSeparator
-	}
+	opts.Separator = cmp.Or(opts.Separator, doc.Separator, DefaultSeparator)
 	servers := slices.Clone(doc.Servers)
 	slices.SortFunc(servers, func(a, b launch.ResolvedServer) int { return strings.Compare(a.Name, b.Name) })
 	s := &Set{sep: opts.Separator, namespaced: len(servers) > 1, shadowed: map[string][]string{}}

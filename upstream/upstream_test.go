@@ -43,11 +43,12 @@ var _ gatewayUpstream = (*Client)(nil)
 // environment.
 func resolve(t testing.TB, mcpJSON string, vars map[string]string) *launch.Resolved {
 	t.Helper()
-	servers, err := launch.Decode("test.mcp.json", []byte(mcpJSON))
+	f, err := launch.DecodeFile("test.mcp.json", []byte(mcpJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := launch.Merge(servers, nil)
+	doc := launch.Merge(f.Servers, nil)
+	doc.Separator = f.Separator
 	r, err := doc.Resolve(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -231,17 +232,30 @@ func TestCollisionDeterministic(t *testing.T) {
 }
 
 func TestSeparatorConfigurable(t *testing.T) {
-	s := startSet(t, `{"mcpServers": {"x": `+helperEntry(t, "X", "t", 0)+`, "y": `+helperEntry(t, "Y", "t", 0)+`}}`, nil, SetOptions{Separator: "."})
-	tools, err := s.ListTools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := toolNames(tools); !slices.Contains(got, "x.t") || !slices.Contains(got, "y.t") {
-		t.Errorf("tools = %q", got)
-	}
-	res, err := call(context.Background(), s, "y.t", "")
-	if err != nil || text(t, res) != "Y:t" {
-		t.Errorf("y.t: %v %v", res, err)
+	servers := `"x": ` + helperEntry(t, "X", "t", 0) + `, "y": ` + helperEntry(t, "Y", "t", 0)
+	for _, tt := range []struct {
+		name, separator, file, want string
+	}{
+		{"set by the caller", ".", "", "y.t"},
+		{"set by the launch document", "", `"separator": "-", `, "y-t"},
+		{"the caller's wins over the document's", ".", `"separator": "-", `, "y.t"},
+		{"default", "", "", "y__t"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startSet(t, `{`+tt.file+`"mcpServers": {`+servers+`}}`, nil, SetOptions{Separator: tt.separator})
+			tools, err := s.ListTools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := "x" + strings.TrimPrefix(tt.want, "y")
+			if got := toolNames(tools); !slices.Contains(got, other) || !slices.Contains(got, tt.want) {
+				t.Errorf("tools = %q, want %s and %s", got, other, tt.want)
+			}
+			res, err := call(context.Background(), s, tt.want, "")
+			if err != nil || text(t, res) != "Y:t" {
+				t.Errorf("%s: %v %v", tt.want, res, err)
+			}
+		})
 	}
 }
 

@@ -595,3 +595,24 @@ func TestLaunchResultsRelayedFaithfully(t *testing.T) {
 		t.Errorf("isError seen %v, content kinds %v: want isError and text, image, audio, embedded resource", sawError, kinds)
 	}
 }
+
+// TestLaunchSeparator: the launch file's "separator" names the served tools
+// and routes calls by them.
+func TestLaunchSeparator(t *testing.T) {
+	b, _ := json.Marshal(map[string]any{"separator": ".", "mcpServers": map[string]any{
+		"a": map[string]any{"command": bins.everything},
+		"b": map[string]any{"command": bins.everything},
+	}})
+	file := filepath.Join(t.TempDir(), ".mcp.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := startLaunch(t, file, nil).connect(t, nil)
+	names := listedNames(t, cs)
+	if !slices.Contains(names, "a.test_simple_text") || !slices.Contains(names, "b.test_simple_text") || slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "__") }) {
+		t.Errorf("tools = %q, want every name as SERVER.TOOL", names)
+	}
+	if res := callText(t, cs, "b.test_simple_text", nil); res.IsError {
+		t.Errorf("b.test_simple_text: %s", resultText(res))
+	}
+}
