@@ -63,7 +63,10 @@ type Config struct {
 	Policy        *profiles.Policy // may be nil
 	Holdout       float64          // newest share of sessions kept for testing
 	DefaultTarget float64
-	Options       Options
+	// MinSessions is the unrestricted sample (full and exploration
+	// sessions) below which Derive warns that it is small; 0: no warning.
+	MinSessions int
+	Options     Options
 }
 
 // Counts says which sessions the derivation used and why it skipped others.
@@ -230,6 +233,9 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 			res.Default = pr.Name
 			break
 		}
+	}
+	if n := res.Counts.Used(); n < cfg.MinSessions {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("only %d unrestricted sessions (served full or exploration), below %d: coverage measured on so few says little", n, cfg.MinSessions))
 	}
 	if n := res.Counts.Holdout; n > 0 && n < DefaultMinSessions {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("only %d held-out sessions: held-out coverage is uncertain (see holdout_ci), and the default rests on it", n))

@@ -358,3 +358,35 @@ func TestDefaultIsSmallestReachingTarget(t *testing.T) {
 		})
 	}
 }
+
+// TestSmallSampleWarning: Derive warns when the unrestricted sessions
+// (full, unrecorded profile, exploration; restricted ones do not count)
+// are fewer than MinSessions, and only then.
+func TestSmallSampleWarning(t *testing.T) {
+	restricted := append(fixtureSessions(), sessionsOf(repeat(50, []string{"a"})...)...)
+	for i := 100; i < len(restricted); i++ {
+		restricted[i].Profile = "core"
+	}
+	for _, tt := range []struct {
+		name     string
+		sessions []Session
+		min      int
+		warn     bool
+	}{
+		{"below", fixtureSessions(), 101, true},
+		{"restricted sessions do not count", restricted, 101, true},
+		{"at", fixtureSessions(), 100, false},
+		{"off", fixtureSessions(), 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Derive(tt.sessions, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.2, DefaultTarget: DefaultTarget, MinSessions: tt.min})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("only 100 unrestricted sessions (served full or exploration), below %d", tt.min)
+			if got := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, want) }); got != tt.warn {
+				t.Errorf("warnings %q: small-sample warning %v, want %v", res.Warnings, got, tt.warn)
+			}
+		})
+	}
+}

@@ -151,7 +151,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget}
+	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions}
 	res, err := derive.Derive(sessions, cfg)
 	if err != nil {
 		return fmt.Errorf("derive: %w", err)
@@ -162,12 +162,13 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "derive: warning: %s\n", w)
 	}
+	// Below --min-sessions Derive has warned (the warning also goes into
+	// the --summary, the nightly pull request's body); writing needs --force.
 	if c.Used() < f.minSessions {
-		msg := fmt.Sprintf("only %d unrestricted sessions (served full or exploration), below --min-sessions %d: coverage measured on so few says little", c.Used(), f.minSessions)
 		if !f.force {
-			return exitError{1, fmt.Errorf("derive: %s; record more sessions served full (or with --explore), or pass --force to write anyway", msg)}
+			return exitError{1, fmt.Errorf("derive: only %d unrestricted sessions (served full or exploration), below --min-sessions %d: coverage measured on so few says little; record more sessions served full (or with --explore), or pass --force to write anyway", c.Used(), f.minSessions)}
 		}
-		fmt.Fprintf(stderr, "derive: warning: %s (--force given: writing anyway)\n", msg)
+		fmt.Fprintf(stderr, "derive: --force given: writing with %d unrestricted sessions, below --min-sessions %d\n", c.Used(), f.minSessions)
 	}
 
 	file := res.File()

@@ -176,8 +176,14 @@ func TestDeriveMinSessions(t *testing.T) {
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("--force did not write: %v", err)
 	}
-	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--min-sessions", "5"); code != 0 {
-		t.Errorf("--min-sessions 5: exit %d, %s", code, stderr)
+	// The small-sample warning reaches the summary (the nightly pull
+	// request's body) too.
+	stdout, _, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--force", "--summary", "markdown")
+	if code != 0 || !strings.Contains(stdout, "> warning: only 10 unrestricted sessions (served full or exploration), below 30") {
+		t.Errorf("--force --summary markdown: exit %d, summary lacks the small-sample warning:\n%s", code, stdout)
+	}
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--min-sessions", "5"); code != 0 || strings.Contains(stderr, "unrestricted sessions (served full or exploration), below") {
+		t.Errorf("--min-sessions 5: exit %d, want no small-sample warning: %s", code, stderr)
 	}
 }
 
