@@ -216,6 +216,10 @@ func TestMakeDemo(t *testing.T) {
 		checkNightlyJob(t, bin, out)
 	})
 
+	t.Run("the example workflow's derive and price steps run", func(t *testing.T) {
+		checkWorkflow(t, bin, out)
+	})
+
 	t.Run("rehearsal denies exactly the calls outside the default profile", func(t *testing.T) {
 		def := byName[file.Default]
 		denied := 0
@@ -307,6 +311,97 @@ func checkNightlyJob(t *testing.T, bin, out string) {
 	msg, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(msg), "differs from what derive would write now") {
 		t.Errorf("profiles-check on an edited file: err %v, output:\n%s\nwant a failure saying it differs", err, msg)
+	}
+}
+
+// workflowStep returns the run script of the step named name in the
+// workflow text: the one line after "run:", or the block under "run: |"
+// with its indentation removed.
+func workflowStep(t *testing.T, workflow, name string) string {
+	t.Helper()
+	lines := strings.Split(workflow, "\n")
+	at := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "- name: "+name })
+	if at < 0 {
+		t.Fatalf("the workflow has no step %q", name)
+	}
+	for i := at + 1; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "- "); i++ {
+		trimmed := strings.TrimSpace(lines[i])
+		script, ok := strings.CutPrefix(trimmed, "run:")
+		if !ok {
+			continue
+		}
+		if script = strings.TrimSpace(script); script != "|" {
+			return script
+		}
+		indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " ")) + 2
+		var block []string
+		for _, l := range lines[i+1:] {
+			if strings.TrimSpace(l) != "" && len(l)-len(strings.TrimLeft(l, " ")) < indent {
+				break
+			}
+			block = append(block, strings.TrimPrefix(l, strings.Repeat(" ", indent)))
+		}
+		return strings.Join(block, "\n")
+	}
+	t.Fatalf("step %q has no run", name)
+	return ""
+}
+
+// checkWorkflow runs the two steps of .github/workflows/nightly-profiles.yml
+// that use toolprof, on the demo's telemetry and catalog: "make profiles"
+// with the workflow's own target and variables (each one the Makefile
+// declares), redirected to temporary paths, then the pricing script as
+// written, in a directory laid out as the workflow's checkout would be.
+// The pull request body it assembles must hold the summary and the table.
+func checkWorkflow(t *testing.T, bin, out string) {
+	workflow := readFile(t, filepath.Join("..", ".github", "workflows", "nightly-profiles.yml"))
+	makefile := readFile(t, filepath.Join("..", "Makefile"))
+	work := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	derive := strings.Fields(workflowStep(t, workflow, "Derive profiles (make profiles)"))
+	if len(derive) < 2 || derive[0] != "make" || derive[1] != "profiles" {
+		t.Fatalf("derive step %q: want make profiles VAR=...", derive)
+	}
+	redirect := map[string]string{
+		"TELEMETRY": filepath.Join(out, "telemetry"), "CATALOG": filepath.Join(out, "catalog.json"),
+		"PROFILES": filepath.Join(work, "profiles.generated.toml"), "SUMMARY": filepath.Join(work, "out", "summary.md"),
+	}
+	args := []string{"profiles", "BIN=" + bin}
+	for _, v := range derive[2:] {
+		name, _, ok := strings.Cut(v, "=")
+		if !ok || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+`\s*\?=`).MatchString(makefile) {
+			t.Fatalf("derive step sets %q, which the Makefile does not declare", v)
+		}
+		to, ok := redirect[name]
+		if !ok {
+			t.Fatalf("derive step sets %s, which this test does not know where to point", name)
+		}
+		args = append(args, name+"="+to)
+	}
+	mustMake(t, nil, args...)
+
+	// The checkout: bin/profiler, the committed catalog and the baseline.
+	if err := os.Symlink(bin, filepath.Join(work, "bin")); err != nil {
+		t.Fatal(err)
+	}
+	for from, to := range map[string]string{filepath.Join(out, "catalog.json"): "catalog.json", filepath.Join(out, "profiles.generated.toml"): filepath.Join("out", "baseline.toml")} {
+		if err := os.WriteFile(filepath.Join(work, to), []byte(readFile(t, from)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("bash", "-e", "-c", workflowStep(t, workflow, "Price them (profiler bench)"))
+	cmd.Dir = work
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("price step: %v\n%s", err, msg)
+	}
+	body := readFile(t, filepath.Join(work, "out", "pr-body.md"))
+	for _, want := range []string{"### toolprof: profiles.generated.toml", "| `core` |", "### Token cost of the initialize + tools/list exchange", "| core |"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("pull request body lacks %q:\n%s", want, body)
+		}
 	}
 }
 
