@@ -594,6 +594,26 @@ func TestLaunchResultsRelayedFaithfully(t *testing.T) {
 	if !sawError || len(kinds) != 4 {
 		t.Errorf("isError seen %v, content kinds %v: want isError and text, image, audio, embedded resource", sawError, kinds)
 	}
+	// Arguments reach the upstream as a direct call's do:
+	// json_schema_2020_12_tool answers with the arguments it received (after
+	// its SDK's validation; byte-exact forwarding is upstream.TestCallFidelity).
+	for _, args := range []string{
+		`{"name":"Ada","contactMethod":"email","email":"ada@example.com"}`,
+		`{"email":"x@y.z","address":{"street":"Rue \u00e9","city":"P"},"name":"B\"q"}`,
+	} {
+		params := &mcp.CallToolParams{Name: "json_schema_2020_12_tool", Arguments: json.RawMessage(args)}
+		want, err := direct.CallTool(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cs.CallTool(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := resultText(got), resultText(want); g != w || !strings.Contains(w, "called with: {") {
+			t.Errorf("arguments %s: upstream saw\n%s\nthrough the gateway, straight\n%s", args, g, w)
+		}
+	}
 }
 
 // TestLaunchSeparator: the launch file's "separator" names the served tools
