@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	nethttp "net/http"
@@ -48,6 +49,53 @@ func TestCallTimeoutCancelsUpstream(t *testing.T) {
 				t.Errorf("next call: %v %+v", err, res)
 			}
 		})
+	}
+}
+
+// An upstream that hangs: test_elicitation waits upstream for the client's
+// answer to the elicitation the gateway relays, and this client never
+// answers. Past --call-timeout the client gets upstream_timeout and the
+// upstream is sent notifications/cancelled for that request (tee log).
+func TestHangingUpstreamTimesOut(t *testing.T) {
+	_, s := startHTTPServer(t, nil, "--profile", "full", "--call-timeout", "200ms")
+	asked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			// Never answers. The relayed elicitation's cancellation does
+			// not always reach this client, so the test releases it before
+			// closing the session (which waits for its handlers).
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return nil, errors.New("no answer")
+		},
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	defer close(release)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_elicitation", Arguments: map[string]any{"message": "name?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	default:
+		t.Fatal("the elicitation never reached the client: the upstream was not waiting on it")
+	}
+	if env := envelope(t, res); env.Code != gateway.CodeUpstreamTimeout {
+		t.Errorf("envelope %+v, want upstream_timeout", env)
+	}
+	log := s.upstreamLog(t, func(log string) bool { return strings.Contains(log, "notifications/cancelled") })
+	if callID, cancelledID := requestIDs(log, "test_elicitation"); callID == "" || cancelledID != callID {
+		t.Errorf("upstream log: call id %q, cancelled id %q, want the call cancelled:\n%s", callID, cancelledID, log)
 	}
 }
 
