@@ -44,7 +44,7 @@ bench: build
 # make eval: figures on the real catalogs and traces in ../shared/data (not
 # part of make test: a clone elsewhere has no ../shared). TOOLPROF_DATA
 # moves it.
-TOOLPROF_DATA ?= ../shared/data
+TOOLPROF_DATA ?= $(abspath ../shared/data)
 export TOOLPROF_DATA
 eval: build
 	$(GO) test -tags eval -count=1 -run Eval -v ./derive ./groups ./bench
