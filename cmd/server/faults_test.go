@@ -240,6 +240,18 @@ func TestProfilesReplacedWhileRunning(t *testing.T) {
 	if names, _ := listNames(t, connectNew(), ""); !reflect.DeepEqual(names, membership["core"]) {
 		t.Errorf("profiles.toml removed: a new session lists %v", names)
 	}
+	// A profile added by a reload is served at /mcp/NAME.
+	replaceFile(t, path, string(orig)+"\n[[profile]]\nname = \"extra\"\ntools = [\"test_simple_text\"]\n")
+	connectNew() // opens a session, which reloads
+	extra, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp/extra", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("/mcp/extra after the reload added it: %v", err)
+	}
+	defer extra.Close()
+	if names, _ := listNames(t, extra, ""); !reflect.DeepEqual(names, []string{"test_simple_text"}) {
+		t.Errorf("/mcp/extra lists %v", names)
+	}
 	if !strings.Contains(s.stderr.String(), "bogus_key") {
 		t.Errorf("stderr does not report the broken file's key:\n%s", s.stderr)
 	}
