@@ -17,9 +17,10 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-# make test: vet, the Go suite with the race detector, then the end-to-end
-# suite with real Node clients (installed from the pinned lockfile).
-test: vet e2e-deps test-go test-e2e
+# make test: vet, the Go suite with the race detector, the end-to-end suite
+# with real Node clients (installed from the pinned lockfile), then every
+# fuzz target for a short fixed time.
+test: vet e2e-deps test-go test-e2e fuzz-short
 
 test-go:
 	$(GO) test -race -count=1 -timeout 20m ./...
@@ -60,13 +61,15 @@ demo: build
 # make profiles: the nightly job. Derives $(PROFILES) from the telemetry in
 # $(TELEMETRY) against the catalog $(CATALOG) (written by `profiler catalog`)
 # and writes the change summary, the pull request's body, to $(SUMMARY).
+# DERIVE_FLAGS defaults to --groups (tool groups and the grouped profile,
+# as make demo derives them); keep --groups when setting it.
 # make profiles-check: exit 1 when $(PROFILES) is not what the telemetry
 # gives (for CI).
 TELEMETRY ?= telemetry-data
 CATALOG   ?= catalog.json
 PROFILES  ?= profiles.generated.toml
 SUMMARY   ?= out/profiles-summary.md
-DERIVE_FLAGS ?=
+DERIVE_FLAGS ?= --groups
 
 .PHONY: profiles-check
 profiles: build
