@@ -206,14 +206,10 @@ func (s *sourceFlags) open(ctx context.Context, stderr io.Writer) (*toolSource, 
 // costs, served by the gateway's own code.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	stderr = &serialWriter{w: stderr}
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: profiler bench [--profiles FILE] (--catalog FILE | --launch FILE | -- CMD ARGS) [flags]\n\n"+
-			"Measures the bytes and tokens (o200k_base, cl100k_base) of the initialize + tools/list\n"+
-			"exchange of every profile, as the gateway serves it.\n\nflags:")
-		fs.PrintDefaults()
-	}
+	fs := newCommandFlags("bench", "[flags] (--catalog FILE | --launch FILE | -- CMD ARGS)",
+		"Measures the bytes and tokens (o200k_base, cl100k_base) of the initialize + tools/list\n"+
+			"exchange of every profile, as the gateway serves it. Exits 1 when a profile is over a\n"+
+			"--max-tokens or --max-bytes budget.", stderr)
 	var src sourceFlags
 	src.register(fs, true)
 	profilesPath := fs.String("profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in); when the default is absent, only the full catalog is measured")

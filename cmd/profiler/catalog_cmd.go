@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -16,13 +15,9 @@ import (
 // without running them.
 func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	stderr = &serialWriter{w: stderr}
-	fs := flag.NewFlagSet("catalog", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: profiler catalog (--launch FILE | -- CMD ARGS) [--out FILE]\n\n"+
-			"Writes the tools the upstreams offer, as a tools/list result {\"tools\": [...]}.\n\nflags:")
-		fs.PrintDefaults()
-	}
+	fs := newCommandFlags("catalog", "[--out FILE] (--launch FILE | -- CMD ARGS)",
+		"Starts the upstreams and writes the tools they offer as a tools/list result\n"+
+			"{\"tools\": [...]}: the catalog that derive and bench --catalog read.", stderr)
 	var src sourceFlags
 	src.register(fs, false)
 	out := fs.String("out", "", "write the catalog to `FILE` (atomically) instead of stdout")

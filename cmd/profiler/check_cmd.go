@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,8 +29,9 @@ const (
 // file would have refused, and why. It exits 0 and reports; --strict exits 1
 // when any session would be refused (for CI before deploying new profiles).
 func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("check", "--profiles FILE --trace FILE.jsonl [flags]",
+		"Says, without a server, which sessions of a trace the profiles file would refuse and why\n"+
+			"(excluded, unknown-tool, unknown-profile). Exits 1 with --strict when any would be.", stderr)
 	profilesPath := fs.String("profiles", "", "generated profiles `FILE` (its sibling profiles.toml is applied too) (required)")
 	tracePath := fs.String("trace", "", "session trace `FILE.jsonl`, one session per line (required)")
 	catalogPath := fs.String("catalog", "", "tools/list catalog `FILE`: what the upstreams offer; without it, the tools named in the profiles file")
@@ -40,11 +39,8 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	refusedOnly := fs.Bool("refused-only", false, "list only sessions that would be refused")
 	strict := fs.Bool("strict", false, "exit 1 when any session would be refused")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed trace lines (reported on stderr) instead of failing")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("check: %v", err)
+	if help, err := parseCommandFlags("check", fs, args); help || err != nil {
+		return err
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -42,8 +42,10 @@ type deriveFlags struct {
 
 func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.Spec, error) {
 	f := &deriveFlags{}
-	fl := flag.NewFlagSet("derive", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl := newCommandFlags("derive", "(--telemetry DIR | --trace FILE) --catalog FILE [flags]",
+		"Derives nested tool profiles (smallest first, full last) from measured sessions and writes\n"+
+			"them to --out. Exits 1 below --min-sessions without --force, and with --check when --out\n"+
+			"differs from what would be written.", stderr)
 	fl.Var(&f.telemetry, "telemetry", "telemetry `DIR` to read (repeatable)")
 	fl.Var(&f.traces, "trace", "session JSON Lines `FILE` to read instead of telemetry (repeatable)")
 	fl.StringVar(&f.catalog, "catalog", "", "tools/list catalog `FILE` (required)")
@@ -61,11 +63,10 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png`")
 	f.groups = addDeriveGroupsFlags(fl)
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, err
-		}
-		return nil, nil, usagef("derive: %v", err)
+	if help, err := parseCommandFlags("derive", fl, args); help {
+		return nil, nil, flag.ErrHelp
+	} else if err != nil {
+		return nil, nil, err
 	}
 	set := map[string]bool{}
 	fl.Visit(func(x *flag.Flag) { set[x.Name] = true })

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,15 +13,13 @@ import (
 // operating-context sidecar, with the same findings the server reports. It
 // exits 1 when a finding of severity warn exists.
 func runDoctor(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("doctor", "[--operating-context PATH]",
+		"Checks the operating-context sidecar and prints the findings the server would report.\n"+
+			"Exits 1 when any finding is a warning.", stderr)
 	path := fs.String("operating-context", "", "operating-context sidecar `PATH` to check (default: $"+
 		opcontext.EnvPath+", else ~/.toolprof/operating-context.toml)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("doctor: %v", err)
+	if help, err := parseCommandFlags("doctor", fs, args); help || err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("doctor: unexpected argument %q", fs.Arg(0))

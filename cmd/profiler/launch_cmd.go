@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,16 +15,14 @@ import (
 // with every secret value redacted. Resolving first means an unset
 // variable fails here exactly as it would at server start.
 func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("launch", "--launch FILE [--persona NAME] [--format json|toml]",
+		"Prints the launch document a pack (and persona) resolves to, every secret value redacted.\n"+
+			"An unset variable fails here exactly as it would at server start.", stderr)
 	file := fs.String("launch", "", "pack `FILE` in .mcp.json format (required)")
 	persona := fs.String("persona", "", "persona `NAME`: merges personas/NAME.mcp.json beside the pack")
 	format := fs.String("format", "json", "output `format`: json or toml")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("launch: %v", err)
+	if help, err := parseCommandFlags("launch", fs, args); help || err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("launch: unexpected argument %q", fs.Arg(0))

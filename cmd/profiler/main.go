@@ -21,13 +21,18 @@ import (
 )
 
 // usageError marks an error in how the command was called; it exits 2.
-type usageError struct{ err error }
+// shown is true when the command's usage was already printed (the FlagSet
+// does so on a flag it cannot parse).
+type usageError struct {
+	err   error
+	shown bool
+}
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return usageError{err: fmt.Errorf(format, args...)}
 }
 
 // exitError carries a specific exit status with its message (for example a
@@ -100,7 +105,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return usagef("unknown command %q; run 'profiler help' for the list", args[0])
 	}
-	return c.run(ctx, args[1:], stdout, stderr)
+	err := c.run(ctx, args[1:], stdout, stderr)
+	if ue := (usageError{}); errors.As(err, &ue) && !ue.shown {
+		// -h does nothing but print the usage (TestCommandHelp), so a
+		// usage error found after parsing shows the same help a bad flag does.
+		_ = c.run(ctx, []string{"-h"}, io.Discard, stderr)
+	}
+	return err
 }
 
 func printUsage(w io.Writer, cmds map[string]command) {

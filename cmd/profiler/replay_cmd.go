@@ -58,17 +58,10 @@ type replayFlags struct {
 
 func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 	f := &replayFlags{}
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: profiler replay --trace FILE.jsonl (--url URL | --launch FILE | -- CMD ARGS) [flags]\n\n"+
-			"Drives one real MCP session per trace line against a server and reports each call's outcome:\n"+
-			"ok, tool_error, denied (the gateway's envelope code), unknown_tool (JSON-RPC -32602) or error.\n"+
-			"  --url URL       a running gateway over streamable HTTP (e.g. http://127.0.0.1:8080/mcp)\n"+
-			"  --launch FILE   a gateway started here over the launch document's upstreams, serving --profiles\n"+
-			"  -- CMD ARGS     a stdio server command started once per session (e.g. -- bin/server -- bin/everything-server)\n\nflags:")
-		fs.PrintDefaults()
-	}
+	fs := newCommandFlags("replay", "--trace FILE.jsonl [flags] (--url URL | --launch FILE | -- CMD ARGS)",
+		"Drives one real MCP session per trace line against a running gateway (--url), one started\n"+
+			"here (--launch) or a stdio server started per session (-- CMD ARGS), and counts call outcomes:\n"+
+			"ok, tool_error, denied, unknown_tool, error. Exits 1 with --strict when any call is not ok.", stderr)
 	fs.StringVar(&f.trace, "trace", "", "session trace `FILE.jsonl`, one session per line (required)")
 	fs.StringVar(&f.url, "url", "", "streamable HTTP endpoint `URL` of a running server")
 	f.src.register(fs, false)
@@ -80,11 +73,10 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 	fs.StringVar(&f.format, "format", "table", "output `format`: table or json")
 	fs.BoolVar(&f.strict, "strict", false, "exit 1 when any call was not ok")
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (reported on stderr) instead of failing")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usagef("replay: %v", err)
+	if help, err := parseCommandFlags("replay", fs, args); help {
+		return nil, flag.ErrHelp
+	} else if err != nil {
+		return nil, err
 	}
 	fs.Visit(func(x *flag.Flag) { f.profilesExplicit = f.profilesExplicit || x.Name == "profiles" })
 	f.src.command = fs.Args()

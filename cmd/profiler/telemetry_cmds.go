@@ -52,22 +52,11 @@ func (t *telemetryTime) Set(v string) error {
 	return fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-01T12:00:00Z) or a UTC date (2026-03-01)", v)
 }
 
-// parseCommandFlags parses fs and maps errors to usage errors (exit 2); help
-// is true when -h was asked for, which is not an error.
-func parseCommandFlags(name string, fs *flag.FlagSet, args []string) (help bool, err error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return true, nil
-		}
-		return false, usagef("%s: %v", name, err)
-	}
-	return false, nil
-}
-
 // runImport stores session traces (JSON Lines) in a telemetry directory.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("import", "--telemetry DIR [flags] FILE.jsonl...",
+		"Stores the sessions of trace files (JSON Lines, one session per line) in a telemetry\n"+
+			"directory. A malformed line writes nothing unless --skip-bad.", stderr)
 	var dirs telemetryDirs
 	fs.Var(&dirs, "telemetry", "telemetry `DIR` to import into (required, once)")
 	var catalogs telemetryDirs
@@ -200,8 +189,9 @@ func scanTelemetry(ctx context.Context, name string, dirs telemetryDirs, since, 
 
 // runExport writes telemetry as session JSON Lines, the format import reads.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("export", "--telemetry DIR [--since T] [--until T]",
+		"Writes the sessions of telemetry to stdout as JSON Lines, one session per line: the\n"+
+			"format import reads.", stderr)
 	dirs, since, until := readTelemetryFlags(fs)
 	if help, err := parseCommandFlags("export", fs, args); help || err != nil {
 		return err
@@ -325,8 +315,9 @@ func later(a, b time.Time) time.Time {
 // runStats summarises telemetry: window, totals, per-tool, per-client and
 // per-outcome breakdowns.
 func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("stats", "--telemetry DIR [--format table|markdown|json] [flags]",
+		"Summarises telemetry: its window, sessions, calls and drops, and counts per tool, client\n"+
+			"and outcome; with --catalog, per effect kind too.", stderr)
 	dirs, since, until := readTelemetryFlags(fs)
 	format := fs.String("format", "table", "output `FORMAT`: table, markdown or json")
 	var catalogs telemetryDirs
@@ -462,8 +453,8 @@ func writeStatsMarkdown(w io.Writer, st telemetryStats) error {
 
 // runCompact removes closed segments whose events all precede --before.
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("compact", "--telemetry DIR --before DATE",
+		"Retention: removes the closed telemetry segments whose events are all before DATE.", stderr)
 	var dirs telemetryDirs
 	fs.Var(&dirs, "telemetry", "telemetry `DIR` (required; repeatable)")
 	var before telemetryTime
