@@ -101,7 +101,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset := flag.NewFlagSet("server", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	fset.Usage = func() {
-		fmt.Fprintln(stderr, "usage: server [flags] --launch FILE [--persona NAME] [--require-all]\n       server [flags] -- CMD ARGS...\n\nServes the tools of the MCP servers declared in FILE (an .mcp.json), or of the one started by CMD, under a profile.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: server [flags] --launch FILE [--persona NAME] [--require-all]\n"+
+			"       server [flags] -- CMD ARGS...\n\n"+
+			"Serves the tools of the MCP servers declared in FILE (an .mcp.json), or of the one started by\n"+
+			"CMD, under a profile: over stdio, or streamable HTTP with --http ADDR. Exits 2 on a usage error\n"+
+			"or an unknown profile, 1 when the handshake is over --max-handshake-tokens or -bytes.\n\nflags:")
 		fset.PrintDefaults()
 	}
 	fset.StringVar(&c.profilesPath, "profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in)")
