@@ -164,7 +164,7 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	res.Counts = counts
 	res.Counts.UnknownTools = unknown
 	for _, u := range used {
-		if s := u.start; !s.IsZero() {
+		if s := u.Start; !s.IsZero() {
 			if res.DataFrom.IsZero() || s.Before(res.DataFrom) {
 				res.DataFrom = s
 			}
@@ -350,23 +350,15 @@ func (res *Result) profile(name string, idx []int, tools []Tool, train, test *sa
 	return pr
 }
 
-// usedSession is a learning session reduced to catalog tool indices.
-type usedSession struct {
-	tools []int
-	start time.Time
-}
-
 // selectSessions keeps the sessions that saw every tool, in time order
-// (stable: a session without a start keeps its place after the session
-// recorded before it), and maps their tools to catalog indices. Tools the
-// catalog lacks are dropped from the signature and counted: no profile, not
-// even full, can serve them, so they are held against none.
-func selectSessions(sessions []Session, index map[string]int) ([]usedSession, Counts, []string) {
+// (TimeOrder), and maps their tools to catalog indices (CatalogDemand).
+// Tools the catalog lacks are dropped from the signature and counted: no
+// profile, not even full, can serve them, so they are held against none.
+// Calls to the gateway's own tools are no demand and not counted.
+func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts, []string) {
 	c := Counts{Input: len(sessions)}
-	used := make([]usedSession, 0, len(sessions))
+	used := make([]Demand, 0, len(sessions))
 	unknown := map[string]bool{}
-	keys := make([]time.Time, 0, len(sessions))
-	var last time.Time
 	for _, s := range sessions {
 		switch {
 		case s.Exploration:
@@ -380,45 +372,20 @@ func selectSessions(sessions []Session, index map[string]int) ([]usedSession, Co
 		if s.Calls == 0 && len(s.Tools) == 0 {
 			c.ZeroCalls++
 		}
-		idx := make([]int, 0, len(s.Tools))
-		miss := false
-		for _, t := range s.Tools {
-			if i, ok := index[t]; ok {
-				idx = append(idx, i)
-			} else {
-				miss = true
-				unknown[t] = true
-			}
-		}
+		idx, miss := CatalogDemand(make([]int, 0, len(s.Tools)), s.Tools, index, unknown)
 		if miss {
 			c.UnknownToolSessions++
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		if !s.Start.IsZero() {
-			last = s.Start
-		}
-		keys = append(keys, last)
-		used = append(used, usedSession{tools: idx, start: s.Start})
-	}
-	if !slices.IsSortedFunc(keys, func(a, b time.Time) int { return a.Compare(b) }) {
-		order := make([]int, len(used))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
-		sorted := make([]usedSession, len(used))
-		for i, o := range order {
-			sorted[i] = used[o]
-		}
-		used = sorted
+		used = append(used, Demand{Tools: idx, Start: s.Start})
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return used, c, names
+	return TimeOrder(used), c, names
 }
 
 // sample is a set of sessions reduced to weighted signatures.
@@ -430,17 +397,17 @@ type sample struct {
 
 // reduce groups sessions by their distinct tool set. Signatures come out
 // sorted by tool list so that everything downstream is deterministic.
-func reduce(sessions []usedSession) *sample {
+func reduce(sessions []Demand) *sample {
 	s := &sample{total: len(sessions)}
 	byKey := map[string]int{}
 	var key []byte
 	for _, u := range sessions {
-		if len(u.tools) == 0 {
+		if len(u.Tools) == 0 {
 			s.free++
 			continue
 		}
 		key = key[:0]
-		for _, t := range u.tools {
+		for _, t := range u.Tools {
 			key = binary.AppendUvarint(key, uint64(t))
 		}
 		if i, ok := byKey[string(key)]; ok {
@@ -448,7 +415,7 @@ func reduce(sessions []usedSession) *sample {
 			continue
 		}
 		byKey[string(key)] = len(s.sigs)
-		s.sigs = append(s.sigs, Signature{Tools: u.tools, Weight: 1})
+		s.sigs = append(s.sigs, Signature{Tools: u.Tools, Weight: 1})
 	}
 	slices.SortFunc(s.sigs, func(a, b Signature) int { return slices.Compare(a.Tools, b.Tools) })
 	return s

@@ -298,17 +298,17 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 		Groups:   []profiles.Group{{Name: "g", Tools: []string{"a.y", "a.z", "gone.tool"}}}}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	sessions := []Session{
-		{Tools: []string{"a.x"}, Switches: []string{"g"}, Profile: "lean", Start: start},          // switched: x, y, z
-		{Tools: []string{"a.x"}, Profile: "core", Start: start.Add(time.Minute)},                  // restricted: skipped
-		{Switches: []string{"nope"}, Profile: "lean", Start: start.Add(2 * time.Minute)},          // unknown group: no demand
-		{Tools: []string{"a.y", "b.q"}, Start: start.Add(-time.Minute)},                           // no profile: saw all; b.q unknown
-		{Tools: []string{"a.z"}, Profile: "full", Exploration: false},                             // no start: after the previous
-		{Tools: []string{"a.x"}, Profile: "core", Exploration: true, Start: start.Add(time.Hour)}, // exploring: used
+		{Tools: []string{"a.x", EnableToolsName}, Switches: []string{"g"}, Profile: "lean", Start: start},                  // switched: x, y, z; enable_tools is the gateway's
+		{Tools: []string{"a.x"}, Profile: "core", Start: start.Add(time.Minute)},                                           // restricted: skipped
+		{Tools: []string{EnableToolsName}, Switches: []string{"nope"}, Profile: "lean", Start: start.Add(2 * time.Minute)}, // unknown group: no demand
+		{Tools: []string{"a.y", "b.q", "get_operating_context"}, Start: start.Add(-time.Minute)},                           // no profile: saw all; b.q unknown, the gateway's tool not
+		{Tools: []string{"a.z"}, Profile: "full", Exploration: false},                                                      // no start: after the previous
+		{Tools: []string{"a.x"}, Profile: "core", Exploration: true, Start: start.Add(time.Hour)},                          // exploring: used
 	}
 	used, c := selectSessions(sessions, index, prior)
 	var got []string
 	for _, u := range used {
-		got = append(got, fmt.Sprint(u.tools))
+		got = append(got, fmt.Sprint(u.Tools))
 	}
 	want := []string{"[1]", "[2]", "[0 1 2]", "[]", "[0]"}
 	if !slices.Equal(got, want) {

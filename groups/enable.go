@@ -5,11 +5,14 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/profiles"
 )
 
-// EnableToolsName is the name of the tool that switches a group on.
-const EnableToolsName = "enable_tools"
+// EnableToolsName is the name of the tool that switches a group on
+// (declared by derive, which must tell it from upstream tools in
+// telemetry and cannot import this package).
+const EnableToolsName = derive.EnableToolsName
 
 // EnableToolsTool returns the enable_tools tool definition for a profile
 // offering groups, exactly as the gateway serves it (the derivation prices

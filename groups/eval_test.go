@@ -13,45 +13,14 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
-	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/groups"
-	"github.com/toolprof/toolprof/internal/version"
+	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
 // sharedData is the real data beside the project (see its README).
 const sharedData = "../../shared/data"
-
-// servedCosts prices the catalog's tools as a gateway serving it as full
-// lists them (with its effect _meta), as profiler derive does.
-func servedCosts(t *testing.T, cat *catalog.Catalog, counter *bench.Counter) map[string]bench.ToolCost {
-	t.Helper()
-	resolved, err := (&profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}}).Resolve(cat.Tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	g, err := gateway.New(ctx, gateway.Options{Upstream: gateway.NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: resolved,
-		ServerName: version.Name, ServerVersion: version.Version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	srv, err := g.Server(profiles.FullProfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := bench.ServedToolCosts(ctx, srv, counter)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]bench.ToolCost{}
-	for _, c := range list {
-		out[c.Name] = c
-	}
-	return out
-}
 
 // TestEvalRealData derives groups on the real traces and checks issue 9's
 // targets on the held-out part of bfcl-multi-turn; tau-airline's figures
@@ -84,7 +53,12 @@ func TestEvalRealData(t *testing.T) {
 				sessions = append(sessions, groups.FromUsage(u))
 				dsessions = append(dsessions, derive.Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile})
 			}
-			costs := servedCosts(t, cat, counter)
+			// Priced as profiler derive prices them: as the gateway lists
+			// them (servedcost), with no policy.
+			costs, err := servedcost.ToolCosts(context.Background(), cat, nil, counter)
+			if err != nil {
+				t.Fatal(err)
+			}
 			dtools := make([]derive.Tool, len(cat.Tools))
 			for i, tl := range cat.Tools {
 				c := costs[tl.Name]

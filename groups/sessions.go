@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -35,23 +36,18 @@ type Counts struct {
 	Holdout       int      `json:"holdout"`
 }
 
-// demandSession is a learning session reduced to catalog tool indices.
-type demandSession struct {
-	tools []int
-	start time.Time
-}
-
 // selectSessions keeps the sessions whose demand is observable, in time
-// order (stable: a session without a start keeps its place after the one
-// recorded before it), with their demand as catalog tool indices.
+// order (derive.TimeOrder, as derive orders them), with their demand as
+// catalog tool indices.
 //
 // Demand is observable in a session that saw every tool (served full, with
 // no profile recorded, or by exploration) and in one served a profile of
 // prior whose base and offered groups together reach every catalog tool:
 // such a session could switch on whatever it needed. A group it switched on
 // counts as demand for every tool of that group (as prior defines it), the
-// calls it made as demand for the tools called.
-func selectSessions(sessions []Session, index map[string]int, prior *profiles.File) ([]demandSession, Counts) {
+// calls it made as demand for the tools called (derive.CatalogDemand: calls
+// to the gateway's own tools, enable_tools among them, are none).
+func selectSessions(sessions []Session, index map[string]int, prior *profiles.File) ([]derive.Demand, Counts) {
 	c := Counts{Input: len(sessions)}
 	groupTools := map[string][]string{}
 	reachAll := map[string]bool{}
@@ -80,9 +76,7 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 		}
 	}
 	unknownTools, unknownGroups := map[string]bool{}, map[string]bool{}
-	used := make([]demandSession, 0, len(sessions))
-	keys := make([]time.Time, 0, len(sessions))
-	var last time.Time
+	used := make([]derive.Demand, 0, len(sessions))
 	for _, s := range sessions {
 		switch {
 		case s.Exploration, s.Profile == "", s.Profile == profiles.FullProfile:
@@ -95,19 +89,7 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 		if len(s.Tools) == 0 && len(s.Switches) == 0 {
 			c.ZeroCalls++
 		}
-		idx := make([]int, 0, len(s.Tools))
-		miss := false
-		add := func(t string) {
-			if i, ok := index[t]; ok {
-				idx = append(idx, i)
-			} else {
-				miss = true
-				unknownTools[t] = true
-			}
-		}
-		for _, t := range s.Tools {
-			add(t)
-		}
+		idx, miss := derive.CatalogDemand(make([]int, 0, len(s.Tools)), s.Tools, index, unknownTools)
 		for _, g := range s.Switches {
 			ts, ok := groupTools[g]
 			if !ok {
@@ -125,41 +107,28 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		if !s.Start.IsZero() {
-			last = s.Start
-		}
-		keys = append(keys, last)
-		used = append(used, demandSession{tools: idx, start: s.Start})
+		used = append(used, derive.Demand{Tools: idx, Start: s.Start})
 	}
-	order := make([]int, len(used))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
-	sorted := make([]demandSession, len(used))
-	for i, o := range order {
-		sorted[i] = used[o]
-	}
-	c.Used = len(sorted)
+	c.Used = len(used)
 	c.UnknownTools = sortedKeys(unknownTools)
 	c.UnknownGroups = sortedKeys(unknownGroups)
-	return sorted, c
+	return derive.TimeOrder(used), c
 }
 
 // split keeps the newest holdout share for testing, as derive does.
-func split(used []demandSession, holdout float64) (train, test []demandSession) {
+func split(used []derive.Demand, holdout float64) (train, test []derive.Demand) {
 	n := int(math.Round(holdout * float64(len(used))))
 	return used[:len(used)-n], used[len(used)-n:]
 }
 
 // reduce groups sessions by their demand set, sorted by tool list.
-func reduce(sessions []demandSession) []weighted {
+func reduce(sessions []derive.Demand) []weighted {
 	var out []weighted
 	byKey := map[string]int{}
 	var key []byte
 	for _, s := range sessions {
 		key = key[:0]
-		for _, t := range s.tools {
+		for _, t := range s.Tools {
 			key = binary.AppendUvarint(key, uint64(t))
 		}
 		if i, ok := byKey[string(key)]; ok {
@@ -167,7 +136,7 @@ func reduce(sessions []demandSession) []weighted {
 			continue
 		}
 		byKey[string(key)] = len(out)
-		out = append(out, weighted{tools: s.tools, weight: 1})
+		out = append(out, weighted{tools: s.Tools, weight: 1})
 	}
 	slices.SortFunc(out, func(a, b weighted) int { return slices.Compare(a.tools, b.tools) })
 	return out

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -261,7 +263,7 @@ func TestDeriveGroupsTelemetrySwitches(t *testing.T) {
 		s := u.Session
 		s.End = s.Start.Add(time.Minute)
 		rec.Session(s)
-		for j, tool := range u.Tools {
+		for j, tool := range append(slices.Clone(u.Tools), opcontext.ToolName) { // every session also reads the operating context
 			rec.Call(telemetry.Call{Session: s.ID, Seq: uint64(j + 1), Tool: tool, Start: s.Start.Add(time.Second), Outcome: telemetry.OutcomeOK})
 		}
 	}
@@ -270,6 +272,8 @@ func TestDeriveGroupsTelemetrySwitches(t *testing.T) {
 		s := telemetry.Session{ID: fmt.Sprintf("g%d", i), Profile: "lean", Start: base.Add(time.Duration(i+1) * time.Hour)}
 		s.End = s.Start.Add(time.Minute)
 		rec.Session(s)
+		// The gateway records the enable_tools call as a call, and the switch.
+		rec.Call(telemetry.Call{Session: s.ID, Seq: 1, Tool: groups.EnableToolsName, Start: s.Start.Add(time.Second), Outcome: telemetry.OutcomeOK})
 		rec.Switch(s.ID, telemetry.Switch{Time: s.Start.Add(time.Second), Group: "mail"})
 	}
 	if err := rec.Close(); err != nil {
@@ -295,4 +299,35 @@ func TestDeriveGroupsTelemetrySwitches(t *testing.T) {
 	if rep.Counts.Grouped != switched || rep.Counts.Used != len(us)+switched {
 		t.Errorf("counts %+v: want the %d sessions served lean learned from (switches as demand)", rep.Counts, switched)
 	}
+	// enable_tools and get_operating_context are the gateway's tools: no
+	// unknown tool, in derive's counts or the groups step's.
+	if rep.Counts.UnknownCalls != 0 || len(rep.Counts.UnknownTools) != 0 || res.Counts.UnknownToolSessions != 0 || len(res.Counts.UnknownTools) != 0 {
+		t.Errorf("unknown tools counted: groups %d %v, derive %d %v; want none", rep.Counts.UnknownCalls, rep.Counts.UnknownTools, res.Counts.UnknownToolSessions, res.Counts.UnknownTools)
+	}
+	// The switched sessions' demand is mail's tools: held-out, the lean
+	// sessions (the newest) each need exactly the six mail tools.
+	if h := rep.Holdout; h.Sessions == 0 || h.FloorTokens != float64(mailTokens(t, cat)) {
+		t.Errorf("held-out floor %.1f tokens over %d sessions, want mail's %d tokens (the switch as demand)", h.FloorTokens, h.Sessions, mailTokens(t, cat))
+	}
+}
+
+// mailTokens is the o200k_base tokens of cat's mail tools as derive prices
+// them (as the gateway lists them).
+func mailTokens(t *testing.T, cat *catalog.Catalog) int {
+	t.Helper()
+	counter, err := bench.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs, err := servedToolCosts(context.Background(), cat, nil, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for name, c := range costs {
+		if strings.HasPrefix(name, "mail__") {
+			n += c.Tokens[bench.O200kBase]
+		}
+	}
+	return n
 }

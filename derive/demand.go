@@ -1,0 +1,77 @@
+package derive
+
+import (
+	"slices"
+	"time"
+
+	"github.com/toolprof/toolprof/opcontext"
+)
+
+// EnableToolsName is the tool by which a session switches a tool group on.
+// The gateway serves it (package groups builds its definition and
+// re-exports this name); it is declared here because groups imports derive.
+const EnableToolsName = "enable_tools"
+
+// GatewayTool reports whether name is a tool the gateway itself serves
+// (enable_tools, get_operating_context) rather than an upstream's. The
+// gateway records calls to them like any other, but a catalog of the
+// upstreams never lists them.
+func GatewayTool(name string) bool {
+	return name == EnableToolsName || name == opcontext.ToolName
+}
+
+// Demand is one learning session's demand: catalog tool indices, sorted
+// and distinct, and the session's start (zero when unknown).
+type Demand struct {
+	Tools []int
+	Start time.Time
+}
+
+// CatalogDemand appends to idx the catalog indices (index) of the tools
+// called (names) and reports whether a name was unknown, adding it to
+// unknown. A tool the catalog lacks is unknown unless it is a gateway
+// tool: a call to the gateway's own tool is no demand for an upstream tool
+// and no sign of a stale catalog, so it is left out silently. When an
+// upstream offers a tool of that name the gateway serves the upstream's,
+// and the catalog lists it: a catalog tool is always demand.
+func CatalogDemand(idx []int, names []string, index map[string]int, unknown map[string]bool) ([]int, bool) {
+	miss := false
+	for _, t := range names {
+		switch i, ok := index[t]; {
+		case ok:
+			idx = append(idx, i)
+		case GatewayTool(t):
+		default:
+			miss = true
+			unknown[t] = true
+		}
+	}
+	return idx, miss
+}
+
+// TimeOrder returns sessions (in recorded or imported order) sorted by
+// start, stably: a session without a start keeps its place after the
+// session recorded before it.
+func TimeOrder(sessions []Demand) []Demand {
+	keys := make([]time.Time, len(sessions))
+	var last time.Time
+	for i, s := range sessions {
+		if !s.Start.IsZero() {
+			last = s.Start
+		}
+		keys[i] = last
+	}
+	if slices.IsSortedFunc(keys, func(a, b time.Time) int { return a.Compare(b) }) {
+		return sessions
+	}
+	order := make([]int, len(sessions))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
+	sorted := make([]Demand, len(sessions))
+	for i, o := range order {
+		sorted[i] = sessions[o]
+	}
+	return sorted
+}
