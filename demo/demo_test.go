@@ -212,6 +212,10 @@ func TestMakeDemo(t *testing.T) {
 		}
 	})
 
+	t.Run("the grouped profile offers groups, enable_tools when served, and expects fewer tokens than core", func(t *testing.T) {
+		checkGroupedProfile(t, bin, out, file)
+	})
+
 	t.Run("make profiles regenerates the demo's file; profiles-check both arms", func(t *testing.T) {
 		checkNightlyJob(t, bin, out)
 	})

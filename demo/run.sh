@@ -23,10 +23,12 @@
 # Outputs, all under $DEMO_OUT (default out/demo):
 #   catalog.json               the upstream's tools/list result
 #   telemetry/                 the recorded sessions (bbolt segments)
-#   profiles.generated.toml    the derived profiles (core, standard, full)
+#   profiles.generated.toml    the derived profiles (core, standard, full) and tool
+#                              groups with the grouped profile offering them (--groups)
 #   profiles.toml              copy of profiles.toml (the repository's), the people's decisions
 #   workspace/, memory.jsonl   what the filesystem and memory servers work on
 #   summary.md                 derive's change summary (the PR body)
+#   groups.json                derive's tool-groups report (held-out figures)
 #   frontier.png               cost / coverage frontier, profiles marked
 #   report.md                  profiler bench --format markdown
 #   replay.json, rehearsal.json  the two replays' outcomes
@@ -118,7 +120,8 @@ step "profiler derive: profiles from the measured sessions"
 # the gateway, bench and check read them.
 cp profiles.toml "$OUT/profiles.toml"
 "$BIN/profiler" derive --telemetry "$OUT/telemetry" --catalog "$OUT/catalog.json" \
-	--out "$OUT/profiles.generated.toml" --plot "$OUT/frontier.png" --summary markdown >"$OUT/summary.md"
+	--out "$OUT/profiles.generated.toml" --plot "$OUT/frontier.png" --summary markdown \
+	--groups --groups-report "$OUT/groups.json" >"$OUT/summary.md"
 cat "$OUT/summary.md"
 
 step "profiler bench: tokens of each profile's initialize + tools/list exchange"
