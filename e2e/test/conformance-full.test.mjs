@@ -5,8 +5,8 @@
 // its own in stateful HTTP mode (40 of 40). No baseline of known failures:
 // the gateway forwards resources, prompts, completion, subscriptions,
 // logging, progress, elicitation and sampling, so any failure is a
-// regression. (test/conformance.test.mjs runs the same suite against a
-// baseline file; this one asserts the whole of it.)
+// regression, and the test asserts the whole suite rather than comparing
+// against a baseline file.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
