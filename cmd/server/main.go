@@ -286,14 +286,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	var rec gateway.Recorder
-	var closeRec func() error
+	var closeRec func()
 	if !c.health {
 		r, err := openRecorder(c)
 		if err != nil {
 			up.Close()
 			return err
 		}
-		rec, closeRec = r, r.Close
+		rec, closeRec = r, func() { closeTelemetry(r, c.telemetryDir, stderr) }
 	}
 	opts.Recorder = rec
 	g, err := gateway.New(ctx, opts)
@@ -320,9 +320,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		serveErr = err
 	}
 	if closeRec != nil {
-		if err := closeRec(); err != nil && serveErr == nil {
-			serveErr = fmt.Errorf("close telemetry %s: %w", c.telemetryDir, err)
-		}
+		closeRec()
 	}
 	return serveErr
 }
