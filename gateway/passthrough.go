@@ -23,16 +23,20 @@ package gateway
 // likely serving the call that just arrived. With no call in flight a log
 // message is delivered to no session (an upstream's log is not broadcast
 // to sessions that did not call it) and an elicitation or sampling request
-// fails with an error saying so.
+// fails with an error saying so. A relayed elicitation or sampling request
+// is withdrawn from the client (notifications/cancelled) when the upstream
+// withdraws it or when the call ends, before the call is answered.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -83,6 +87,15 @@ type inflight struct {
 	ss     *mcp.ServerSession
 	ctx    context.Context // the downstream request's: it routes replies to its stream
 	token  any             // the client's progress token, nil when none
+
+	// The requests relayed to the client during the call (elicitation,
+	// sampling), guarded by relay.mu: withdrawn when the call ends, and
+	// waited for before it is answered.
+	relays  map[uint64]context.CancelFunc
+	relayed sync.WaitGroup
+	// ending is set (under relay.mu) when forward returns, before the
+	// relayed requests are withdrawn; none is relayed after it.
+	ending atomic.Bool
 }
 
 func (g *Gateway) features() (Features, bool) {
@@ -343,7 +356,15 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, params *mcp.Call
 	defer func() {
 		r.mu.Lock()
 		r.calls = slices.DeleteFunc(r.calls, func(x *inflight) bool { return x == c })
+		c.ending.Store(true)
+		withdraw := slices.Collect(maps.Values(c.relays))
 		r.mu.Unlock()
+		// Withdrawn before the call is answered, and waited for, so that a
+		// client never keeps a question nobody waits for.
+		for _, cancel := range withdraw {
+			cancel()
+		}
+		c.relayed.Wait()
 	}()
 	if tok, ok := params.Meta["progressToken"]; ok && tok != nil {
 		c.token = tok
@@ -424,25 +445,95 @@ func (g *Gateway) Log(_ context.Context, server string, p *mcp.LoggingMessagePar
 
 // Elicit asks the session of the newest call in flight on server.
 func (g *Gateway) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	c := g.newestCall(server)
-	if c == nil {
-		return nil, fmt.Errorf("elicitation from upstream %q: no downstream call in flight on it to ask", server)
+	c, rctx, done, err := g.relayContext(ctx, server, "elicitation")
+	if err != nil {
+		return nil, err
 	}
-	mctx, cancel := mergedContext(c.ctx, ctx)
-	defer cancel()
-	return c.ss.Elicit(mctx, p)
+	defer done()
+	return c.ss.Elicit(rctx, p)
 }
 
 // CreateMessage asks the session of the newest call in flight on server to
 // sample.
 func (g *Gateway) CreateMessage(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	c := g.newestCall(server)
-	if c == nil {
-		return nil, fmt.Errorf("sampling request from upstream %q: no downstream call in flight on it to ask", server)
+	c, rctx, done, err := g.relayContext(ctx, server, "sampling request")
+	if err != nil {
+		return nil, err
 	}
-	mctx, cancel := mergedContext(c.ctx, ctx)
-	defer cancel()
-	return c.ss.CreateMessage(mctx, p) //lint:ignore SA1019 upstreams still sample
+	defer done()
+	return c.ss.CreateMessage(rctx, p) //lint:ignore SA1019 upstreams still sample
+}
+
+// relayContext is the context of a request that upstream (server) sends to
+// the client of its newest call in flight, registered with that call. It
+// carries the downstream request's values, which send the request on that
+// request's stream, and it ends when the upstream withdraws its request
+// (upstream, the upstream's request context, ends) or when the downstream
+// call ends (answered, cancelled by its client or cut by --call-timeout):
+// either way the SDK then sends the client notifications/cancelled for it.
+// done must be called when the relayed request has returned.
+//
+// Why the ID hiding: the SDK sends that notifications/cancelled after the
+// relayed request has returned, from a goroutine of its own, on the stream
+// of the downstream request its context names (over streamable HTTP); the
+// downstream call's answer closes that stream, and a notification that
+// comes after it is dropped ("write to closed stream"). So once the
+// downstream call is ending the context no longer names the downstream
+// request (it hides the value of type jsonrpc.ID, the SDK's related-request
+// key), and the SDK sends the notification on the session's standalone
+// stream, which outlives the call. Over stdio there is one stream and
+// nothing changes.
+func (g *Gateway) relayContext(upstream context.Context, server, what string) (*inflight, context.Context, func(), error) {
+	r := &g.relay
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var c *inflight
+	for i := len(r.calls) - 1; i >= 0; i-- {
+		if x := r.calls[i]; x.server == server && x.ss != nil && !x.ending.Load() {
+			c = x
+			break
+		}
+	}
+	if c == nil {
+		return nil, nil, nil, fmt.Errorf("%s from upstream %q: no downstream call in flight on it to ask", what, server)
+	}
+	ctx, cancel := context.WithCancel(&relayedContext{Context: context.WithoutCancel(c.ctx), call: c})
+	stopUp := context.AfterFunc(upstream, cancel)
+	stopDown := context.AfterFunc(c.ctx, cancel)
+	r.next++
+	id := r.next
+	if c.relays == nil {
+		c.relays = map[uint64]context.CancelFunc{}
+	}
+	c.relays[id] = cancel
+	c.relayed.Add(1)
+	done := func() {
+		stopUp()
+		stopDown()
+		cancel()
+		r.mu.Lock()
+		delete(c.relays, id)
+		r.mu.Unlock()
+		c.relayed.Done()
+	}
+	return c, ctx, done, nil
+}
+
+// relayedContext carries a downstream request's values to the requests
+// relayed during its call, except that once the call is ending (its context
+// done, or forward returning) it no longer names the downstream request:
+// see relayContext.
+type relayedContext struct {
+	context.Context
+	call *inflight
+}
+
+func (x *relayedContext) Value(key any) any {
+	v := x.Context.Value(key)
+	if _, ok := v.(jsonrpc.ID); ok && (x.call.ending.Load() || x.call.ctx.Err() != nil) {
+		return nil
+	}
+	return v
 }
 
 // ResourceUpdated relays an upstream's notifications/resources/updated to
@@ -489,12 +580,4 @@ func (g *Gateway) Reconnected(ctx context.Context, server string) {
 			g.logger.Warn("subscription not restored after reconnection", "server", server, "uri", uri, "error", err)
 		}
 	}
-}
-
-// mergedContext carries the downstream request's values (which route the
-// request to its stream) and is cancelled when either context is.
-func mergedContext(downstream, upstream context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(downstream)
-	stop := context.AfterFunc(upstream, cancel)
-	return ctx, func() { stop(); cancel() }
 }

@@ -28,6 +28,13 @@ func relayGateway(t testing.TB) *Gateway {
 // relayGatewayCmd is relayGateway with the upstream started as command args.
 func relayGatewayCmd(t testing.TB, command string, args ...string) *Gateway {
 	t.Helper()
+	return relayGatewayOpts(t, Options{}, command, args...)
+}
+
+// relayGatewayOpts is relayGatewayCmd with gateway options (their Upstream
+// is the set it starts).
+func relayGatewayOpts(t testing.TB, gopts Options, command string, args ...string) *Gateway {
+	t.Helper()
 	var ref atomic.Pointer[Gateway]
 	opts := upstream.Options{
 		ProtocolVersion: "2025-11-25",
@@ -66,7 +73,8 @@ func relayGatewayCmd(t testing.TB, command string, args ...string) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(context.Background(), Options{Upstream: set})
+	gopts.Upstream = set
+	g, err := New(context.Background(), gopts)
 	if err != nil {
 		set.Close()
 		t.Fatal(err)

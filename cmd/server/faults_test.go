@@ -59,6 +59,7 @@ func TestCallTimeoutCancelsUpstream(t *testing.T) {
 func TestHangingUpstreamTimesOut(t *testing.T) {
 	_, s := startHTTPServer(t, nil, "--profile", "full", "--call-timeout", "200ms")
 	asked := make(chan struct{}, 1)
+	withdrawn := make(chan struct{}, 1)
 	release := make(chan struct{})
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -66,11 +67,12 @@ func TestHangingUpstreamTimesOut(t *testing.T) {
 			case asked <- struct{}{}:
 			default:
 			}
-			// Never answers. The relayed elicitation's cancellation does
-			// not always reach this client, so the test releases it before
-			// closing the session (which waits for its handlers).
+			// Never answers: the gateway withdraws the question when the
+			// call times out (release only lets a failed test close the
+			// session, which waits for its handlers).
 			select {
 			case <-ctx.Done():
+				withdrawn <- struct{}{}
 			case <-release:
 			}
 			return nil, errors.New("no answer")
@@ -92,6 +94,11 @@ func TestHangingUpstreamTimesOut(t *testing.T) {
 	}
 	if env := envelope(t, res); env.Code != gateway.CodeUpstreamTimeout {
 		t.Errorf("envelope %+v, want upstream_timeout", env)
+	}
+	select {
+	case <-withdrawn:
+	case <-time.After(10 * time.Second):
+		t.Errorf("the client's elicitation handler is still waiting 10 s after the call timed out: the relayed elicitation was not withdrawn")
 	}
 	log := s.upstreamLog(t, func(log string) bool { return strings.Contains(log, "notifications/cancelled") })
 	if callID, cancelledID := requestIDs(log, "test_elicitation"); callID == "" || cancelledID != callID {
