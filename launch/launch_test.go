@@ -313,6 +313,10 @@ func TestResolveErrors(t *testing.T) {
 		{"unterminated", Server{Name: "c", Command: "x", Args: []string{"${OOPS"}}, []string{`args[0]: unterminated "${"`}},
 		{"malformed", Server{Name: "c", Command: "x", Args: []string{"${1X}"}}, []string{`args[0]: malformed reference "${1X}"`}},
 		{"escape is not special", Server{Name: "c", Command: "x", Args: []string{"$${MISSING}"}}, []string{`variable ${MISSING} is not set`}},
+		// The default would be "${B" followed by the "}" after the reference:
+		// a literal "${B}" handed to the upstream.
+		{"reference in a default", Server{Name: "c", Command: "x", Args: []string{"${A:-${B}}"}}, []string{`args[0]: default of ${A} contains "${"`}},
+		{"reference in a default, outer set", Server{Name: "c", Command: "x", Env: map[string]string{"K": "${SET:-x${B}}"}}, []string{`env K: default of ${SET} contains "${"`}},
 	}
 	const secret = "present-secret-value"
 	for _, tt := range tests {

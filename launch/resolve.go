@@ -154,6 +154,13 @@ func (r *resolver) expand(field, tmpl string) string {
 			ok = false
 			continue
 		}
+		if hasDef && strings.Contains(def, "${") {
+			// References do not nest: the first "}" ends this one, so the
+			// rest of the inner reference would reach the upstream literally.
+			r.fail(field, `default of ${%s} contains "${": references do not nest; write a literal default`, name)
+			ok = false
+			continue
+		}
 		v, set := r.lookup(name)
 		switch {
 		case set && (v != "" || !hasDef):
