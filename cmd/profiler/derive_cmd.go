@@ -198,7 +198,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		printDeriveReport(stdout, res)
 	}
-	if f.plot != "" {
+	if f.plot != "" && !f.check { // --check writes nothing
 		var png bytes.Buffer
 		if err := res.Plot(&png); err != nil {
 			return err
@@ -211,7 +211,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.summary == "markdown" {
 		groupsReport = io.Discard // the summary stays markdown
 	}
-	if err := f.groups.apply(ctx, deriveGroupsInput{Telemetry: f.telemetry, Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out}, file, &buf, groupsReport); err != nil {
+	if err := f.groups.apply(ctx, deriveGroupsInput{Telemetry: f.telemetry, Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
 		return err
 	}
 	if f.check {

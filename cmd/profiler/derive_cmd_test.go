@@ -415,3 +415,29 @@ func TestDeriveMeasuredEqualsBenchServedCosts(t *testing.T) {
 		}
 	}
 }
+
+// TestDeriveCheckWritesNothing: --check is documented to write nothing, so
+// the --plot image and the --groups-report JSON asked for alongside it must
+// not appear either.
+func TestDeriveCheckWritesNothing(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	png, report := filepath.Join(dir, "frontier.png"), filepath.Join(dir, "groups.json")
+	args := []string{"--trace", trace, "--catalog", cat, "--out", out, "--plot", png, "--groups", "--groups-report", report}
+	if _, stderr, code := runDeriveArgs(t, append(args, "--check")...); code != 1 {
+		t.Fatalf("check without file: exit %d, want 1: %s", code, stderr)
+	}
+	for _, p := range []string{out, png, report} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("--check wrote %s", filepath.Base(p))
+		}
+	}
+	if _, stderr, code := runDeriveArgs(t, args...); code != 0 {
+		t.Fatalf("write: exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{out, png, report} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("without --check: %v", err)
+		}
+	}
+}

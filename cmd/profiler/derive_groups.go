@@ -66,6 +66,7 @@ type deriveGroupsInput struct {
 	Result    *derive.Result
 	Holdout   float64
 	Out       string // the generated file; its current content defines the groups sessions switched on
+	Check     bool   // --check: write nothing, not even the report
 }
 
 // apply is the --groups step of profiler derive. Called after the derived
@@ -152,7 +153,7 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 	if err := res.WriteTable(stdout); err != nil {
 		return err
 	}
-	if g.report != "" {
+	if g.report != "" && !in.Check {
 		var b bytes.Buffer
 		if err := res.WriteJSON(&b); err != nil {
 			return err
