@@ -95,23 +95,31 @@ func (g *Gateway) effect(tool string) profiles.Effect {
 
 // listedTools returns, per profile, the tools it lists and lets be called:
 // its tools, less those that are not read or evaluate when it is served
-// read-only.
+// read-only, and less those beyond the ceiling (a reload may put one into
+// a profile whose sessions are open).
 func (g *Gateway) listedTools() map[string][]string {
 	listed := make(map[string][]string, len(g.cat().resolved.Profiles))
 	for name, p := range g.cat().resolved.Profiles {
-		if !g.readOnly(name) {
+		ro := g.readOnly(name)
+		if !ro && g.withinCeiling(name) {
 			listed[name] = p.Tools
 			continue
 		}
 		names := []string{}
 		for _, t := range p.Tools {
-			if g.effect(t).Kind.ReadOnly() {
+			if (!ro || g.effect(t).Kind.ReadOnly()) && g.inCeiling(t) {
 				names = append(names, t)
 			}
 		}
 		listed[name] = names
 	}
 	return listed
+}
+
+// inCeiling reports whether tool may be served at all: there is no
+// ceiling, or the ceiling profile holds it.
+func (g *Gateway) inCeiling(tool string) bool {
+	return g.opts.MaxProfile == "" || g.cat().resolved.Allowed(g.opts.MaxProfile, tool)
 }
 
 // refusedReadOnly is the envelope for a call to a tool that is not read or

@@ -311,7 +311,10 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		call.Outcome = telemetry.OutcomeDenied
 		return g.refusedReadOnly(s.profile, params.Name).result(), nil
 	}
-	if !g.cat().resolved.Allowed(s.profile, params.Name) && !g.switchedOn(s, params.Name) {
+	// The ceiling is checked on every call, not only when a session is
+	// opened: a profile reload may have put a tool beyond it into the
+	// profile an open session is served.
+	if !g.inCeiling(params.Name) || (!g.cat().resolved.Allowed(s.profile, params.Name) && !g.switchedOn(s, params.Name)) {
 		call.Outcome = telemetry.OutcomeDenied
 		return g.notAllowed(s, params.Name).result(), nil
 	}
