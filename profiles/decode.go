@@ -405,8 +405,12 @@ func validateMeasured(m *Measured, key, name string, loc *keyLines) []*Error {
 		problems = append(problems, &Error{File: name, Line: loc.line(key + ".holdout_ci"), Key: key + ".holdout_ci",
 			Msg: fmt.Sprintf("%v is not an interval; want two numbers [low, high] with 0 <= low <= high <= 1", ci)})
 	}
-	for k, v := range map[string]int{"sessions": m.Sessions, "holdout_sessions": m.HoldoutSessions, "tools": m.Tools, "bytes": m.Bytes, "tokens_o200k": m.TokensO200k} {
-		if v < 0 {
+	// A slice, not a map: problems on one line stay in this order.
+	for _, c := range []struct {
+		k string
+		v int
+	}{{"sessions", m.Sessions}, {"holdout_sessions", m.HoldoutSessions}, {"tools", m.Tools}, {"bytes", m.Bytes}, {"tokens_o200k", m.TokensO200k}} {
+		if k, v := c.k, c.v; v < 0 {
 			problems = append(problems, &Error{File: name, Line: loc.line(key + "." + k), Key: key + "." + k, Msg: fmt.Sprintf("%d is negative; want a count >= 0", v)})
 		}
 	}

@@ -263,3 +263,24 @@ func TestErrorString(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasuredErrorsDeterministic: problems on one line keep the order they
+// are found in, so negative counts must be checked in a fixed order, not in
+// map iteration order (which made the error text differ between runs).
+func TestMeasuredErrorsDeterministic(t *testing.T) {
+	src := "version = 1\ndefault = \"core\"\n[[profile]]\nname = \"core\"\ntools = [\"a\"]\n" +
+		"measured = {sessions = -1, holdout_sessions = -2, tools = -3, bytes = -4, tokens_o200k = -5}\n"
+	want := strings.Join([]string{
+		"g.toml:6: profile[0].measured.sessions: -1 is negative; want a count >= 0",
+		"g.toml:6: profile[0].measured.holdout_sessions: -2 is negative; want a count >= 0",
+		"g.toml:6: profile[0].measured.tools: -3 is negative; want a count >= 0",
+		"g.toml:6: profile[0].measured.bytes: -4 is negative; want a count >= 0",
+		"g.toml:6: profile[0].measured.tokens_o200k: -5 is negative; want a count >= 0",
+	}, "\n")
+	for i := range 50 {
+		_, err := DecodeFile(strings.NewReader(src), "g.toml")
+		if err == nil || err.Error() != want {
+			t.Fatalf("decode %d: got\n%v\nwant\n%s", i, err, want)
+		}
+	}
+}
