@@ -84,7 +84,12 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 // instructions are what a session is told about the server: its profile's,
 // then the operating context's summary as the sidecar reads now.
 func (g *Gateway) instructions(s *session) string {
-	return contextInstructions(g.opts.OperatingContext, g.cat().resolved.Profiles[s.profile].Instructions)
+	var own string
+	// A reload may have removed the session's profile: no instructions then.
+	if p, ok := g.cat().resolved.Profiles[s.profile]; ok {
+		own = p.Instructions
+	}
+	return contextInstructions(g.opts.OperatingContext, own)
 }
 
 // session returns the state of the request's session, creating it (and a
