@@ -519,12 +519,17 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tools []*mcp.Tool
-	for t, err := range cs.Tools(ctx, nil) {
+	// Paged here rather than with cs.Tools, which follows cursors without
+	// noticing a cycle.
+	tools, err := allPages(ctx, func(cursor string) ([]*mcp.Tool, string, error) {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, c.mapErr(ctx, "tools/list", err)
+			return nil, "", err
 		}
-		tools = append(tools, t)
+		return res.Tools, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, c.mapErr(ctx, "tools/list", err)
 	}
 	c.mu.Lock()
 	c.tools, c.toolsSeen = tools, true

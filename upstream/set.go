@@ -351,6 +351,9 @@ func (s *Set) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.
 func allPages[T any](ctx context.Context, page func(cursor string) ([]T, string, error)) ([]T, error) {
 	var out []T
 	cursor := ""
+	// Every cursor seen, not only the last: an upstream whose cursors cycle
+	// (a -> b -> a) would otherwise be paged forever, the list growing.
+	seen := map[string]bool{"": true}
 	for {
 		items, next, err := page(cursor)
 		if err != nil {
@@ -360,9 +363,10 @@ func allPages[T any](ctx context.Context, page func(cursor string) ([]T, string,
 		if next == "" {
 			return out, nil
 		}
-		if next == cursor {
+		if seen[next] {
 			return nil, fmt.Errorf("upstream repeated cursor %q", next)
 		}
+		seen[next] = true
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
