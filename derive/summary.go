@@ -31,7 +31,7 @@ func Markdown(name string, cur, next *profiles.File, res *Result) string {
 	}
 	b.WriteString("| profile | tools | tokens o200k | Δ tokens | held-out coverage | Δ held-out coverage | top-k baseline: tools, tokens, held-out coverage |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---|\n")
-	for i, p := range next.Profiles {
+	for _, p := range next.Profiles {
 		o := old[p.Name]
 		dTok, dCov := "new", "new"
 		if o != nil {
@@ -39,7 +39,10 @@ func Markdown(name string, cur, next *profiles.File, res *Result) string {
 			dCov = deltaShare(o.Measured, p.Measured)
 		}
 		base := "—"
-		if bl := res.Profiles[i].Baseline; bl != nil {
+		// By name: next may hold profiles the derived family lacks (the
+		// grouped profile of derive --groups).
+		if j := slices.IndexFunc(res.Profiles, func(r ProfileResult) bool { return r.Name == p.Name }); j >= 0 && res.Profiles[j].Baseline != nil {
+			bl := res.Profiles[j].Baseline
 			base = fmt.Sprintf("%d, %d, %s", len(bl.Tools), bl.Tokens, shareText(bl.Holdout))
 		}
 		fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s | %s | %s |\n", p.Name, p.Measured.Tools, p.Measured.TokensO200k, dTok, holdoutText(p.Measured), dCov, base)

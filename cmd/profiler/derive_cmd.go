@@ -193,9 +193,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if f.summary == "markdown" {
-		fmt.Fprint(stdout, derive.Markdown(filepath.Base(f.out), current, file, res))
-	} else {
+	if f.summary != "markdown" {
 		printDeriveReport(stdout, res)
 	}
 	if f.plot != "" && !f.check { // --check writes nothing
@@ -213,6 +211,11 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err := f.groups.apply(ctx, deriveGroupsInput{Telemetry: f.telemetry, Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
 		return err
+	}
+	if f.summary == "markdown" {
+		// After the groups step, so that it describes the file written,
+		// grouped profile included.
+		fmt.Fprint(stdout, derive.Markdown(filepath.Base(f.out), current, file, res))
 	}
 	if f.check {
 		if curBytes != nil && bytes.Equal(curBytes, buf.Bytes()) {

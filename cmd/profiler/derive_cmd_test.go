@@ -441,3 +441,33 @@ func TestDeriveCheckWritesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestDeriveSummaryWithGroups: with --groups the written file holds the
+// grouped profile, so the --summary markdown (the nightly pull request's
+// body) must describe that file: it said "`lean`: profile removed" on every
+// run after the first, while the grouped profile was kept.
+func TestDeriveSummaryWithGroups(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	args := []string{"--trace", trace, "--catalog", cat, "--out", out, "--groups"}
+	if _, stderr, code := runDeriveArgs(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := profiles.LoadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(f.Profiles, func(p profiles.Profile) bool { return p.Name == "lean" }) {
+		t.Fatalf("fixture: no grouped profile lean in %s", out)
+	}
+	stdout, stderr, code := runDeriveArgs(t, append(args, "--summary", "markdown")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "`lean`: profile removed") {
+		t.Errorf("summary says the kept grouped profile was removed:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "| `lean` |") {
+		t.Errorf("summary has no row for the grouped profile lean:\n%s", stdout)
+	}
+}

@@ -70,8 +70,8 @@ type deriveGroupsInput struct {
 }
 
 // apply is the --groups step of profiler derive. Called after the derived
-// family's report and summary are printed (they index the file's profiles
-// by the derived family's, which the grouped profile is not part of), it
+// family's report is printed and before the --summary (which describes the
+// file written, grouped profile included), it
 // chooses the base and groups, writes them into file (File.Groups and the
 // grouped profile) with their parameters in the provenance, re-encodes the
 // file into encoded (when not nil) for --check and the write, prints the
