@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -162,8 +164,21 @@ func checkSession(res *profiles.Resolved, s telemetry.TraceSession, profile stri
 		v.valid = res.Names()
 		return v
 	}
+	// Tools switched on by enable_tools, which the gateway serves itself
+	// in a profile offering groups (unless an upstream offers a tool of
+	// that name).
+	groupsOffered := len(res.Profiles[profile].Groups) > 0 && !res.Offers(groups.EnableToolsName)
+	switched := map[string]bool{}
 	for _, c := range s.Calls {
 		switch {
+		case groupsOffered && c.Tool == groups.EnableToolsName:
+			for _, g := range switchedGroups(res, profile, c.Arguments) {
+				tools, _ := res.GroupTools(profile, g)
+				for _, t := range tools {
+					switched[t] = true
+				}
+			}
+		case switched[c.Tool]:
 		case !res.Offers(c.Tool):
 			if !slices.Contains(v.unknown, c.Tool) {
 				v.unknown = append(v.unknown, c.Tool)
@@ -182,6 +197,24 @@ func checkSession(res *profiles.Resolved, s telemetry.TraceSession, profile stri
 		}
 	}
 	return v
+}
+
+// switchedGroups returns the groups an enable_tools call with arguments
+// switched on: the group it names, or, when the trace does not say (exported
+// telemetry never stores arguments), every group the profile offers, so that
+// a session is refused only for what no switch could have served.
+func switchedGroups(res *profiles.Resolved, profile string, arguments json.RawMessage) []string {
+	offered := res.Profiles[profile].Groups
+	var args struct {
+		Group *string `json:"group"`
+	}
+	if len(arguments) == 0 || json.Unmarshal(arguments, &args) != nil || args.Group == nil {
+		return offered
+	}
+	if slices.Contains(offered, *args.Group) {
+		return []string{*args.Group}
+	}
+	return nil // the gateway refuses a group the profile does not offer
 }
 
 func (v verdict) detail() string {

@@ -184,3 +184,67 @@ func TestCheckCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckGroupedProfile: in a profile that offers tool groups the gateway
+// serves enable_tools itself and, once a group is switched on, the group's
+// tools. check refused such sessions: enable_tools as an unknown tool and
+// the switched-on tools as excluded.
+func TestCheckGroupedProfile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	profilesPath := write("profiles.generated.toml", `version = 1
+default = "lean"
+[[profile]]
+name = "lean"
+tools = ["read_file"]
+groups = ["edit", "dirs"]
+[[profile]]
+name = "core"
+tools = ["read_file"]
+[[group]]
+name = "edit"
+description = "edit files"
+tools = ["write_file"]
+[[group]]
+name = "dirs"
+description = "directories"
+tools = ["list_dir"]
+`)
+	catalogPath := write("catalog.json", `{"tools": [
+ {"name": "read_file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+ {"name": "write_file", "inputSchema": {"type": "object"}},
+ {"name": "list_dir", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}
+]}`)
+	tracePath := write("trace.jsonl", strings.Join([]string{
+		// Exported telemetry: no arguments, so the group switched on is unknown.
+		`{"session": "s-switched", "client": {"name": "c"}, "calls": [{"tool": "enable_tools"}, {"tool": "write_file"}]}`,
+		// Before any switch the gateway refuses a group's tool.
+		`{"session": "s-early", "client": {"name": "c"}, "calls": [{"tool": "write_file"}, {"tool": "enable_tools"}]}`,
+		// A replay trace names the group: only its tools are switched on.
+		`{"session": "s-named", "client": {"name": "c"}, "calls": [{"tool": "enable_tools", "arguments": {"group": "dirs"}}, {"tool": "list_dir"}, {"tool": "write_file"}]}`,
+		// A profile without groups has no enable_tools.
+		`{"session": "s-core", "client": {"name": "c"}, "profile": "core", "calls": [{"tool": "enable_tools"}]}`,
+	}, "\n")+"\n")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"check", "--profiles", profilesPath, "--trace", tracePath, "--catalog", catalogPath}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for session, want := range map[string]string{
+		"s-switched": "s-switched lean 2 covered",
+		"s-early":    "s-early lean 2 excluded excluded: write_file (in full)",
+		"s-named":    "s-named lean 3 excluded excluded: write_file (in full)",
+		"s-core":     "s-core core 1 unknown-tool unknown: enable_tools",
+	} {
+		if got := rowOf(stdout.String(), session); got != want {
+			t.Errorf("row %s:\n got %q\nwant %q", session, got, want)
+		}
+	}
+}
