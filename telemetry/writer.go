@@ -54,7 +54,6 @@ func (w *segmentWriter) load(tx *bolt.Tx) error {
 	w.sessions = map[string]uint32{}
 	w.sessionKeys = map[uint32][]byte{}
 	w.tools = map[string]uint32{}
-	w.counter = 0
 	if err := tx.Bucket([]byte(bucketSessionNames)).ForEach(func(k, v []byte) error {
 		w.sessions[string(v)] = binary.BigEndian.Uint32(k)
 		return nil
@@ -73,9 +72,20 @@ func (w *segmentWriter) load(tx *bolt.Tx) error {
 	}); err != nil {
 		return err
 	}
+	// The counter is kept across a reload: every stored key's counter came
+	// from it, so it is above them all. At the first load it is found by a
+	// scan: keys sort by time first, and calls arrive out of start order
+	// (a long call ends after shorter ones that began later), so the last
+	// key's counter need not be the largest.
+	if w.counter != 0 {
+		return nil
+	}
 	for _, name := range []string{bucketCalls, bucketSwitches} {
-		if k, _ := tx.Bucket([]byte(name)).Cursor().Last(); len(k) == 12 {
-			w.counter = max(w.counter, binary.BigEndian.Uint32(k[8:])+1)
+		c := tx.Bucket([]byte(name)).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if len(k) == 12 {
+				w.counter = max(w.counter, binary.BigEndian.Uint32(k[8:])+1)
+			}
 		}
 	}
 	return nil
