@@ -69,7 +69,11 @@ const progressPrefix = "toolprof/"
 
 // relay is the gateway's pass-through state. Its zero value is ready.
 type relay struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+	// subMu serializes subscription changes, upstream calls included, so
+	// that an upstream unsubscribe still on its way cannot land after a
+	// new first subscriber's subscribe.
+	subMu sync.Mutex
 	next  uint64
 	calls []*inflight // in start order
 	// subs counts, per resource URI, the downstream sessions subscribed:
@@ -261,6 +265,8 @@ func (g *Gateway) raiseLevel(ctx context.Context, f Features, level mcp.LoggingL
 
 func (g *Gateway) subscribe(ctx context.Context, f Features, ss *mcp.ServerSession, p *mcp.SubscribeParams) error {
 	r := &g.relay
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
 	r.mu.Lock()
 	first := len(r.subs[p.URI]) == 0
 	r.mu.Unlock()
@@ -298,6 +304,8 @@ func (g *Gateway) subscribe(ctx context.Context, f Features, ss *mcp.ServerSessi
 // unsubscribes upstream from the URIs no session is subscribed to any more.
 func (g *Gateway) releaseSubscriptions(f Features, ss *mcp.ServerSession) {
 	r := &g.relay
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
 	r.mu.Lock()
 	delete(r.watched, ss)
 	var orphans []string
@@ -323,6 +331,8 @@ func (g *Gateway) releaseSubscriptions(f Features, ss *mcp.ServerSession) {
 
 func (g *Gateway) unsubscribe(ctx context.Context, f Features, ss *mcp.ServerSession, p *mcp.UnsubscribeParams) error {
 	r := &g.relay
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
 	r.mu.Lock()
 	delete(r.subs[p.URI], ss)
 	last := len(r.subs[p.URI]) == 0
