@@ -103,18 +103,20 @@ func (r *Result) Apply(f *profiles.File, name string) error {
 		}
 		p := profiles.Profile{Name: name, Tools: base}
 		m := &profiles.Measured{Sessions: r.Derive.Sessions, HoldoutSessions: r.Holdout.Sessions, Tools: len(base), Bytes: r.BaseBytes, TokensO200k: r.BaseTokens}
-		// A grouped profile's coverage is the share served without a
-		// switch; its figures are its base's, without enable_tools.
-		if r.Derive.Sessions > 0 {
-			v := round4(r.Derive.NoSwitchShare)
+		// A grouped profile's coverage is the share it serves without a
+		// switch: not the fallback sessions, which need no switch but a
+		// tool it cannot reach; its figures are its base's, without
+		// enable_tools.
+		if d := r.Derive; d.Sessions > 0 {
+			v := round4(float64(d.NoSwitch-d.Fallback) / float64(d.Sessions))
 			m.Coverage = &v
 		} else {
 			m.NotEvaluable = append(m.NotEvaluable, "coverage")
 		}
 		if h := r.Holdout; h.Sessions > 0 {
-			v := round4(h.NoSwitchShare)
+			v := round4(float64(h.NoSwitch-h.Fallback) / float64(h.Sessions))
 			m.HoldoutCoverage = &v
-			lo, hi := derive.Wilson(h.NoSwitch, h.Sessions)
+			lo, hi := derive.Wilson(h.NoSwitch-h.Fallback, h.Sessions)
 			m.HoldoutCI = []float64{round4(lo), round4(hi)}
 		} else {
 			m.NotEvaluable = append(m.NotEvaluable, "holdout_ci", "holdout_coverage")
