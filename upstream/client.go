@@ -279,11 +279,14 @@ func (c *Client) connect(ctx context.Context) error {
 		return c.recordFailure(err)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.state == StateClosed {
-		go cs.Close()
+		c.mu.Unlock()
+		// Closed while connecting: end the session before Close returns
+		// (Close waits for this attempt), so no server outlives it.
+		_ = cs.Close()
 		return fmt.Errorf("upstream %q: closed: %w", c.srv.Name, ErrUnavailable)
 	}
+	defer c.mu.Unlock()
 	c.session, c.state, c.lastErr, c.pid = cs, StateReady, "", 0
 	if cmd != nil && cmd.Process != nil {
 		c.pid = cmd.Process.Pid

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,6 +62,24 @@ func runHelperServer() error {
 	pageSize, _ := strconv.Atoi(os.Getenv("HELPER_PAGE_SIZE"))
 	s := mcp.NewServer(&mcp.Implementation{Name: "helper", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})
 	id := os.Getenv("HELPER_ID")
+	// HELPER_PID_FILE receives the process id at start; HELPER_INIT_DELAY
+	// holds up the answer to initialize (or server/discover), so a test can act while the
+	// client is connecting.
+	if f := os.Getenv("HELPER_PID_FILE"); f != "" {
+		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			return err
+		}
+	}
+	if d, err := time.ParseDuration(os.Getenv("HELPER_INIT_DELAY")); err == nil {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "initialize" || method == "server/discover" {
+					time.Sleep(d)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	for _, name := range strings.Split(os.Getenv("HELPER_TOOLS"), ",") {
 		if name == "" {
 			continue
