@@ -45,7 +45,8 @@
 // unset or empty, as Claude Code does. A bare $NAME is left as written
 // (clients do not expand it either). There is no escape for a literal "${":
 // any "${" that is not a well-formed reference is an error, so no template
-// ever reaches an upstream. Substitution is a single pass: a value that
+// ever reaches an upstream; references do not nest, so a default holding
+// "${" is an error too. Substitution is a single pass: a value that
 // itself contains "${" is passed on as the user set it.
 //
 // Resolved values are secrets. The Document keeps the templates; a
