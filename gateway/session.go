@@ -110,7 +110,11 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 		ServerVersion: g.opts.ServerVersion,
 		CatalogHash:   g.cat().hash,
 	}
-	if g.exploring() {
+	// A read_only profile's sessions are not explored: exploration would
+	// serve them mutating and destructive tools the operator made the
+	// profile refuse. (Under --read-only every profile, the exploration
+	// one too, stays read-only, so those sessions still explore.)
+	if !g.profileReadOnly(profile) && g.exploring() {
 		s.profile = g.cat().explore
 		s.rec.Profile = g.cat().explore
 		s.rec.Exploration = true
@@ -126,6 +130,12 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 		g.endSession(ss, s)
 	}()
 	return s
+}
+
+// profileReadOnly reports whether profile itself is marked read_only.
+func (g *Gateway) profileReadOnly(profile string) bool {
+	p, ok := g.cat().resolved.Profiles[profile]
+	return ok && p.ReadOnly
 }
 
 func (g *Gateway) newSessionID() string {
