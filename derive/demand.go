@@ -53,25 +53,40 @@ func CatalogDemand(idx []int, names []string, index map[string]int, unknown map[
 // start, stably: a session without a start keeps its place after the
 // session recorded before it.
 func TimeOrder(sessions []Demand) []Demand {
-	keys := make([]time.Time, len(sessions))
-	var last time.Time
+	starts := make([]time.Time, len(sessions))
 	for i, s := range sessions {
-		if !s.Start.IsZero() {
-			last = s.Start
-		}
-		keys[i] = last
+		starts[i] = s.Start
 	}
-	if slices.IsSortedFunc(keys, func(a, b time.Time) int { return a.Compare(b) }) {
+	order := TimeOrderIndex(starts)
+	if order == nil {
 		return sessions
 	}
-	order := make([]int, len(sessions))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
 	sorted := make([]Demand, len(sessions))
 	for i, o := range order {
 		sorted[i] = sessions[o]
 	}
 	return sorted
+}
+
+// TimeOrderIndex is TimeOrder as a permutation of the sessions' starts
+// (order[i] is the index of the i-th session in time), for callers that
+// reorder more than Demands; nil when they are in order already.
+func TimeOrderIndex(starts []time.Time) []int {
+	keys := make([]time.Time, len(starts))
+	var last time.Time
+	for i, s := range starts {
+		if !s.IsZero() {
+			last = s
+		}
+		keys[i] = last
+	}
+	if slices.IsSortedFunc(keys, func(a, b time.Time) int { return a.Compare(b) }) {
+		return nil
+	}
+	order := make([]int, len(starts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
+	return order
 }

@@ -2,6 +2,7 @@ package groups
 
 import (
 	"testing"
+	"time"
 
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/profiles"
@@ -40,4 +41,39 @@ func deref(v *float64) any {
 		return nil
 	}
 	return *v
+}
+
+// TestSplitMatchesDerive: the bases (core, standard) were learned on
+// derive's derive part, which holds only sessions that saw every tool, while
+// groups also learns from sessions served a grouped profile. Splitting its
+// own larger list by count put the newest 20% of all sessions in the
+// held-out part: with the grouped sessions older, that reached back into
+// derive's derive part, so bases were tested on sessions they were learned
+// from. The held-out part must hold none of derive's derive part.
+func TestSplitMatchesDerive(t *testing.T) {
+	index := map[string]int{"a.x": 0, "a.y": 1}
+	prior := &profiles.File{Version: 1, Default: "lean",
+		Profiles: []profiles.Profile{{Name: "lean", Tools: []string{"a.x"}, Groups: []string{"g"}}},
+		Groups:   []profiles.Group{{Name: "g", Tools: []string{"a.y"}}}}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var sessions []Session
+	for i := range 10 { // grouped, oldest
+		sessions = append(sessions, Session{Tools: []string{"a.x"}, Profile: "lean", Start: start.Add(time.Duration(i) * time.Minute)})
+	}
+	for i := range 10 { // full, newest; one grouped among the newest two
+		sessions = append(sessions, Session{Tools: []string{"a.y"}, Start: start.Add(time.Hour + time.Duration(i)*time.Minute)})
+	}
+	sessions = append(sessions, Session{Tools: []string{"a.x"}, Profile: "lean", Start: start.Add(time.Hour + 8*time.Minute + 30*time.Second)})
+	used, grouped, _ := selectSessions(sessions, index, prior)
+	train, test := split(used, grouped, 0.2)
+	// derive holds out round(0.2*10) = 2 of its 10 full sessions: the
+	// newest two; the grouped session between them is held out too.
+	if len(train) != 18 || len(test) != 3 {
+		t.Fatalf("split %d/%d, want 18/3 (derive's two newest full sessions and the grouped one among them held out)", len(train), len(test))
+	}
+	for _, d := range test {
+		if d.Start.Before(start.Add(time.Hour + 8*time.Minute)) {
+			t.Errorf("held out a session of %v, in derive's derive part", d.Start)
+		}
+	}
 }

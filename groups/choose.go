@@ -203,8 +203,8 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 	}
 	s.header = header[0].Tokens[bench.O200kBase]
 
-	used, counts := selectSessions(sessions, index, cfg.Prior)
-	train, test := split(used, cfg.Holdout)
+	used, grouped, counts := selectSessions(sessions, index, cfg.Prior)
+	train, test := split(used, grouped, cfg.Holdout)
 	counts.Derive, counts.Holdout = len(train), len(test)
 	s.sigs = reduce(train)
 	testSigs := reduce(test)

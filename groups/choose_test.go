@@ -305,7 +305,7 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 		{Tools: []string{"a.z"}, Profile: "full", Exploration: false},                                                      // no start: after the previous
 		{Tools: []string{"a.x"}, Profile: "core", Exploration: true, Start: start.Add(time.Hour)},                          // exploring: used
 	}
-	used, c := selectSessions(sessions, index, prior)
+	used, _, c := selectSessions(sessions, index, prior)
 	var got []string
 	for _, u := range used {
 		got = append(got, fmt.Sprint(u.Tools))
@@ -319,7 +319,7 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 		t.Errorf("counts %+v, want %+v", c, wantC)
 	}
 	// Without the prior file a grouped profile's sessions cannot be read.
-	if _, c := selectSessions(sessions, index, nil); c.Restricted != 3 || c.Grouped != 0 {
+	if _, _, c := selectSessions(sessions, index, nil); c.Restricted != 3 || c.Grouped != 0 {
 		t.Errorf("no prior: %+v, want the three served sessions restricted", c)
 	}
 }

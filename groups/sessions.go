@@ -47,8 +47,11 @@ type Counts struct {
 // counts as demand for every tool of that group (as prior defines it), the
 // calls it made as demand for the tools called (derive.CatalogDemand: calls
 // to the gateway's own tools, enable_tools among them, are none).
-func selectSessions(sessions []Session, index map[string]int, prior *profiles.File) ([]derive.Demand, Counts) {
-	c := Counts{Input: len(sessions)}
+//
+// grouped[i] says whether used[i] was served a grouped profile (derive does
+// not learn from those; split needs to know).
+func selectSessions(sessions []Session, index map[string]int, prior *profiles.File) (used []derive.Demand, grouped []bool, c Counts) {
+	c = Counts{Input: len(sessions)}
 	groupTools := map[string][]string{}
 	reachAll := map[string]bool{}
 	if prior != nil {
@@ -76,12 +79,15 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 		}
 	}
 	unknownTools, unknownGroups := map[string]bool{}, map[string]bool{}
-	used := make([]derive.Demand, 0, len(sessions))
+	used = make([]derive.Demand, 0, len(sessions))
+	grouped = make([]bool, 0, len(sessions))
 	for _, s := range sessions {
 		switch {
 		case s.Exploration, s.Profile == "", s.Profile == profiles.FullProfile:
+			grouped = append(grouped, false)
 		case reachAll[s.Profile]:
 			c.Grouped++
+			grouped = append(grouped, true)
 		default:
 			c.Restricted++
 			continue
@@ -112,13 +118,47 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 	c.Used = len(used)
 	c.UnknownTools = sortedKeys(unknownTools)
 	c.UnknownGroups = sortedKeys(unknownGroups)
-	return derive.TimeOrder(used), c
+	starts := make([]time.Time, len(used))
+	for i, u := range used {
+		starts[i] = u.Start
+	}
+	if order := derive.TimeOrderIndex(starts); order != nil {
+		sortedUsed, sortedGrouped := make([]derive.Demand, len(used)), make([]bool, len(used))
+		for i, o := range order {
+			sortedUsed[i], sortedGrouped[i] = used[o], grouped[o]
+		}
+		used, grouped = sortedUsed, sortedGrouped
+	}
+	return used, grouped, c
 }
 
-// split keeps the newest holdout share for testing, as derive does.
-func split(used []derive.Demand, holdout float64) (train, test []derive.Demand) {
-	n := int(math.Round(holdout * float64(len(used))))
-	return used[:len(used)-n], used[len(used)-n:]
+// split keeps the newest holdout share of the sessions for testing, as
+// derive does, but never a session derive learned from: derive splits only
+// the sessions that saw every tool (the bases are learned on its older
+// part), so when grouped sessions are older than those, the newest share of
+// all would reach into derive's derive part. The held-out part then starts
+// at derive's first held-out session instead.
+func split(used []derive.Demand, grouped []bool, holdout float64) (train, test []derive.Demand) {
+	cut := len(used) - int(math.Round(holdout*float64(len(used))))
+	full := 0
+	for _, g := range grouped {
+		if !g {
+			full++
+		}
+	}
+	learn := full - int(math.Round(holdout*float64(full))) // derive's derive part
+	seen := 0
+	for i, g := range grouped {
+		if g {
+			continue
+		}
+		if seen == learn {
+			break
+		}
+		seen++
+		cut = max(cut, i+1) // derive learned from used[i]
+	}
+	return used[:cut], used[cut:]
 }
 
 // reduce groups sessions by their demand set, sorted by tool list.
