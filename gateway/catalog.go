@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,8 +96,8 @@ func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
 		return
 	}
 	old := g.catalog.Swap(cat)
-	if old != nil && old.hash == cat.hash {
-		return // a reconnection that offers the same tools
+	if old != nil && sameServed(old, cat) {
+		return // a reconnection, or a reload, that serves the same tools
 	}
 	for _, w := range resolved.Warnings {
 		if !slices.Contains(old.resolved.Warnings, w) {
@@ -104,6 +105,37 @@ func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
 		}
 	}
 	g.notifyToolsChanged()
+}
+
+// sameServed reports whether a and b list the same tools to every
+// session: the same upstream tools, each profile listing the same names
+// with the same effects, and the same groups offered. The hash alone is
+// the upstream's listing: a profile reload changes what sessions list
+// without changing it.
+func sameServed(a, b *catalogState) bool {
+	if a.hash != b.hash || !maps.EqualFunc(a.listed, b.listed, slices.Equal[[]string]) {
+		return false
+	}
+	for name, t := range b.served {
+		if at, ok := a.served[name]; !ok || at.Meta[MetaEffect] != t.Meta[MetaEffect] {
+			return false
+		}
+	}
+	for name, p := range b.resolved.Profiles {
+		if ap, ok := a.resolved.Profiles[name]; !ok || !slices.Equal(ap.Groups, p.Groups) {
+			return false
+		}
+	}
+	if len(a.resolved.Groups) != len(b.resolved.Groups) {
+		return false
+	}
+	for name, grp := range b.resolved.Groups {
+		ag, ok := a.resolved.Groups[name]
+		if !ok || ag.Description != grp.Description || !slices.Equal(ag.Tools, grp.Tools) {
+			return false
+		}
+	}
+	return true
 }
 
 // notifyToolsChanged sends notifications/tools/list_changed to every
