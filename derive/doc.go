@@ -59,9 +59,9 @@
 // standard (0.95) within full (every tool, destructive ones included),
 // solving the smallest first and each larger one with the smaller set
 // pinned. Destructive tools are denied to every profile except full and
-// those profiles.toml allows (allow_destructive); since profiles nest, a
-// tool denied or destructive-and-not-allowed in a larger profile is denied in
-// every smaller one too.
+// those profiles.toml allows (allow_destructive), and tools that change
+// state to a profile it makes read_only; since profiles nest, a tool denied
+// in a larger profile is denied in every smaller one too.
 //
 // Only sessions that saw every tool teach anything about demand: sessions
 // served full, with no profile recorded (imports), or by exploration. Denied

@@ -27,6 +27,9 @@ type Tool struct {
 	Bytes       int
 	Tokens      int // o200k_base tokens of its tools/list entry; what the solver minimises
 	Destructive bool
+	// Mutates marks a tool that changes state (effect mutate or
+	// destructive): a read_only profile cannot hold it.
+	Mutates bool
 }
 
 // Spec asks for one derived profile: the cheapest set covering Target of the
@@ -267,8 +270,9 @@ func checkSpecs(specs []Spec) error {
 }
 
 // constraints returns, per spec, the pinned and the denied tool indices.
-// A profile is nested in every larger one, so a tool denied (or destructive
-// and not allowed) in any larger non-full profile is denied here too.
+// A tool denied, destructive and not allowed, or changing state in a
+// read_only profile is denied there; a profile is nested in every larger
+// one, so such a tool of any larger non-full profile is denied here too.
 func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err error) {
 	n := len(cfg.Specs)
 	pins, denies = make([][]int, n), make([][]int, n)
@@ -302,11 +306,10 @@ func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		if !pp.AllowDestructive {
-			for i, t := range sortedTools(cfg.Tools) {
-				if t.Destructive {
-					d = append(d, i)
-				}
+		readOnly := pp.ReadOnly != nil && *pp.ReadOnly
+		for i, t := range sortedTools(cfg.Tools) {
+			if (t.Destructive && !pp.AllowDestructive) || (t.Mutates && readOnly) {
+				d = append(d, i)
 			}
 		}
 		if k+1 < n {

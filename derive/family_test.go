@@ -390,3 +390,36 @@ func TestSmallSampleWarning(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveReadOnlyPolicy: the server strips every tool that changes state
+// from a profile profiles.toml makes read_only, so a derived profile holding
+// one measured a coverage it never serves. Such tools are kept out of that
+// profile and, profiles being nested, of every smaller one.
+func TestDeriveReadOnlyPolicy(t *testing.T) {
+	tools := fixtureTools()
+	for i := range tools {
+		tools[i].Mutates = tools[i].Name == "b" || tools[i].Destructive
+	}
+	yes := true
+	pol := profiles.Policy{Profiles: []profiles.PolicyProfile{{Name: "standard", ReadOnly: &yes}}}
+	res, err := Derive(fixtureSessions(), Config{Tools: tools, Specs: DefaultSpecs(), Policy: &pol, Holdout: 0.2, DefaultTarget: DefaultTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Profiles[:2] {
+		if slices.Contains(p.Tools, "b") {
+			t.Errorf("%s holds b, which changes state, under a read_only standard: %v", p.Name, p.Tools)
+		}
+	}
+	if !slices.Contains(res.Profiles[2].Tools, "b") {
+		t.Error("full lost b")
+	}
+	// Without read_only b is worth holding: the case is not vacuous.
+	res, err = Derive(fixtureSessions(), Config{Tools: tools, Specs: DefaultSpecs(), Holdout: 0.2, DefaultTarget: DefaultTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Profiles[1].Tools, "b") {
+		t.Errorf("without read_only standard %v lacks b", res.Profiles[1].Tools)
+	}
+}

@@ -58,7 +58,8 @@ func ToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Polic
 }
 
 // DeriveTools is cat's tools as the derivation takes them: priced as
-// served (o200k_base tokens) and marked destructive under policy.
+// served (o200k_base tokens) and marked destructive, and as changing state,
+// under policy.
 func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy) ([]derive.Tool, error) {
 	counter, err := bench.NewCounter()
 	if err != nil {
@@ -71,8 +72,9 @@ func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Pol
 	tools := make([]derive.Tool, len(cat.Tools))
 	for i, t := range cat.Tools {
 		c := costs[t.Name]
+		kind := profiles.EffectOf(t, policy).Kind
 		tools[i] = derive.Tool{Name: t.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase],
-			Destructive: profiles.EffectOf(t, policy).Kind == profiles.KindDestructive}
+			Destructive: kind == profiles.KindDestructive, Mutates: !kind.ReadOnly()}
 	}
 	return tools, nil
 }

@@ -55,5 +55,9 @@ func TestDeriveTools(t *testing.T) {
 		if p.Destructive || q.Destructive != (r.Name == "wipe") {
 			t.Errorf("%s destructive: %v without a policy, %v with it", r.Name, p.Destructive, q.Destructive)
 		}
+		// Unannotated tools mutate; the rule makes "read" read-only.
+		if !p.Mutates || q.Mutates != (r.Name != "read") {
+			t.Errorf("%s mutates: %v without a policy, %v with it", r.Name, p.Mutates, q.Mutates)
+		}
 	}
 }
