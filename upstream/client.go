@@ -179,15 +179,17 @@ type Client struct {
 	done   chan struct{}   // closed when the supervisor has stopped
 	once   sync.Once
 
-	mu        sync.Mutex
-	started   bool
-	state     State
-	session   *mcp.ClientSession
-	pid       int
-	restarts  int
-	lastErr   string // scrubbed
-	tools     []*mcp.Tool
-	toolsSeen bool
+	mu          sync.Mutex
+	started     bool
+	state       State
+	session     *mcp.ClientSession
+	pid         int
+	restarts    int
+	lastErr     string // scrubbed
+	tools       []*mcp.Tool
+	toolsSeen   bool
+	listsBegun  uint64 // tools/list listings begun
+	toolsListed uint64 // the listing whose result tools holds (by begin order)
 
 	notes notes // relayed notifications in handling, for settle
 }
@@ -522,6 +524,10 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	c.listsBegun++
+	seq := c.listsBegun
+	c.mu.Unlock()
 	// Paged here rather than with cs.Tools, which follows cursors without
 	// noticing a cycle.
 	tools, err := allPages(ctx, func(cursor string) ([]*mcp.Tool, string, error) {
@@ -535,7 +541,11 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 		return nil, c.mapErr(ctx, "tools/list", err)
 	}
 	c.mu.Lock()
-	c.tools, c.toolsSeen = tools, true
+	// Listings overlap (one may react to list_changed while another is in
+	// flight): an older one finishing last must not replace a newer result.
+	if seq > c.toolsListed {
+		c.tools, c.toolsSeen, c.toolsListed = tools, true, seq
+	}
 	c.mu.Unlock()
 	return tools, nil
 }

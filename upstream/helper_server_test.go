@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +79,27 @@ func runHelperServer() error {
 				}
 				return next(ctx, method, req)
 			}
+		})
+	}
+	// HELPER_FIRST_LIST_DELAY holds up the answer to the first tools/list
+	// after computing it, so a later list can finish first; the tool "grow"
+	// adds a tool "extra" (the SDK sends tools/list_changed).
+	if d, err := time.ParseDuration(os.Getenv("HELPER_FIRST_LIST_DELAY")); err == nil {
+		var once sync.Once
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if method == "tools/list" {
+					once.Do(func() { time.Sleep(d) })
+				}
+				return res, err
+			}
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "grow"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "extra"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{}, nil, nil
+			})
+			return &mcp.CallToolResult{}, nil, nil
 		})
 	}
 	for _, name := range strings.Split(os.Getenv("HELPER_TOOLS"), ",") {
