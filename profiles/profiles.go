@@ -35,7 +35,7 @@
 // profiles.toml's default overrides the generated default; either must name
 // an existing profile. Groups keep only offered tools, and switching a group
 // on (GroupTools) never adds a tool the profile's destructive or read-only
-// rules exclude.
+// rules or its deny list exclude.
 //
 // pin and deny take exact tool names; '*' patterns are accepted only in
 // destructive and [[effect]], where a typo cannot silently widen a profile.

@@ -119,6 +119,9 @@ type ResolvedProfile struct {
 	// members indexes Tools for the per-call gate; nil in a profile built
 	// by hand, which falls back to binary search.
 	members map[string]struct{}
+	// denied holds the tools profiles.toml denies in the profile: no group
+	// switches them on either.
+	denied map[string]bool
 }
 
 // Has reports whether the profile holds tool.
@@ -149,8 +152,8 @@ func (p *ResolvedProfile) mayHold(e Effect) bool {
 
 // GroupTools returns the tools that switching group on adds to a session of
 // profile: the group's offered tools that the profile does not already hold
-// and that its destructive and read-only rules allow, sorted. The profile
-// must offer the group.
+// and that its destructive and read-only rules and its deny list allow,
+// sorted. The profile must offer the group.
 func (r *Resolved) GroupTools(profile, group string) ([]string, error) {
 	p, ok := r.Profiles[profile]
 	if !ok {
@@ -165,7 +168,7 @@ func (r *Resolved) GroupTools(profile, group string) ([]string, error) {
 	}
 	var out []string
 	for _, t := range g.Tools {
-		if !p.Has(t) && p.mayHold(r.effects[t]) {
+		if !p.Has(t) && !p.denied[t] && p.mayHold(r.effects[t]) {
 			out = append(out, t)
 		}
 	}
@@ -300,6 +303,10 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 					warn("profile %q denies tool %q that no upstream offers (%s); check the spelling", name, t, policyName)
 				}
 				delete(members, t)
+				if rp.denied == nil {
+					rp.denied = map[string]bool{}
+				}
+				rp.denied[t] = true
 			}
 			if pp.Instructions != nil {
 				rp.Instructions = *pp.Instructions
@@ -380,7 +387,11 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 				continue
 			}
 			for _, t := range rg.Tools {
-				if !p.mayHold(r.effects[t]) && !p.Has(t) {
+				switch {
+				case p.Has(t):
+				case p.denied[t]:
+					warn("profile %q: group %q cannot switch on tool %q (denied in %s) in this profile", name, g, t, policyName)
+				case !p.mayHold(r.effects[t]):
 					warn("profile %q: group %q cannot switch on tool %q (%s) in this profile", name, g, t, r.effects[t].Kind)
 				}
 			}

@@ -389,7 +389,10 @@ func TestGroupTools(t *testing.T) {
 		},
 		Groups: []Group{{Name: "fs", Description: "files", Tools: []string{"read_file", "list_dir", "write_file", "delete_file"}}},
 	}
-	s := &Set{File: file, Policy: &Policy{Profiles: []PolicyProfile{{Name: "admin", AllowDestructive: true}}}}
+	s := &Set{File: file, Policy: &Policy{Profiles: []PolicyProfile{{Name: "admin", AllowDestructive: true}, {Name: "nowrite", Deny: []string{"write_file"}}}}}
+	// A tool profiles.toml denies in a profile is never in it, not even by
+	// switching a group on: the deny used to bound only the listed tools.
+	file.Profiles = append(file.Profiles, Profile{Name: "nowrite", Tools: []string{"read_file"}, Groups: []string{"fs"}})
 	r, err := s.Resolve(offered())
 	if err != nil {
 		t.Fatal(err)
@@ -402,8 +405,9 @@ func TestGroupTools(t *testing.T) {
 		{profile: "core", group: "fs", want: []string{"list_dir", "write_file"}}, // destructive delete_file bounded, read_file already held
 		{profile: "ro", group: "fs", want: []string{"list_dir"}},                 // read-only keeps read tools only
 		{profile: "admin", group: "fs", want: []string{"delete_file", "list_dir", "read_file", "write_file"}},
+		{profile: "nowrite", group: "fs", want: []string{"list_dir"}}, // denied write_file stays out
 		{profile: "plain", group: "fs", wantErr: `profile "plain" does not offer group "fs"; it offers: none`},
-		{profile: "nope", group: "fs", wantErr: `no profile "nope"; valid profiles: admin, core, full, plain, ro`},
+		{profile: "nope", group: "fs", wantErr: `no profile "nope"; valid profiles: admin, core, full, nowrite, plain, ro`},
 	}
 	for _, tt := range tests {
 		got, err := r.GroupTools(tt.profile, tt.group)
@@ -420,6 +424,7 @@ func TestGroupTools(t *testing.T) {
 	for _, w := range []string{
 		`profile "core": group "fs" cannot switch on tool "delete_file" (destructive) in this profile`,
 		`profile "ro": group "fs" cannot switch on tool "write_file" (mutate) in this profile`,
+		`profile "nowrite": group "fs" cannot switch on tool "write_file" (denied in profiles.toml) in this profile`,
 	} {
 		if !slices.Contains(r.Warnings, w) {
 			t.Errorf("no warning %q in %q", w, r.Warnings)
