@@ -39,7 +39,9 @@ func TestKnownToolsKeepsTheNewestListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := <-first
-	has := func(l []*mcp.Tool) bool { return slices.ContainsFunc(l, func(t *mcp.Tool) bool { return t.Name == "extra" }) }
+	has := func(l []*mcp.Tool) bool {
+		return slices.ContainsFunc(l, func(t *mcp.Tool) bool { return t.Name == "extra" })
+	}
 	if has(old) || !has(second) {
 		t.Fatalf("setup: first listing has extra %v, second %v; want false, true", has(old), has(second))
 	}
