@@ -123,7 +123,7 @@ func TestToolCostsMatchServedEntries(t *testing.T) {
 				t.Errorf("%s: %s tokens = %d for %d bytes", tc.Name, name, tc.Tokens[name], tc.Bytes)
 			}
 		}
-		entry, _ := encodeAsServed(ex.Tools[i])
+		entry, _ := EncodeAsServed(ex.Tools[i])
 		if !bytes.Contains(resp.Result.Tools, entry) {
 			t.Errorf("%s: entry %s not found in served result", tc.Name, entry)
 		}

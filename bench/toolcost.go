@@ -24,7 +24,7 @@ func ToolCosts(tools []*mcp.Tool, c *Counter) ([]ToolCost, error) {
 		if t == nil {
 			return nil, fmt.Errorf("tool cost: tools[%d] is nil", i)
 		}
-		b, err := encodeAsServed(t)
+		b, err := EncodeAsServed(t)
 		if err != nil {
 			return nil, fmt.Errorf("tool cost %q: encode: %w", t.Name, err)
 		}
@@ -37,9 +37,9 @@ func ToolCosts(tools []*mcp.Tool, c *Counter) ([]ToolCost, error) {
 	return costs, nil
 }
 
-// encodeAsServed encodes v as the go-sdk's JSON-RPC layer encodes results:
+// EncodeAsServed encodes v as the go-sdk's JSON-RPC layer encodes results:
 // compact, without HTML escaping, so the bytes are the entry as it travels.
-func encodeAsServed(v any) ([]byte, error) {
+func EncodeAsServed(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

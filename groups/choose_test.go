@@ -482,7 +482,7 @@ func TestEnableToolsToolGolden(t *testing.T) {
 		{Name: "fs", Description: "fs: cd, ls, … (12 tools)", Tools: []string{"fs.cd"}},
 		{Name: "math-other", Description: "not used in measured sessions, math: add (1 tool)", Tools: []string{"math.add"}},
 	}
-	b, err := encodeAsServed(EnableToolsTool(groups))
+	b, err := bench.EncodeAsServed(EnableToolsTool(groups))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,11 +133,11 @@ func TestExchangeTokens(t *testing.T) {
 	if got != a+b {
 		t.Errorf("exchange = %d tokens, want %d (request %d + result %d)", got, a+b, a, b)
 	}
-	rb, _ := encodeAsServed(EnableToolsRequest("fs"))
+	rb, _ := bench.EncodeAsServed(EnableToolsRequest("fs"))
 	if string(rb) != req {
 		t.Errorf("request JSON %s, want %s", rb, req)
 	}
-	resb, _ := encodeAsServed(EnableToolsResult("fs", []string{"fs.cd", "fs.ls"}))
+	resb, _ := bench.EncodeAsServed(EnableToolsResult("fs", []string{"fs.cd", "fs.ls"}))
 	if string(resb) != res {
 		t.Errorf("result JSON %s, want %s", resb, res)
 	}

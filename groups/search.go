@@ -1,8 +1,6 @@
 package groups
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -61,18 +59,6 @@ func (s *searcher) count(text string) (int, error) {
 	return len(ids), nil
 }
 
-// encodeAsServed encodes v compactly without HTML escaping, as the go-sdk's
-// JSON-RPC layer sends it.
-func encodeAsServed(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
-}
-
 // exchangeTokens prices switching group name on: the enable_tools call
 // request (its tools/call params, which is what the model writes) and the
 // result it reads back, adding tools.
@@ -81,11 +67,11 @@ func (s *searcher) exchangeTokens(name string, tools []int) (int, error) {
 	for i, t := range tools {
 		added[i] = s.names[t]
 	}
-	req, err := encodeAsServed(EnableToolsRequest(name))
+	req, err := bench.EncodeAsServed(EnableToolsRequest(name))
 	if err != nil {
 		return 0, fmt.Errorf("encode enable_tools request: %w", err)
 	}
-	res, err := encodeAsServed(EnableToolsResult(name, added))
+	res, err := bench.EncodeAsServed(EnableToolsResult(name, added))
 	if err != nil {
 		return 0, fmt.Errorf("encode enable_tools result: %w", err)
 	}
