@@ -37,6 +37,16 @@
 // on (GroupTools) never adds a tool the profile's destructive or read-only
 // rules or its deny list exclude.
 //
+// Profiles the derivation built as a nested family (core ⊆ standard ⊆
+// full) should stay nested once profiles.toml is applied: a pin only in the
+// smaller profile, or a deny only in the larger, breaks that silently. Resolve
+// warns about each neighbouring pair that no longer nests, naming both
+// profiles and the tools at fault. The family is the generated profiles the
+// provenance's parameters name ("profile.NAME.target" or
+// "profile.NAME.budget_tokens"), in the order the generated file lists them,
+// smallest first; a generated file without provenance declares no family,
+// and profiles defined only in profiles.toml belong to none.
+//
 // pin and deny take exact tool names; '*' patterns are accepted only in
 // destructive and [[effect]], where a typo cannot silently widen a profile.
 // Every tool a file names that no upstream offers is a Warning, never an

@@ -398,6 +398,8 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 		}
 	}
 
+	r.checkNesting(nestedFamily(s.File), warn)
+
 	r.Default = s.Default()
 	if _, ok := r.Profiles[r.Default]; !ok {
 		return nil, fmt.Errorf("resolve profiles: default profile %q does not exist; valid profiles: %s", r.Default, strings.Join(r.Names(), ", "))

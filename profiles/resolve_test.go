@@ -530,3 +530,92 @@ func TestExample(t *testing.T) {
 		t.Errorf("warnings = %q, want %q", r.Warnings, want)
 	}
 }
+
+// nestedFile is a derived family: core within standard within full, with
+// the provenance derive writes.
+func nestedFile(params ...string) *File {
+	return &File{Version: 1, Default: "core",
+		Provenance: &Provenance{Generator: "test", Parameters: params},
+		Profiles: []Profile{
+			{Name: "core", Tools: []string{"read_file"}},
+			{Name: "standard", Tools: []string{"read_file", "write_file"}},
+			{Name: "wide", Tools: []string{"list_dir", "read_file", "write_file"}},
+			{Name: "full", Tools: []string{"list_dir", "read_file", "write_file"}},
+		}}
+}
+
+func TestResolveNesting(t *testing.T) {
+	family := []string{"holdout=0.2", "profile.core.target=0.8", "profile.standard.target=0.95", "profile.wide.budget_tokens=900"}
+	tests := []struct {
+		name   string
+		file   *File
+		policy *Policy
+		want   []string // nesting warnings, exactly
+	}{
+		{name: "untouched family nests", file: nestedFile(family...)},
+		{
+			name:   "pin only in the smaller",
+			file:   nestedFile(family...),
+			policy: &Policy{Profiles: []PolicyProfile{{Name: "core", Pin: []string{"run_sql"}}}},
+			want:   []string{`profile "core" holds "run_sql" that "standard" does not: profiles derived as a nested family are no longer nested (pin it in "standard" too, or deny it in "core")`},
+		},
+		{
+			name:   "deny only in the larger",
+			file:   nestedFile(family...),
+			policy: &Policy{Profiles: []PolicyProfile{{Name: "standard", Deny: []string{"read_file"}}}},
+			want:   []string{`profile "core" holds "read_file" that "standard" does not: profiles derived as a nested family are no longer nested (pin it in "standard" too, or deny it in "core")`},
+		},
+		{
+			name:   "two tools pinned only in the smaller",
+			file:   nestedFile(family...),
+			policy: &Policy{Profiles: []PolicyProfile{{Name: "core", Pin: []string{"run_sql", "list_dir"}}}},
+			want:   []string{`profile "core" holds "list_dir", "run_sql" that "standard" does not: profiles derived as a nested family are no longer nested (pin them in "standard" too, or deny them in "core")`},
+		},
+		{
+			name:   "break between standard and a budget profile",
+			file:   nestedFile(family...),
+			policy: &Policy{Profiles: []PolicyProfile{{Name: "wide", Deny: []string{"write_file"}}}},
+			want:   []string{`profile "standard" holds "write_file" that "wide" does not: profiles derived as a nested family are no longer nested (pin it in "wide" too, or deny it in "standard")`},
+		},
+		{
+			name:   "pin and deny kept nested",
+			file:   nestedFile(family...),
+			policy: &Policy{Profiles: []PolicyProfile{{Name: "core", Pin: []string{"run_sql"}, Deny: []string{"read_file"}}, {Name: "standard", Pin: []string{"run_sql"}}, {Name: "wide", Pin: []string{"run_sql"}}}},
+		},
+		{
+			name:   "no provenance declares no family",
+			file:   &File{Version: 1, Default: "core", Profiles: nestedFile().Profiles},
+			policy: &Policy{Profiles: []PolicyProfile{{Name: "core", Pin: []string{"run_sql"}}}},
+		},
+		{
+			name:   "profiles the parameters do not name are not a family",
+			file:   nestedFile("holdout=0.2", "profile.core.target=0.8"),
+			policy: &Policy{Profiles: []PolicyProfile{{Name: "core", Pin: []string{"run_sql"}}}},
+		},
+		{
+			name: "a policy-only profile belongs to no family",
+			file: nestedFile(family...),
+			policy: &Policy{Profiles: []PolicyProfile{
+				{Name: "sql", Pin: []string{"run_sql"}},
+			}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Set{File: tt.file, Policy: tt.policy, Path: "profiles.generated.toml"}
+			r, err := s.Resolve(offered())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range r.Warnings {
+				if strings.Contains(w, "nested") {
+					got = append(got, w)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("nesting warnings\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
