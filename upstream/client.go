@@ -6,7 +6,8 @@
 // headers added to every request). When its session ends (the process dies,
 // the HTTP session is lost) the Client reconnects with exponential backoff;
 // calls meanwhile fail at once with an error wrapping [ErrUnavailable].
-// Errors leave this package with every resolved variable value scrubbed.
+// Errors (their message and their JSON-RPC data) and stdio servers' stderr
+// lines leave this package with every resolved variable value scrubbed.
 //
 // A [Set] is many Clients behind the gateway's Upstream interface. With more
 // than one declared server, tool and prompt names become SERVER + separator
@@ -97,8 +98,8 @@ type Options struct {
 	// InheritEnv names the variables a stdio server inherits; nil means
 	// DefaultInheritEnv(), an empty non-nil slice means none.
 	InheritEnv []string
-	// Stderr receives stdio servers' stderr; nil discards it. Servers write
-	// to it concurrently.
+	// Stderr receives stdio servers' stderr, line by line with resolved
+	// values scrubbed; nil discards it. Servers write to it concurrently.
 	Stderr io.Writer
 	// Backoff spaces reconnection attempts.
 	Backoff Backoff
@@ -192,6 +193,10 @@ type Client struct {
 	toolsListed uint64 // the listing whose result tools holds (by begin order)
 
 	notes notes // relayed notifications in handling, for settle
+
+	// stderr holds the scrubbing writers of started processes whose last
+	// partial line has not been flushed (flushStderr, once they exited).
+	stderr []*scrubbingWriter
 }
 
 // NewClient prepares a Client for srv; Start connects it.
@@ -278,6 +283,7 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
 	if err != nil {
+		c.flushStderr() // the SDK closed the session, ending the process
 		return c.recordFailure(err)
 	}
 	c.mu.Lock()
@@ -286,6 +292,7 @@ func (c *Client) connect(ctx context.Context) error {
 		// Closed while connecting: end the session before Close returns
 		// (Close waits for this attempt), so no server outlives it.
 		_ = cs.Close()
+		c.flushStderr()
 		return fmt.Errorf("upstream %q: closed: %w", c.srv.Name, ErrUnavailable)
 	}
 	defer c.mu.Unlock()
@@ -314,7 +321,13 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 	case launch.Stdio:
 		cmd := exec.Command(c.srv.Command, c.srv.Args...)
 		cmd.Dir = c.srv.Cwd
-		cmd.Stderr = c.opts.Stderr
+		if c.opts.Stderr != nil {
+			w := newScrubbingWriter(c.opts.Stderr, c.srv.Scrub)
+			cmd.Stderr = w
+			c.mu.Lock()
+			c.stderr = append(c.stderr, w)
+			c.mu.Unlock()
+		}
 		for _, k := range c.opts.InheritEnv {
 			if v, ok := os.LookupEnv(k); ok {
 				cmd.Env = append(cmd.Env, k+"="+v)
@@ -383,6 +396,7 @@ func (c *Client) supervise(startFailed bool) {
 			}
 			c.mu.Unlock()
 			_ = cs.Close() // reaps the process
+			c.flushStderr()
 			c.closeIdle()
 			c.opts.Logger.Warn("upstream down", "server", c.srv.Name)
 			if time.Since(began) >= c.opts.Backoff.Max {
@@ -414,6 +428,19 @@ func (c *Client) supervise(startFailed bool) {
 			go f(c.srv.Name)
 		}
 		failures++ // a crash right after connecting keeps backing off
+	}
+}
+
+// flushStderr writes the last partial stderr line of the processes
+// started so far; it is called once they have exited (closing a session
+// waits for its process and for exec's copy of its stderr).
+func (c *Client) flushStderr() {
+	c.mu.Lock()
+	ws := c.stderr
+	c.stderr = nil
+	c.mu.Unlock()
+	for _, w := range ws {
+		_ = w.Flush() // toolprof's own stderr failing leaves nothing to report to
 	}
 }
 
@@ -449,6 +476,7 @@ func (c *Client) Close() error {
 		if started {
 			<-c.done
 		}
+		c.flushStderr()
 		c.closeIdle()
 	})
 	return err
@@ -476,7 +504,12 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 	}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) && !transportRejected(rpc) {
-		return &jsonrpc.Error{Code: rpc.Code, Message: c.srv.Scrub(rpc.Message), Data: rpc.Data}
+		msg := c.srv.Scrub(rpc.Message)
+		data, dropped := scrubData(rpc.Data, c.srv.Scrub)
+		if dropped {
+			msg += " (error data dropped: not valid JSON after removing resolved values)"
+		}
+		return &jsonrpc.Error{Code: rpc.Code, Message: msg, Data: data}
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("upstream %q: %s: %w", c.srv.Name, op, ctx.Err())

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -143,5 +144,22 @@ func runHelperServer() error {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: wd}}}, nil, nil
 	})
-	return s.Run(context.Background(), &mcp.StdioTransport{})
+	// HELPER_LEAK names a variable whose value the server leaks: on stderr
+	// at start (split across two writes) and at exit (a last line without
+	// a newline), and in the message and data of the JSON-RPC error the
+	// tool "leak" answers (once plainly, once \u-escaped, once as a key).
+	leak := os.Getenv(os.Getenv("HELPER_LEAK"))
+	if os.Getenv("HELPER_LEAK") != "" {
+		fmt.Fprint(os.Stderr, "start: token="+leak[:2])
+		fmt.Fprint(os.Stderr, leak[2:]+" end of start line\n")
+		s.AddTool(&mcp.Tool{Name: "leak", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			data := fmt.Sprintf(`{"detail": "sent token=%s <kept>", "escaped": "\u%04x%s", %q: "key", "code": 7}`, leak, leak[0], leak[1:], leak)
+			return nil, &jsonrpc.Error{Code: -32042, Message: "refused token=" + leak, Data: json.RawMessage(data)}
+		})
+	}
+	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	if os.Getenv("HELPER_LEAK") != "" {
+		fmt.Fprint(os.Stderr, "exit: token="+leak+" last words")
+	}
+	return err
 }
