@@ -64,9 +64,11 @@
 // in a larger profile is denied in every smaller one too.
 //
 // Only sessions that saw every tool teach anything about demand: sessions
-// served full, with no profile recorded (imports), or by exploration. Denied
-// calls count as demand. Sessions served a smaller profile are counted and
-// skipped. Calls to tools the catalog lacks are counted and left out of the
+// served full, with no profile recorded (imports), or by exploration served
+// full. Denied calls count as demand. Sessions served a smaller profile are
+// counted and skipped, and so are exploration sessions served the
+// --max-profile ceiling and sessions served read-only: neither saw every
+// tool. Calls to tools the catalog lacks are counted and left out of the
 // signature: no profile, not even full, can serve them.
 //
 // Sessions are ordered by start time (stable; a session without a start

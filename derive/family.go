@@ -18,7 +18,38 @@ type Session struct {
 	Calls       int
 	Start       time.Time // zero when unknown
 	Profile     string    // profile served; "" when not recorded (saw every tool)
-	Exploration bool      // served full by --explore
+	Exploration bool      // picked by --explore; Profile says what it was served
+	// ReadOnly marks a session served only read and evaluate tools
+	// (--read-only): it did not see every tool, whatever its profile.
+	ReadOnly bool
+}
+
+// sessionClass is how the derivation treats a session.
+type sessionClass int
+
+const (
+	classRestricted  sessionClass = iota // saw fewer than every tool: skipped
+	classFull                            // served full, or no profile recorded
+	classExploration                     // explored, and served full
+)
+
+// classify tells whether a session saw every tool. An exploration session
+// counts only when it was served full: under a --max-profile ceiling the
+// gateway explores with the ceiling, and under --read-only only read tools
+// are served, so such a session saw a smaller profile.
+func classify(s Session) sessionClass {
+	switch {
+	case s.ReadOnly:
+		return classRestricted
+	case s.Exploration && s.Profile == profiles.FullProfile:
+		return classExploration
+	case s.Exploration:
+		return classRestricted
+	case s.Profile == "" || s.Profile == profiles.FullProfile:
+		return classFull
+	default:
+		return classRestricted
+	}
 }
 
 // Tool is one catalog tool with its cost.
@@ -77,7 +108,7 @@ type Counts struct {
 	Input               int // sessions read
 	Full                int // served full, or with no profile recorded
 	Exploration         int // exploration sessions
-	Restricted          int // served a smaller profile: not used
+	Restricted          int // served a smaller profile, or read-only: not used
 	ZeroCalls           int // used sessions with no tool call: covered by every profile
 	UnknownToolSessions int // used sessions calling a tool the catalog lacks (those calls are left out)
 	UnknownTools        []string
@@ -363,10 +394,10 @@ func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts,
 	used := make([]Demand, 0, len(sessions))
 	unknown := map[string]bool{}
 	for _, s := range sessions {
-		switch {
-		case s.Exploration:
+		switch classify(s) {
+		case classExploration:
 			c.Exploration++
-		case s.Profile == "" || s.Profile == profiles.FullProfile:
+		case classFull:
 			c.Full++
 		default:
 			c.Restricted++

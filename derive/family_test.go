@@ -199,7 +199,7 @@ func TestDeriveSessionSelection(t *testing.T) {
 	ss := []Session{
 		{Tools: []string{"a"}, Calls: 1, Start: t0.Add(3 * time.Hour)},
 		{Tools: []string{"b"}, Calls: 1, Profile: "core"}, // restricted: skipped
-		{Tools: []string{"c"}, Calls: 2, Profile: "core", Exploration: true},
+		{Tools: []string{"c"}, Calls: 2, Profile: "full", Exploration: true},
 		{Tools: []string{"zz", "a"}, Calls: 2, Profile: "full"}, // unknown tool counted
 		{Calls: 0, Start: t0}, // zero calls
 	}
@@ -222,6 +222,41 @@ func TestDeriveSessionSelection(t *testing.T) {
 	full := res.Profiles[len(res.Profiles)-1]
 	if full.Holdout.Covered != 2 {
 		t.Errorf("full holdout %+v: a session whose only miss is an unknown tool counts as covered", full.Holdout)
+	}
+}
+
+func TestClassifySession(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Session
+		want sessionClass
+	}{
+		{"no profile recorded", Session{}, classFull},
+		{"served full", Session{Profile: "full"}, classFull},
+		{"served a smaller profile", Session{Profile: "core"}, classRestricted},
+		{"exploration served full", Session{Profile: "full", Exploration: true}, classExploration},
+		{"exploration served the ceiling", Session{Profile: "standard", Exploration: true}, classRestricted},
+		{"exploration with no profile recorded", Session{Exploration: true}, classRestricted},
+		{"exploration served full read-only", Session{Profile: "full", Exploration: true, ReadOnly: true}, classRestricted},
+		{"served full read-only", Session{Profile: "full", ReadOnly: true}, classRestricted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := classify(tt.s); got != tt.want {
+				t.Errorf("classify(%+v) = %d, want %d", tt.s, got, tt.want)
+			}
+		})
+	}
+	// The counts follow the classification.
+	ss := []Session{
+		{Tools: []string{"a"}, Calls: 1, Profile: "full", Exploration: true},
+		{Tools: []string{"b"}, Calls: 1, Profile: "standard", Exploration: true},
+		{Tools: []string{"c"}, Calls: 1, Profile: "full", Exploration: true, ReadOnly: true},
+		{Tools: []string{"a"}, Calls: 1},
+	}
+	_, c, _ := selectSessions(ss, indexOf(fixtureTools()))
+	if c.Exploration != 1 || c.Full != 1 || c.Restricted != 2 {
+		t.Errorf("counts %+v, want 1 exploration, 1 full, 2 restricted", c)
 	}
 }
 

@@ -198,7 +198,7 @@ func decodeLine(line []byte, path string, n int, in *interner) (traceLine, bool,
 	}
 	u := telemetry.UsageFromTrace(ts)[0]
 	return traceLine{
-		s:       Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile},
+		s:       Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly},
 		id:      u.Session.ID,
 		line:    n,
 		unknown: u.Unknown,

@@ -119,6 +119,10 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 		s.rec.Profile = g.cat().explore
 		s.rec.Exploration = true
 	}
+	// Recorded so that the derivation does not take a session served only
+	// read tools (an exploration one under --read-only too) as one that saw
+	// every tool.
+	s.rec.ReadOnly = g.readOnly(s.profile)
 	if ss == nil || g.closed {
 		return s // not tracked: it cannot be waited for
 	}

@@ -205,6 +205,7 @@ func decodeCall(k, v []byte) (c Call, snum, tool uint32, err error) {
 const (
 	sessionExploration = 1 << iota
 	sessionEnded
+	sessionReadOnly // absent from records written before it: not read-only
 )
 
 // appendSession encodes a session record; its key holds the start time and
@@ -213,6 +214,9 @@ func appendSession(b []byte, s *Session) []byte {
 	var flags byte
 	if s.Exploration {
 		flags |= sessionExploration
+	}
+	if s.ReadOnly {
+		flags |= sessionReadOnly
 	}
 	if !s.End.IsZero() {
 		flags |= sessionEnded
@@ -243,6 +247,7 @@ func decodeSession(k, v []byte, intern map[string]string) (s Session, snum uint3
 	r := recordReader{b: v, intern: intern}
 	flags := r.byte()
 	s.Exploration = flags&sessionExploration != 0
+	s.ReadOnly = flags&sessionReadOnly != 0
 	if flags&sessionEnded != 0 {
 		s.End = time.Unix(0, r.varint()).UTC()
 	}

@@ -53,12 +53,19 @@ type Session struct {
 	ClientVersion   string
 	ProtocolVersion string
 	Profile         string
-	Exploration     bool // served full by --explore
-	ServerVersion   string
-	CatalogHash     string
-	ToolsListCalls  int // tools/list requests
-	ToolsListPages  int // pages served (a request without a cursor is one page)
-	Switches        []Switch
+	// Exploration marks a session picked by --explore. Profile names what
+	// it was served: full, or the --max-profile ceiling when full lies
+	// beyond it.
+	Exploration bool
+	// ReadOnly marks a session served only read and evaluate tools
+	// (--read-only, or a read_only profile): it did not see every tool of
+	// its profile.
+	ReadOnly       bool
+	ServerVersion  string
+	CatalogHash    string
+	ToolsListCalls int // tools/list requests
+	ToolsListPages int // pages served (a request without a cursor is one page)
+	Switches       []Switch
 }
 
 // Switch records a tool group switched on in a session (enable_tools).

@@ -43,7 +43,7 @@ func TestRecorderRoundTrip(t *testing.T) {
 		s := Session{
 			ID: r.NewSessionID(), Start: base.Add(time.Duration(i) * time.Second), Transport: TransportHTTP,
 			ClientName: "claude-code", ClientVersion: "2.1", ProtocolVersion: "2025-06-18", Profile: "coding",
-			Exploration: i == 3, ServerVersion: "0.1.0", CatalogHash: "sha256:abc",
+			Exploration: i == 3, ReadOnly: i == 2 || i == 3, ServerVersion: "0.1.0", CatalogHash: "sha256:abc",
 		}
 		r.Session(s) // at start
 		for j := range 9 {

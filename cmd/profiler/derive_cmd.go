@@ -315,7 +315,7 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 			tools[i] = name(t)
 		}
 		unknown += u.Unknown
-		out = append(out, derive.Session{Tools: tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration})
+		out = append(out, derive.Session{Tools: tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly})
 	}
 	if len(f.telemetry) > 0 {
 		us, err := telemetry.ReadUsage(ctx, f.telemetry, telemetry.Window{})

@@ -133,32 +133,50 @@ func everythingCatalogHash(t *testing.T) string {
 	return h
 }
 
+// An exploration session is served full, or the --max-profile ceiling when
+// full lies beyond it, and the telemetry records what it was served (and
+// whether only read tools, under --read-only) so that the derivation does
+// not learn from it as if it had seen every tool.
 func TestExploreServesFullAndMarks(t *testing.T) {
-	for _, m := range modes {
-		t.Run(string(m), func(t *testing.T) {
-			s := start(t, m, "/mcp", "", "--explore", "1")
-			names, _ := listNames(t, s.session, "")
-			if !reflect.DeepEqual(names, membership["full"]) {
-				t.Errorf("exploration session lists %v, want full", names)
-			}
-			res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_audio_content"})
-			if err != nil || res.IsError {
-				t.Errorf("exploration call outside core: %v %+v, want forwarded", err, res)
-			}
-			if want := instructions["full"]; s.session.InitializeResult().Instructions != want {
-				t.Errorf("instructions %q, want full's", s.session.InitializeResult().Instructions)
-			}
-			if err := s.stop(); err != nil {
-				t.Fatal(err)
-			}
-			sessions, _, err := telemetry.ReadAll(context.Background(), []string{s.telemetry}, telemetry.Window{})
-			if err != nil || len(sessions) != 1 {
-				t.Fatalf("sessions %+v, %v", sessions, err)
-			}
-			if !sessions[0].Exploration || sessions[0].Profile != "full" {
-				t.Errorf("session profile %q exploration %v, want full and marked", sessions[0].Profile, sessions[0].Exploration)
-			}
-		})
+	tests := []struct {
+		name         string
+		flags        []string
+		wantProfile  string
+		wantReadOnly bool
+	}{
+		{name: "full", flags: nil, wantProfile: "full"},
+		{name: "ceiling", flags: []string{"--max-profile", "standard"}, wantProfile: "standard"},
+		{name: "read-only", flags: []string{"--read-only"}, wantProfile: "full", wantReadOnly: true},
+	}
+	for _, tt := range tests {
+		for _, m := range modes {
+			t.Run(tt.name+"/"+string(m), func(t *testing.T) {
+				s := start(t, m, "/mcp", "", append([]string{"--explore", "1"}, tt.flags...)...)
+				if !tt.wantReadOnly {
+					names, _ := listNames(t, s.session, "")
+					if !reflect.DeepEqual(names, membership[tt.wantProfile]) {
+						t.Errorf("exploration session lists %v, want %s", names, tt.wantProfile)
+					}
+					res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "test_audio_content"})
+					if err != nil || res.IsError {
+						t.Errorf("exploration call outside core: %v %+v, want forwarded", err, res)
+					}
+				}
+				if want := instructions[tt.wantProfile]; s.session.InitializeResult().Instructions != want {
+					t.Errorf("instructions %q, want %s's", s.session.InitializeResult().Instructions, tt.wantProfile)
+				}
+				if err := s.stop(); err != nil {
+					t.Fatal(err)
+				}
+				sessions, _, err := telemetry.ReadAll(context.Background(), []string{s.telemetry}, telemetry.Window{})
+				if err != nil || len(sessions) != 1 {
+					t.Fatalf("sessions %+v, %v", sessions, err)
+				}
+				if got := sessions[0]; !got.Exploration || got.Profile != tt.wantProfile || got.ReadOnly != tt.wantReadOnly {
+					t.Errorf("session profile %q exploration %v read-only %v, want %s, marked, read-only %v", got.Profile, got.Exploration, got.ReadOnly, tt.wantProfile, tt.wantReadOnly)
+				}
+			})
+		}
 	}
 }
 
