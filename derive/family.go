@@ -38,18 +38,21 @@ const (
 // gateway explores with the ceiling, and under --read-only only read tools
 // are served, so such a session saw a smaller profile.
 func classify(s Session) sessionClass {
-	switch {
-	case s.ReadOnly:
-		return classRestricted
-	case s.Exploration && s.Profile == profiles.FullProfile:
-		return classExploration
-	case s.Exploration:
-		return classRestricted
-	case s.Profile == "" || s.Profile == profiles.FullProfile:
-		return classFull
-	default:
+	if !SawEveryTool(s.Profile, s.Exploration, s.ReadOnly) {
 		return classRestricted
 	}
+	if s.Exploration {
+		return classExploration
+	}
+	return classFull
+}
+
+// SawEveryTool reports whether a session served profile (empty when not
+// recorded), as an exploration session or not, and read-only or not, was
+// offered every tool, so that its calls show unrestricted demand. The
+// groups derivation applies the same rule.
+func SawEveryTool(profile string, exploration, readOnly bool) bool {
+	return !readOnly && (profile == profiles.FullProfile || (!exploration && profile == ""))
 }
 
 // Tool is one catalog tool with its cost.

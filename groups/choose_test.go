@@ -303,7 +303,9 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 		{Tools: []string{EnableToolsName}, Switches: []string{"nope"}, Profile: "lean", Start: start.Add(2 * time.Minute)}, // unknown group: no demand
 		{Tools: []string{"a.y", "b.q", "get_operating_context"}, Start: start.Add(-time.Minute)},                           // no profile: saw all; b.q unknown, the gateway's tool not
 		{Tools: []string{"a.z"}, Profile: "full", Exploration: false},                                                      // no start: after the previous
-		{Tools: []string{"a.x"}, Profile: "core", Exploration: true, Start: start.Add(time.Hour)},                          // exploring: used
+		{Tools: []string{"a.x"}, Profile: "full", Exploration: true, Start: start.Add(time.Hour)},                          // exploring, served full: used
+		{Tools: []string{"a.y"}, Profile: "core", Exploration: true, Start: start.Add(2 * time.Hour)},                      // exploring under a ceiling: restricted
+		{Tools: []string{"a.z"}, Profile: "full", ReadOnly: true, Start: start.Add(3 * time.Hour)},                         // full but read-only: restricted
 	}
 	used, _, c := selectSessions(sessions, index, prior)
 	var got []string
@@ -314,13 +316,13 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("demand %v, want %v (time order, switches expanded)", got, want)
 	}
-	wantC := Counts{Input: 6, Used: 5, Restricted: 1, Grouped: 2, ZeroCalls: 0, UnknownCalls: 1, UnknownTools: []string{"b.q"}, UnknownGroups: []string{"nope"}}
+	wantC := Counts{Input: 8, Used: 5, Restricted: 3, Grouped: 2, ZeroCalls: 0, UnknownCalls: 1, UnknownTools: []string{"b.q"}, UnknownGroups: []string{"nope"}}
 	if fmt.Sprint(c) != fmt.Sprint(wantC) {
 		t.Errorf("counts %+v, want %+v", c, wantC)
 	}
 	// Without the prior file a grouped profile's sessions cannot be read.
-	if _, _, c := selectSessions(sessions, index, nil); c.Restricted != 3 || c.Grouped != 0 {
-		t.Errorf("no prior: %+v, want the three served sessions restricted", c)
+	if _, _, c := selectSessions(sessions, index, nil); c.Restricted != 5 || c.Grouped != 0 {
+		t.Errorf("no prior: %+v, want the three served sessions and the two restricted ones restricted", c)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 
 // FromUsage converts a telemetry session's usage, switches included.
 func FromUsage(u telemetry.Usage) Session {
-	s := Session{Tools: u.Tools, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration}
+	s := Session{Tools: u.Tools, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly}
 	for _, sw := range u.Session.Switches {
 		s.Switches = append(s.Switches, sw.Group)
 	}

@@ -18,6 +18,7 @@ type Session struct {
 	Start       time.Time // zero when unknown
 	Profile     string    // profile served; "" when not recorded (saw every tool)
 	Exploration bool      // served full by --explore
+	ReadOnly    bool      // served only read and evaluate tools
 }
 
 // Counts says which sessions were learned from and why others were not.
@@ -83,9 +84,9 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 	grouped = make([]bool, 0, len(sessions))
 	for _, s := range sessions {
 		switch {
-		case s.Exploration, s.Profile == "", s.Profile == profiles.FullProfile:
+		case derive.SawEveryTool(s.Profile, s.Exploration, s.ReadOnly):
 			grouped = append(grouped, false)
-		case reachAll[s.Profile]:
+		case reachAll[s.Profile] && !s.ReadOnly:
 			c.Grouped++
 			grouped = append(grouped, true)
 		default:

@@ -158,7 +158,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("derive: %w", err)
 	}
 	c := res.Counts
-	fmt.Fprintf(stderr, "derive: %d sessions read; learning from %d (%d full or no profile recorded, %d exploration); %d served a smaller profile, skipped; %d with no tool call, covered by every profile; %d calling a tool the catalog lacks%s; %d calls recorded as unknown_tool\n",
+	fmt.Fprintf(stderr, "derive: %d sessions read; learning from %d (%d full or no profile recorded, %d exploration); %d served less than every tool (a smaller or read-only profile), skipped; %d with no tool call, covered by every profile; %d calling a tool the catalog lacks%s; %d calls recorded as unknown_tool\n",
 		c.Input, c.Used(), c.Full, c.Exploration, c.Restricted, c.ZeroCalls, c.UnknownToolSessions, unknownList(c.UnknownTools), unknownOutcomes)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "derive: warning: %s\n", w)

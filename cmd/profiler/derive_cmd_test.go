@@ -227,7 +227,7 @@ func TestDeriveFromTelemetry(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "learning from 30 (30 full or no profile recorded, 0 exploration); 30 served a smaller profile, skipped") {
+	if !strings.Contains(stderr, "learning from 30 (30 full or no profile recorded, 0 exploration); 30 served less than every tool (a smaller or read-only profile), skipped") {
 		t.Errorf("session kinds not reported: %s", stderr)
 	}
 }

@@ -93,7 +93,7 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 		}
 	} else {
 		for _, s := range in.Sessions {
-			sessions = append(sessions, groups.Session{Tools: s.Tools, Start: s.Start, Profile: s.Profile, Exploration: s.Exploration})
+			sessions = append(sessions, groups.Session{Tools: s.Tools, Start: s.Start, Profile: s.Profile, Exploration: s.Exploration, ReadOnly: s.ReadOnly})
 		}
 	}
 	prior, _, err := loadCurrent(in.Out)
