@@ -2,35 +2,16 @@ package gateway
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/internal/syncbuf"
 )
-
-// lockedBuffer collects what a LoggingTransport writes from the session's
-// goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // toolsListResults returns the result objects of the tools/list responses
 // in a LoggingTransport's log of the server's side, as sent.
@@ -83,7 +64,7 @@ func TestToolsListCacheFieldsByProtocol(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var log lockedBuffer
+			var log syncbuf.Buffer
 			st, ct := mcp.NewInMemoryTransports()
 			ss, err := s.Connect(ctx, &mcp.LoggingTransport{Transport: st, Writer: &log}, nil)
 			if err != nil {

@@ -1,12 +1,12 @@
 package opcontext
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
+
+	"github.com/toolprof/toolprof/internal/syncbuf"
 )
 
 // sidecar is a typical valid file: registry, defaults, two doctrine sections.
@@ -58,22 +58,7 @@ func writeFile(t testing.TB, dir, name, content string) string {
 }
 
 // logBuffer collects slog output for assertions; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer struct{ syncbuf.Buffer }
 
 func (l *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, nil))

@@ -7,32 +7,13 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/launch"
 )
-
-// lockedBuffer is a bytes.Buffer servers' stderr can be written to
-// concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestLeakingUpstreamScrubbed runs a real stdio server given a resolved
 // secret in its env, which prints it on stderr and returns it in a
@@ -44,7 +25,7 @@ func TestLeakingUpstreamScrubbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	entry := stdioEntry(self, map[string]string{helperEnv: "1", "HELPER_ID": "L", "HELPER_LEAK": "LEAKED", "LEAKED": "${SECRET}"})
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	s := startSet(t, `{"mcpServers": {"l": `+entry+`}}`, map[string]string{"SECRET": secret}, SetOptions{Client: Options{Stderr: &stderr}})
 
 	_, err = call(context.Background(), s, "leak", "")

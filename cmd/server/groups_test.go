@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -207,7 +208,7 @@ func newServerCmd(t *testing.T, dir string, flags ...string) *exec.Cmd {
 	args := append([]string{"--telemetry", filepath.Join(dir, "telemetry")}, flags...)
 	args = append(args, upstreamArgs(filepath.Join(dir, "upstream.log"))...)
 	cmd := exec.Command(bins.server, args...)
-	cmd.Stderr = &syncBuffer{}
+	cmd.Stderr = &syncbuf.Buffer{}
 	return cmd
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -24,7 +25,7 @@ import (
 type loadedServer struct {
 	cmd       *exec.Cmd
 	telemetry string
-	stderr    *syncBuffer
+	stderr    *syncbuf.Buffer
 	exited    chan struct{}
 	waitErr   error
 
@@ -39,7 +40,7 @@ type loadedServer struct {
 func startLoaded(t *testing.T, n int) *loadedServer {
 	t.Helper()
 	dir := t.TempDir()
-	ls := &loadedServer{telemetry: filepath.Join(dir, "telemetry"), stderr: &syncBuffer{}, exited: make(chan struct{}),
+	ls := &loadedServer{telemetry: filepath.Join(dir, "telemetry"), stderr: &syncbuf.Buffer{}, exited: make(chan struct{}),
 		acked: make([][]time.Time, n), sent: make([]int, n)}
 	ls.cmd = exec.Command(bins.server, "--profiles", profilesFile, "--telemetry", ls.telemetry, "--http", "127.0.0.1:0", "--", bins.everything)
 	pipe, err := ls.cmd.StderrPipe()

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/internal/testupstream"
 	"github.com/toolprof/toolprof/upstream"
 )
@@ -26,7 +27,7 @@ import (
 // launched is a server started with --launch over HTTP.
 type launched struct {
 	base      string // http://127.0.0.1:PORT
-	stderr    *syncBuffer
+	stderr    *syncbuf.Buffer
 	telemetry string
 	stop      func() error
 }
@@ -55,7 +56,7 @@ func launchArgs(t *testing.T, telemetry string) []string {
 // added to its environment.
 func startLaunch(t *testing.T, file string, env []string, flags ...string) *launched {
 	t.Helper()
-	l := &launched{stderr: &syncBuffer{}, telemetry: filepath.Join(t.TempDir(), "telemetry")}
+	l := &launched{stderr: &syncbuf.Buffer{}, telemetry: filepath.Join(t.TempDir(), "telemetry")}
 	args := append(launchArgs(t, l.telemetry), "--http", "127.0.0.1:0", "--launch", file)
 	cmd := exec.Command(bins.server, append(args, flags...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -102,7 +103,7 @@ func runServer(t *testing.T, env []string, args ...string) (int, string, string)
 	t.Helper()
 	cmd := exec.Command(bins.server, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Stdin = strings.NewReader("") // stdio mode ends at once
 	err := cmd.Run()
@@ -425,7 +426,7 @@ func TestToolListChangedReachesClients(t *testing.T) {
 			dir := t.TempDir()
 			args := launchArgs(t, filepath.Join(dir, "tel"))
 			var transport mcp.Transport
-			stderr := &syncBuffer{}
+			stderr := &syncbuf.Buffer{}
 			cmd := exec.Command(bins.server)
 			if m == overHTTP {
 				args = append(args, "--http", "127.0.0.1:0")
@@ -521,7 +522,7 @@ func TestLaunchStreamableHTTPUpstream(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	remote := exec.Command(bins.everything, "-http", addr, "-stateless=false")
-	remote.Stderr = &syncBuffer{}
+	remote.Stderr = &syncbuf.Buffer{}
 	if err := remote.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -45,10 +46,10 @@ func envInt(t *testing.T, name string, def int) int {
 // of the real everything-server (unless flags end with -- CMD), and returns
 // its /mcp URL and a stop
 // function returning run's error once it has returned.
-func inProcessServer(t *testing.T, flags ...string) (string, *syncBuffer, func() error) {
+func inProcessServer(t *testing.T, flags ...string) (string, *syncbuf.Buffer, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	args := append([]string{"--http", "127.0.0.1:0"}, flags...)
 	if !slices.Contains(flags, "--") {
 		args = append(args, "--", bins.everything)

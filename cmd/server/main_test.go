@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/internal/testupstream"
 	"github.com/toolprof/toolprof/opcontext"
 )
@@ -95,7 +96,7 @@ type served struct {
 	session   *mcp.ClientSession
 	upstream  string // file with every byte the gateway sent the upstream
 	telemetry string
-	stderr    *syncBuffer
+	stderr    *syncbuf.Buffer
 	url       string // HTTP only: the /mcp endpoint
 	stopHTTP  func() error
 	cmd       *exec.Cmd
@@ -128,7 +129,7 @@ func start(t *testing.T, m mode, path string, protocol string, flags ...string) 
 func startEnv(t *testing.T, m mode, path string, protocol string, env []string, flags ...string) *served {
 	t.Helper()
 	dir := t.TempDir()
-	s := &served{upstream: filepath.Join(dir, "upstream.log"), telemetry: filepath.Join(dir, "telemetry"), stderr: &syncBuffer{}}
+	s := &served{upstream: filepath.Join(dir, "upstream.log"), telemetry: filepath.Join(dir, "telemetry"), stderr: &syncbuf.Buffer{}}
 	args := append([]string{"--profiles", profilesFile, "--telemetry", s.telemetry}, flags...)
 	if m == overHTTP {
 		args = append(args, "--http", "127.0.0.1:0")
@@ -164,7 +165,7 @@ func startEnv(t *testing.T, m mode, path string, protocol string, env []string, 
 // startHTTP starts cmd (an HTTP server) and returns its base URL and a
 // function stopping it with SIGTERM, which must make it exit 0. The server is
 // stopped at the end of the test if not before.
-func startHTTP(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) (string, func() error) {
+func startHTTP(t *testing.T, cmd *exec.Cmd, stderr *syncbuf.Buffer) (string, func() error) {
 	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -583,22 +584,4 @@ func httpGet(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/opcontext"
 )
 
@@ -143,7 +144,7 @@ func TestSidecarEditReachesNewStdioSession(t *testing.T) {
 	}
 	warned := make(chan struct{})
 	copied := make(chan struct{})
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	defer func() {
 		stdin.Close()
 		<-copied // Wait only after the last read from the pipe

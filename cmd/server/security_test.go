@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/internal/syncbuf"
 )
 
 // startHTTPServer starts the built server on 127.0.0.1:0 in front of the
@@ -22,7 +24,7 @@ import (
 func startHTTPServer(t *testing.T, env []string, flags ...string) (base string, s *served) {
 	t.Helper()
 	dir := t.TempDir()
-	s = &served{upstream: filepath.Join(dir, "upstream.log"), telemetry: filepath.Join(dir, "telemetry"), stderr: &syncBuffer{}}
+	s = &served{upstream: filepath.Join(dir, "upstream.log"), telemetry: filepath.Join(dir, "telemetry"), stderr: &syncbuf.Buffer{}}
 	args := append([]string{"--profiles", profilesFile, "--telemetry", s.telemetry, "--http", "127.0.0.1:0"}, flags...)
 	args = append(args, upstreamArgs(s.upstream)...)
 	cmd := exec.Command(bins.server, args...)

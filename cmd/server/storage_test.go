@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/internal/testupstream"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -24,7 +25,7 @@ import (
 // checks itself (startHTTP requires exit 0).
 type serverProc struct {
 	base   string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	term   func() error // SIGTERM, then the exit
 }
 
@@ -32,7 +33,7 @@ func startServerProc(t *testing.T, flags ...string) *serverProc {
 	t.Helper()
 	args := append([]string{"--profiles", profilesFile, "--http", "127.0.0.1:0"}, flags...)
 	cmd := exec.Command(bins.server, append(args, "--", bins.everything)...)
-	p := &serverProc{stderr: &syncBuffer{}}
+	p := &serverProc{stderr: &syncbuf.Buffer{}}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
