@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -296,12 +298,12 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 			return Server{}, p.fail(keyOff, name, "url", "missing or empty; a streamable_http server needs a url")
 		}
 	}
-	for k := range e.env {
+	for _, k := range slices.Sorted(maps.Keys(e.env)) { // the first invalid name by order, the same every run
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(k, "${") {
 			return Server{}, p.fail(e.has["env"], name, "env", "invalid variable name %q (names are taken literally; ${...} is expanded only in values)", k)
 		}
 	}
-	for k := range e.headers {
+	for _, k := range slices.Sorted(maps.Keys(e.headers)) {
 		if k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.Contains(k, "${") {
 			return Server{}, p.fail(e.has["headers"], name, "headers", "invalid header name %q (names are taken literally; ${...} is expanded only in values)", k)
 		}

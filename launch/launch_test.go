@@ -410,3 +410,20 @@ func TestSeparator(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidNamesReportedInOrder: with several invalid env or header
+// names, the error names the first by sort order on every run, not
+// whichever map iteration meets first.
+func TestInvalidNamesReportedInOrder(t *testing.T) {
+	for _, tt := range []struct{ doc, want string }{
+		{`{"mcpServers": {"s": {"command": "x", "env": {"z=": "1", "b=": "2", "m=": "3", "d=": "4"}}}}`, `"b="`},
+		{`{"mcpServers": {"s": {"type": "http", "url": "http://h", "headers": {"z:": "1", "b:": "2", "m:": "3", "d:": "4"}}}}`, `"b:"`},
+	} {
+		for range 20 {
+			_, err := Decode("pack.json", []byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Decode: %v, want the error to name %s", err, tt.want)
+			}
+		}
+	}
+}
