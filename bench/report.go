@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -316,12 +318,7 @@ func (r *Report) effectKinds() []string {
 			seen[k] = true
 		}
 	}
-	kinds := make([]string, 0, len(seen))
-	for k := range seen {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	return kinds
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // notes are the remarks printed under the table: missing tools, listings

@@ -3,6 +3,7 @@ package groups
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -333,7 +334,7 @@ func (s *searcher) initial(base []int, uses []int, r float64) (*state, error) {
 		}
 		st.groups = append(st.groups, g)
 	}
-	for _, up := range sortedKeys(unused) {
+	for _, up := range slices.Sorted(maps.Keys(unused)) {
 		g, err := s.newGroup(unused[up], true)
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package groups
 
 import (
 	"encoding/binary"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -117,8 +118,8 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 		used = append(used, derive.Demand{Tools: idx, Start: s.Start})
 	}
 	c.Used = len(used)
-	c.UnknownTools = sortedKeys(unknownTools)
-	c.UnknownGroups = sortedKeys(unknownGroups)
+	c.UnknownTools = slices.Sorted(maps.Keys(unknownTools))
+	c.UnknownGroups = slices.Sorted(maps.Keys(unknownGroups))
 	starts := make([]time.Time, len(used))
 	for i, u := range used {
 		starts[i] = u.Start
@@ -180,14 +181,5 @@ func reduce(sessions []derive.Demand) []weighted {
 		out = append(out, weighted{tools: s.Tools, weight: 1})
 	}
 	slices.SortFunc(out, func(a, b weighted) int { return slices.Compare(a.tools, b.tools) })
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }

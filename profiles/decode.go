@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
@@ -163,12 +164,7 @@ func tableName(path string) string {
 
 func checkTable(m map[string]any, t reflect.Type, path, name string, loc *keyLines, problems *[]*Error) {
 	keys, fields := tomlKeys(t)
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		key := join(path, k)
 		f, ok := fields[k]
 		if !ok {
@@ -370,7 +366,7 @@ func validateFile(f *File, name string, loc *keyLines) []*Error {
 			if !groups[g] {
 				gkey := fmt.Sprintf("%s.groups[%d]", key, j)
 				add(&Error{File: name, Line: loc.elementLine(key+".groups", g, 0), Key: gkey,
-					Msg: fmt.Sprintf("profile %q offers group %q, which no [[group]] defines; defined groups: %s", p.Name, g, listOrNone(sortedKeys(groups)))})
+					Msg: fmt.Sprintf("profile %q offers group %q, which no [[group]] defines; defined groups: %s", p.Name, g, listOrNone(slices.Sorted(maps.Keys(groups))))})
 			}
 		}
 		if p.Name == FullProfile && p.ReadOnly {
@@ -508,15 +504,6 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 		}
 	}
 	return problems
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func listOrNone(names []string) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -176,7 +177,7 @@ func (r *Resolved) GroupTools(profile, group string) ([]string, error) {
 }
 
 // Names returns the profile names, sorted.
-func (r *Resolved) Names() []string { return sortedKeys(r.Profiles) }
+func (r *Resolved) Names() []string { return slices.Sorted(maps.Keys(r.Profiles)) }
 
 // Allowed reports whether profile exists and holds tool.
 func (r *Resolved) Allowed(profile, tool string) bool {
@@ -316,7 +317,7 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 			}
 			rp.AllowDestructive = pp.AllowDestructive
 		}
-		for _, t := range sortedKeys(members) {
+		for _, t := range slices.Sorted(maps.Keys(members)) {
 			eff := r.effects[t]
 			if eff.Kind == KindDestructive && !rp.AllowDestructive {
 				warn("profile %q: destructive tool %q removed (only full holds destructive tools unless %s sets allow_destructive = true for the profile)", name, t, policyName)
