@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/internal/golden"
 )
 
 // transcript renders an exchange as the stdio stream it was, one message a
@@ -29,7 +31,7 @@ func TestMeasureExchangeSDKServerGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "exchange-sdk.golden", transcript(ex))
+	golden.Assert(t, filepath.Join("testdata", "exchange-sdk.golden"), transcript(ex))
 
 	wantMethods := []struct {
 		dir    Direction

@@ -13,6 +13,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -76,7 +77,7 @@ func TestGatewayExchangeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bench.Golden(t, tc.golden, bench.Transcript(ex))
+			golden.Assert(t, filepath.Join("testdata", tc.golden), bench.Transcript(ex))
 			var names []string
 			for _, tool := range ex.Tools {
 				names = append(names, tool.Name)

@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,8 +13,6 @@ import (
 // TestMain fails the package if a test leaves a goroutine behind: every
 // captured exchange must close both ends of its pipes.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // loadTiny loads the fixed three-tool catalog of the golden tests.
 func loadTiny(t testing.TB) *catalog.Catalog {
@@ -38,23 +34,4 @@ func newSDKServer(tools []*mcp.Tool, opts *mcp.ServerOptions) *mcp.Server {
 		})
 	}
 	return s
-}
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./bench -run %s -update to create it)", err, t.Name())
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n got:\n%s\nwant:\n%s", path, got, want)
-	}
 }

@@ -2,10 +2,8 @@ package groups
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,11 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 var upstreams = []string{"alpha", "beta", "gamma", "delta"}
 
@@ -442,7 +439,7 @@ func TestApply(t *testing.T) {
 		if err := profiles.Encode(&b, f); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "mixed.generated.toml", b.Bytes())
+		golden.Assert(t, filepath.Join("testdata", "mixed.generated.toml"), b.Bytes())
 		back, err := profiles.DecodeFile(bytes.NewReader(b.Bytes()), "mixed.generated.toml")
 		if err != nil {
 			t.Fatalf("the file does not load back: %v", err)
@@ -488,29 +485,9 @@ func TestEnableToolsToolGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "enable_tools.json", append(b, '\n'))
+	golden.Assert(t, filepath.Join("testdata", "enable_tools.json"), append(b, '\n'))
 	if !strings.Contains(EnableToolsTool(groups).Description, "\n- math-other: not used") {
 		t.Error("description does not list the groups one per line")
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./groups -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./groups -update to accept):\n%s", path, got)
 	}
 }
 

@@ -3,16 +3,15 @@ package launch
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/toolprof/toolprof/internal/golden"
+)
 
 // writeFiles creates files (path relative to a temp dir -> content) and
 // returns the dir.
@@ -250,7 +249,6 @@ func TestResolve(t *testing.T) {
 			t.Errorf("redacted document contains %q: %s", v, out)
 		}
 	}
-	golden := filepath.Join("testdata", "redacted.golden.json")
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -258,19 +256,7 @@ func TestResolve(t *testing.T) {
 	if err := enc.Encode(red); err != nil {
 		t.Fatal(err)
 	}
-	pretty := []byte(buf.String())
-	if *update {
-		if err := os.WriteFile(golden, pretty, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if string(pretty) != string(want) {
-		t.Errorf("redacted =\n%s\nwant\n%s", pretty, want)
-	}
+	golden.Assert(t, filepath.Join("testdata", "redacted.golden.json"), []byte(buf.String()))
 
 	// Printing, encoding or logging the resolved forms by mistake shows the
 	// redacted template, not the values.

@@ -2,7 +2,6 @@ package profiles
 
 import (
 	"bytes"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolprof/toolprof/internal/golden"
 	"pgregory.net/rapid"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata")
 
 func sampleFile() *File {
 	return &File{
@@ -61,19 +59,7 @@ func TestEncodeGolden(t *testing.T) {
 	if err := Encode(&buf, sampleFile()); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "encode.golden.toml")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./profiles -run Golden -update)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("Encode differs from %s (rerun with -update if intended):\n%s", golden, buf.String())
-	}
+	golden.Assert(t, filepath.Join("testdata", "encode.golden.toml"), buf.Bytes())
 	if !strings.HasPrefix(buf.String(), Header+"\n# sessions from 2025-08-01T00:00:00Z to 2025-08-31T23:59:59Z, 1000 sessions; catalog sha256:0123abcd;") {
 		t.Errorf("header and provenance comment missing:\n%s", buf.String())
 	}

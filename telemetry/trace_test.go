@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/toolprof/toolprof/internal/golden"
+)
 
 func TestDecodeTrace(t *testing.T) {
 	good := `{"session": "s1", "client": {"name": "c", "version": "1"}, "calls": [{"tool": "a"}, {"tool": "b", "ok": false}]}`
@@ -108,17 +107,7 @@ func TestImportExportRoundTrip(t *testing.T) {
 		return buf.Bytes()
 	}
 	got := export()
-	golden := filepath.Join("testdata", "sessions.export.jsonl")
-	if *update {
-		os.WriteFile(golden, got, 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("export differs from %s (run with -update after checking):\n%s", golden, got)
-	}
+	golden.Assert(t, filepath.Join("testdata", "sessions.export.jsonl"), got)
 	// The usage of the export equals the usage of the original trace.
 	reread, _, err := DecodeTrace(bytes.NewReader(got), "export", false)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,12 +13,10 @@ import (
 	"time"
 
 	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
-
-// A distinct name so that it cannot collide with another command's -update.
-var updateDerive = flag.Bool("update-derive", false, "rewrite profiler derive golden files")
 
 // deriveFixture writes a catalog of six tools (e destructive) and a trace of
 // n sessions with start times, mixing five tool sets.
@@ -104,20 +101,7 @@ func TestDeriveWritesGoldenAndIsDeterministic(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatalf("two runs differ:\n%s\n---\n%s", a, b)
 	}
-	golden := filepath.Join("testdata", "derive", "profiles.generated.toml")
-	if *updateDerive {
-		os.MkdirAll(filepath.Dir(golden), 0o755)
-		if err := os.WriteFile(golden, a, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/profiler -run TestDeriveWritesGolden -update-derive)", err)
-	}
-	if !bytes.Equal(a, want) {
-		t.Errorf("output differs from %s (refresh with -update-derive):\n%s", golden, a)
-	}
+	golden.Assert(t, filepath.Join("testdata", "derive", "profiles.generated.toml"), a)
 	f, err := profiles.LoadFile(outA)
 	if err != nil {
 		t.Fatalf("written file does not load: %v", err)

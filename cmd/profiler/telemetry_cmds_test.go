@@ -4,27 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/telemetry"
 )
-
-// The -update flag may be declared by another test file of this package;
-// declare it only when nobody did (package variables initialise before init).
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-func updateGolden() bool {
-	return flag.Lookup("update").Value.(flag.Getter).Get().(bool)
-}
 
 const telemetryTrace = `{"session": "a/1", "client": {"name": "claude-code", "version": "2.1"}, "started": "2026-03-01T09:00:00Z", "profile": "coding", "calls": [{"tool": "read_file", "ok": true}, {"tool": "grep|search", "outcome": "denied"}, {"tool": "read_file", "ok": false}]}
 {"session": "a/2", "client": {"name": "claude-code", "version": "2.1"}, "started": "2026-03-02T09:00:00Z", "calls": [{"tool": "write_file", "arguments": {"content": "MARKER-c0ffee"}, "ok": true}]}
@@ -211,18 +199,7 @@ func TestStatsCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatal(stderr)
 		}
-		golden := filepath.Join("testdata", "telemetry_stats."+format+".golden")
-		if updateGolden() {
-			os.MkdirAll("testdata", 0o755)
-			os.WriteFile(golden, []byte(out), 0o644)
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out != string(want) {
-			t.Errorf("stats --format %s differs from %s (-update after checking):\n%s", format, golden, out)
-		}
+		golden.Assert(t, filepath.Join("testdata", "telemetry_stats."+format+".golden"), []byte(out))
 	}
 	md, _, _ := runProfiler(t, "stats", "--telemetry", dir, "--format", "markdown")
 	if !strings.Contains(md, `| grep\|search | 1 | 1 |`) {

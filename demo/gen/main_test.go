@@ -3,18 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/internal/testupstream"
 	"github.com/toolprof/toolprof/telemetry"
 )
-
-var update = flag.Bool("update", false, "rewrite ../trace.jsonl from the generator")
 
 const committed = "../trace.jsonl"
 
@@ -31,18 +29,7 @@ func TestCommittedTraceIsGenerated(t *testing.T) {
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatal("two runs of the generator differ")
 	}
-	if *update {
-		if err := os.WriteFile(committed, a.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(committed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, a.Bytes()) {
-		t.Errorf("%s differs from the generator's output; run go test ./demo/gen -update", committed)
-	}
+	golden.Assert(t, committed, a.Bytes())
 }
 
 // callable are the demo upstreams' tools that answer without asking the

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,10 +17,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/internal/testupstream"
 )
-
-var update = flag.Bool("update", false, "rewrite docs/commands.md from the commands' help")
 
 // root is the repository root, relative to this package.
 const root = "../.."
@@ -65,19 +63,7 @@ func TestCommandsDoc(t *testing.T) {
 	for _, c := range profilerCommands {
 		fmt.Fprintf(&doc, "\n## profiler %s\n\n```\n%s```\n", c, help(t, b.profiler, c))
 	}
-	path := filepath.Join(root, "docs", "commands.md")
-	if *update {
-		if err := os.WriteFile(path, doc.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, doc.Bytes()) {
-		t.Errorf("docs/commands.md is not the commands' current help; run: go test ./internal/docscheck -run TestCommandsDoc -update")
-	}
+	golden.Assert(t, filepath.Join(root, "docs", "commands.md"), doc.Bytes())
 	// Every profiler command is documented: a new one must be added above.
 	usage := help(t, b.profiler)
 	for _, m := range regexp.MustCompile(`(?m)^  (\w+)\s{2,}`).FindAllStringSubmatch(usage, -1) {
