@@ -1,6 +1,6 @@
 package gateway
 
-// The served catalog and its refresh (issue 6): when an upstream's tools
+// The served catalog and its refresh: when an upstream's tools
 // change (its notifications/tools/list_changed, or a reconnection), the
 // gateway lists the tools again, resolves the profiles against the new list
 // (Options.Resolve) and replaces the whole catalog at once, so that a request

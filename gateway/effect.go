@@ -1,6 +1,6 @@
 package gateway
 
-// Effect kinds in the gateway (issue 8): every listed tool carries its
+// Effect kinds in the gateway: every listed tool carries its
 // effect in _meta, and read-only serving lists and runs only read and
 // evaluate tools.
 

@@ -1,6 +1,6 @@
 package gateway
 
-// Tool groups (issue 9). A profile that offers groups lists one extra tool,
+// Tool groups. A profile that offers groups lists one extra tool,
 // enable_tools, exactly as groups.EnableToolsTool builds it over the
 // profile's groups (the derivation prices that definition, so the served one
 // must be the same bytes; it carries no effect _meta for that reason).

@@ -4,8 +4,8 @@ package gateway
 // appended to each new session's instructions, get_operating_context added
 // to every profile while the context is active, and the registry check and
 // "@auto" resolution on every forwarded call. Each helper takes the Source
-// and is a no-op for a nil or inactive one, so the gateway without a
-// sidecar behaves exactly as before.
+// and is a no-op for a nil or inactive one: a gateway without a sidecar
+// serves nothing of it.
 
 import (
 	"context"

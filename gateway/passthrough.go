@@ -1,6 +1,6 @@
 package gateway
 
-// Pass-through (issue 6): the gateway never hides a feature of its
+// Pass-through: the gateway never hides a feature of its
 // upstreams. Resources, resource templates, prompts, completion,
 // subscriptions and logging levels are answered by the upstream (an
 // Upstream that also implements Features, as upstream.Set does); progress,

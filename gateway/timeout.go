@@ -1,6 +1,6 @@
 package gateway
 
-// The per-call timeout (issue 11): a call the upstream does not answer
+// The per-call timeout: a call the upstream does not answer
 // within Options.CallTimeout is cancelled (the SDK sends the upstream
 // notifications/cancelled) and answered with the upstream_timeout envelope,
 // so that one hung upstream tool cannot hold a client's request forever.

@@ -22,9 +22,10 @@ import (
 // sharedData is the real data beside the project (see its README).
 const sharedData = "../../shared/data"
 
-// TestEvalRealData derives groups on the real traces and checks issue 9's
-// targets on the held-out part of bfcl-multi-turn; tau-airline's figures
-// are reported. Run with: go test -tags eval ./groups/ -run Eval -v
+// TestEvalRealData derives groups on the real traces and checks the
+// targets (expected tokens, switches a session) on the held-out part of
+// bfcl-multi-turn; tau-airline's figures are reported.
+// Run with: go test -tags eval ./groups/ -run Eval -v
 func TestEvalRealData(t *testing.T) {
 	counter, err := bench.NewCounter()
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Kind is what calling a tool does to the world (issue 8).
+// Kind is what calling a tool does to the world.
 type Kind string
 
 // The effect kinds, from harmless to irreversible.

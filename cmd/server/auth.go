@@ -1,6 +1,6 @@
 package main
 
-// Hardening of the HTTP endpoint and of calls (issue 11): an optional bearer
+// Hardening of the HTTP endpoint and of calls: an optional bearer
 // token read from a file (--auth-token-file), a request body limit
 // (--max-body-bytes), the per-call timeout (--call-timeout) and the reload
 // of the profiles file on change (reload.go). The SDK's DNS-rebinding

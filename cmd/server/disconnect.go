@@ -1,9 +1,9 @@
 package main
 
 // A client that drops its HTTP connection in the middle of a request
-// (issue 11). MCP lets a server keep working after a disconnection so that
-// a client can resume the response stream, but the gateway's sessions keep
-// no event store, so such a response can never be delivered: the work is
+// leaves no work running upstream. MCP lets a server keep working after a
+// disconnection so that a client can resume the response stream, but the
+// gateway's sessions keep no event store, so such a response can never be delivered: the work is
 // wasted, and an upstream tool may keep running for minutes. So when the
 // connection of a POST carrying a request closes before its answer, the
 // gateway delivers notifications/cancelled for that request to the session

@@ -1,6 +1,6 @@
 package main
 
-// Upstreams (issue 6): every server of a launch document (--launch FILE
+// Upstreams: every server of a launch document (--launch FILE
 // [--persona NAME]), or the one command after --, started through
 // upstream.Set so that all of them get restarts with backoff, per-upstream
 // health and the full pass-through (progress, logs, elicitation, sampling,

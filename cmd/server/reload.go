@@ -1,6 +1,6 @@
 package main
 
-// Reloading the profiles (issue 11): the profiles file and the profiles.toml
+// Reloading the profiles: the profiles file and the profiles.toml
 // beside it are checked when an HTTP session opens. When either changed
 // (modification time or size), the set is loaded again; a set that loads is
 // served to new sessions (the gateway swaps its catalog whole, so a request

@@ -8,7 +8,7 @@ import (
 )
 
 // closeTelemetry closes the recorder at shutdown, flushing what is queued.
-// A telemetry failure never fails a tool call (issue 11), and neither does
+// A telemetry failure never fails a tool call, and neither does
 // it fail the shutdown: an unwritable directory and a full disk both exit
 // 0, and what could not be stored is said on stderr with the count of
 // events lost, so that an operator sees the gap in the record.
