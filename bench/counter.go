@@ -2,6 +2,12 @@
 // and the tokens of the initialize + tools/list exchange as it travels, counted
 // with real BPE tokenizers that work offline, and the cost of each tool's own
 // entry. It renders the per-profile report of profiler bench.
+//
+// Costs are measured, not estimated from the definitions: each profile's
+// *mcp.Server (the gateway's own, through ServeFunc) is connected to a client
+// over stdio-framed pipes and every message of the exchange is recorded and
+// counted as it travels, so a figure includes what the gateway adds (effect
+// _meta, instructions) and is what a client receives.
 package bench
 
 import (

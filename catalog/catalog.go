@@ -1,5 +1,12 @@
 // Package catalog loads and fingerprints tool catalogs: the result object of
 // an MCP tools/list call, {"tools": [...]}, as recorded from a live server.
+//
+// A catalog stands in for a server that is not running: derive, bench and
+// check work from the file (the gateway's CatalogUpstream lists it and runs
+// nothing), so their answers do not depend on a live upstream. Hash is the
+// fingerprint the gateway records with every session and derive writes into
+// a generated profile file, tying figures to the tools they were measured
+// against; it ignores tool order, which tools/list does not fix.
 package catalog
 
 import (

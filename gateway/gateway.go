@@ -14,6 +14,12 @@
 // during a call, progress, log messages, elicitation and sampling relayed
 // to the calling session. When the upstream's tools change the catalog is
 // re-listed and swapped whole, and sessions are told (catalog.go).
+//
+// A Gateway, made by New, owns its Upstream: Close ends every open session
+// and closes the upstream too, while the Recorder stays the caller's, closed
+// after the Gateway. Sessions come in through ServeStdio, through Server (the
+// *mcp.Server of one profile, for any transport) or through HTTPHandler (a
+// profile per URL path); see ExampleNew.
 package gateway
 
 import (

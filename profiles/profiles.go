@@ -1,4 +1,5 @@
-// Package profiles reads and writes toolprof's profile files.
+// Package profiles reads and writes toolprof's profile files and resolves
+// them against the tools an upstream offers into what each profile serves.
 //
 // Two files describe what a server serves. profiles.generated.toml is written
 // by the derivation (profiler derive) and never edited by hand; profiles.toml,
