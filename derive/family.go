@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,7 +104,17 @@ type Config struct {
 	// MinSessions is the unrestricted sample (full and exploration
 	// sessions) below which Derive warns that it is small; 0: no warning.
 	MinSessions int
-	Options     Options
+	// ToolCalls counts the calls read per tool name, over every session
+	// read; nil when not counted. Derive reports from it the calls to
+	// tools the catalog lacks (Counts.UnknownCalls).
+	ToolCalls map[string]int
+	Options   Options
+}
+
+// ToolShare is a tool with its calls.
+type ToolShare struct {
+	Name  string
+	Calls int
 }
 
 // Counts says which sessions the derivation used and why it skipped others.
@@ -113,14 +124,32 @@ type Counts struct {
 	Exploration         int // exploration sessions
 	Restricted          int // served a smaller profile, or read-only: not used
 	ZeroCalls           int // used sessions with no tool call: covered by every profile
-	UnknownToolSessions int // used sessions calling a tool the catalog lacks (those calls are left out)
+	UnknownToolSessions int // used sessions calling a tool the catalog lacks: no profile covers them
 	UnknownTools        []string
-	Derive              int // used sessions in the derive (oldest) part
-	Holdout             int // used sessions in the held-out (newest) part
+	// Calls counts the calls of every session read to upstream tools (the
+	// gateway's own left out), and UnknownCalls those of them to tools the
+	// catalog lacks, most called first; both from Config.ToolCalls.
+	Calls        int
+	UnknownCalls []ToolShare
+	Derive       int // used sessions in the derive (oldest) part
+	Holdout      int // used sessions in the held-out (newest) part
 }
 
 // Used is the number of sessions learned from.
 func (c Counts) Used() int { return c.Full + c.Exploration }
+
+// UnknownCallShare is the share of Calls that went to tools the catalog
+// lacks; 0 when no call was counted.
+func (c Counts) UnknownCallShare() float64 {
+	n := 0
+	for _, u := range c.UnknownCalls {
+		n += u.Calls
+	}
+	if c.Calls == 0 {
+		return 0
+	}
+	return float64(n) / float64(c.Calls)
+}
 
 // ProfileResult is one derived profile and how it measures.
 type ProfileResult struct {
@@ -200,6 +229,7 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	used, counts, unknown := selectSessions(sessions, index)
 	res.Counts = counts
 	res.Counts.UnknownTools = unknown
+	res.Counts.Calls, res.Counts.UnknownCalls = unknownCalls(cfg.ToolCalls, index)
 	for _, u := range used {
 		if s := u.Start; !s.IsZero() {
 			if res.DataFrom.IsZero() || s.Before(res.DataFrom) {
@@ -215,7 +245,7 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
 	train := reduce(derivePart)
 	test := reduce(holdPart)
-	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free}
+	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
 	pins, denies, err := constraints(cfg, index)
 	if err != nil {
@@ -223,7 +253,7 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	}
 	var prev []int
 	for k, sp := range cfg.Specs {
-		p := Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Denied: denies[k]}
+		p := Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable, Denied: denies[k]}
 		p.Pinned = union(prev, pins[k])
 		for _, t := range p.Pinned {
 			if slices.Contains(p.Denied, t) {
@@ -249,7 +279,7 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 			if sp.Budget > 0 {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: the pinned tools alone cost %d tokens, over the budget of %d", sp.Name, sol.Cost, sp.Budget))
 			} else {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: target %.2f unreachable (denied or destructive tools leave %d of %d derive sessions coverable); kept the best reachable set", sp.Name, sp.Target, sol.Covered, sol.Total))
+				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: target %.2f unreachable (denied or destructive tools, and tools the catalog lacks, leave %d of %d derive sessions coverable); kept the best reachable set", sp.Name, sp.Target, sol.Covered, sol.Total))
 			}
 		}
 		pr := res.profile(sp.Name, sol.Tools, tools, train, test)
@@ -264,8 +294,14 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	}
 	res.Profiles = append(res.Profiles, res.profile(profiles.FullProfile, all, tools, train, test))
 
+	// An empty profile serves no upstream tool: it is the default only
+	// when no session learned from called one.
+	allIdle := res.Counts.ZeroCalls == res.Counts.Used()
 	res.Default = profiles.FullProfile
 	for _, pr := range res.Profiles {
+		if len(pr.Tools) == 0 && !allIdle && pr.Name != profiles.FullProfile {
+			continue
+		}
 		if share, ok := pr.Holdout.Share(); ok && share >= cfg.DefaultTarget {
 			res.Default = pr.Name
 			break
@@ -389,8 +425,8 @@ func (res *Result) profile(name string, idx []int, tools []Tool, train, test *sa
 
 // selectSessions keeps the sessions that saw every tool, in time order
 // (TimeOrder), and maps their tools to catalog indices (CatalogDemand).
-// Tools the catalog lacks are dropped from the signature and counted: no
-// profile, not even full, can serve them, so they are held against none.
+// A session calling a tool the catalog lacks is marked Unknown and counted:
+// no profile, not even full, can serve it, so no profile covers it.
 // Calls to the gateway's own tools are no demand and not counted.
 func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts, []string) {
 	c := Counts{Input: len(sessions)}
@@ -415,7 +451,7 @@ func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts,
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		used = append(used, Demand{Tools: idx, Start: s.Start})
+		used = append(used, Demand{Tools: idx, Start: s.Start, Unknown: miss})
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
@@ -425,11 +461,33 @@ func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts,
 	return TimeOrder(used), c, names
 }
 
+// unknownCalls returns the calls to upstream tools in toolCalls and those
+// to tools index lacks, most called first, then by name.
+func unknownCalls(toolCalls map[string]int, index map[string]int) (int, []ToolShare) {
+	total := 0
+	var out []ToolShare
+	for name, n := range toolCalls {
+		_, known := index[name]
+		switch {
+		case known:
+			total += n
+		case !GatewayTool(name):
+			total += n
+			out = append(out, ToolShare{Name: name, Calls: n})
+		}
+	}
+	slices.SortFunc(out, func(a, b ToolShare) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), strings.Compare(a.Name, b.Name))
+	})
+	return total, out
+}
+
 // sample is a set of sessions reduced to weighted signatures.
 type sample struct {
-	sigs  []Signature
-	free  int
-	total int
+	sigs        []Signature
+	free        int
+	uncoverable int // sessions calling a tool the catalog lacks
+	total       int
 }
 
 // reduce groups sessions by their distinct tool set. Signatures come out
@@ -439,6 +497,10 @@ func reduce(sessions []Demand) *sample {
 	byKey := map[string]int{}
 	var key []byte
 	for _, u := range sessions {
+		if u.Unknown {
+			s.uncoverable++
+			continue
+		}
 		if len(u.Tools) == 0 {
 			s.free++
 			continue
@@ -459,7 +521,7 @@ func reduce(sessions []Demand) *sample {
 }
 
 func (s *sample) score(tools []int) Score {
-	cov, total := Evaluate(Problem{Sigs: s.sigs, Free: s.free}, tools)
+	cov, total := Evaluate(Problem{Sigs: s.sigs, Free: s.free, Uncoverable: s.uncoverable}, tools)
 	return Score{Covered: cov, Sessions: total}
 }
 
@@ -529,6 +591,9 @@ func (res *Result) Parameters(cfg Config) []string {
 		fmt.Sprintf("sessions.zero_calls=%d", c.ZeroCalls),
 		fmt.Sprintf("sessions.unknown_tool=%d", c.UnknownToolSessions),
 	)
+	if len(c.UnknownCalls) > 0 {
+		ps = append(ps, "calls.unknown_tool_share="+strconv.FormatFloat(round4(c.UnknownCallShare()), 'g', -1, 64))
+	}
 	slices.SortFunc(ps, cmp.Compare)
 	return ps
 }

@@ -218,3 +218,27 @@ func TestDecodeTraceLineTooLong(t *testing.T) {
 		t.Fatalf("got %v, want the file, line and limit", err)
 	}
 }
+
+func TestScanUsageCountsToolCalls(t *testing.T) {
+	dir := t.TempDir()
+	traces := []TraceSession{
+		{Session: "s1", Calls: []TraceCall{{Tool: "a"}, {Tool: "b"}, {Tool: "a"}}},
+		{Session: "s2", Calls: []TraceCall{{Tool: "a"}}},
+	}
+	if _, err := Import(context.Background(), dir, traces[:1], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(context.Background(), dir, traces[1:], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := ScanUsage(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"a": 3, "b": 1}; !reflect.DeepEqual(snap.ToolCalls, want) {
+		t.Errorf("tool calls %v, want %v (summed over both segments)", snap.ToolCalls, want)
+	}
+	if len(snap.Usage) != 2 || snap.Calls != nil {
+		t.Errorf("usage %d sessions, calls %d: want 2 sessions and no calls decoded", len(snap.Usage), len(snap.Calls))
+	}
+}
