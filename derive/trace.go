@@ -19,6 +19,7 @@ import (
 type TraceStats struct {
 	UnknownOutcomes int            // calls recorded with outcome unknown_tool
 	ToolCalls       map[string]int // calls per tool, over the sessions returned
+	NoZone          int            // sessions whose start had no zone offset, read as UTC
 	Skipped         []error        // malformed lines skipped (skipBad)
 }
 
@@ -148,6 +149,9 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 				st.ToolCalls[tl.s.Tools[i]] += tl.calls[i]
 			}
 			st.UnknownOutcomes += tl.unknown
+			if tl.noZone {
+				st.NoZone++
+			}
 			out = append(out, tl.s)
 		}
 		if err := ctx.Err(); err != nil {
@@ -175,6 +179,7 @@ type traceLine struct {
 	id      string
 	line    int
 	unknown int
+	noZone  bool // the start had no zone offset
 }
 
 // toolCalls returns the distinct tools of a session's calls, sorted, and
@@ -227,6 +232,7 @@ func decodeLine(line []byte, path string, n int, in *interner) (traceLine, bool,
 		id:      u.Session.ID,
 		line:    n,
 		unknown: u.Unknown,
+		noZone:  ts[0].StartedNoZone,
 	}, true, nil
 }
 
@@ -294,18 +300,18 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 			}
 		case "started":
 			if sc.null() {
-				tl.s.Start = time.Time{}
+				tl.s.Start, tl.noZone = time.Time{}, false
 				continue
 			}
 			v, ok := sc.str()
 			if !ok {
 				return tl, false
 			}
-			t, err := time.Parse(time.RFC3339Nano, string(v))
+			t, noZone, err := telemetry.ParseTraceTime(string(v))
 			if err != nil {
 				return tl, false
 			}
-			tl.s.Start = t.UTC()
+			tl.s.Start, tl.noZone = t.UTC(), noZone
 		case "profile":
 			if sc.null() {
 				tl.s.Profile = ""

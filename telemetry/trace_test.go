@@ -33,6 +33,8 @@ func TestDecodeTrace(t *testing.T) {
 		{"bad outcome", `{"session": "s", "calls": [{"tool": "a", "outcome": "great"}]}`, false, 0, []int{1}, `outcome "great": want one of`},
 		{"duplicate session", good + "\n" + good, true, 1, []int{2}, ""},
 		{"two values on a line", good + good, false, 0, []int{1}, "more than one JSON value"},
+		{"started without a zone is UTC", `{"session": "s", "started": "2026-03-01T12:00:00.5", "calls": []}`, false, 1, nil, ""},
+		{"started not a time", `{"session": "s", "started": "yesterday", "calls": []}`, false, 0, []int{1}, `t.jsonl:1: "started" "yesterday": want RFC 3339`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts, bad, err := DecodeTrace(strings.NewReader(tc.input), "t.jsonl", tc.skipBad)
@@ -240,5 +242,28 @@ func TestScanUsageCountsToolCalls(t *testing.T) {
 	}
 	if len(snap.Usage) != 2 || snap.Calls != nil {
 		t.Errorf("usage %d sessions, calls %d: want 2 sessions and no calls decoded", len(snap.Usage), len(snap.Calls))
+	}
+}
+
+func TestDecodeTraceStarted(t *testing.T) {
+	for _, tc := range []struct {
+		started string
+		want    time.Time
+		noZone  bool
+	}{
+		{`"2026-03-01T12:00:00Z"`, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), false},
+		{`"2026-03-01T14:00:00+02:00"`, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), false},
+		{`"2026-03-01T12:00:00"`, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), true},
+		{`"2026-03-01T12:00:00.25"`, time.Date(2026, 3, 1, 12, 0, 0, 25e7, time.UTC), true},
+	} {
+		t.Run(tc.started, func(t *testing.T) {
+			ts, _, err := DecodeTrace(strings.NewReader(`{"session":"s","started":`+tc.started+`,"calls":[]}`), "t.jsonl", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ts[0].Started == nil || !ts[0].Started.Equal(tc.want) || ts[0].StartedNoZone != tc.noZone {
+				t.Errorf("started %v no zone %v, want %v and %v", ts[0].Started, ts[0].StartedNoZone, tc.want, tc.noZone)
+			}
+		})
 	}
 }

@@ -361,19 +361,22 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 		return out, snap.ToolCalls, unknown, nil
 	}
 	toolCalls := map[string]int{}
+	var rep traceReport
 	for _, path := range f.traces {
-		ss, st, err := derive.ReadTrace(ctx, path, f.skipBad)
+		ss, st, err := derive.ReadTrace(ctx, path, true)
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		for _, e := range st.Skipped {
-			fmt.Fprintf(stderr, "derive: skipped %v\n", e)
-		}
+		rep.Bad = append(rep.Bad, st.Skipped...)
+		rep.NoZone += st.NoZone
 		unknown += st.UnknownOutcomes
 		for t, n := range st.ToolCalls {
 			toolCalls[t] += n
 		}
 		out = append(out, ss...)
+	}
+	if err := rep.report(stderr, "derive", f.skipBad, "nothing written", "derive from the rest"); err != nil {
+		return nil, nil, 0, err
 	}
 	return out, toolCalls, unknown, nil
 }
