@@ -108,7 +108,9 @@ type Config struct {
 	// read; nil when not counted. Derive reports from it the calls to
 	// tools the catalog lacks (Counts.UnknownCalls).
 	ToolCalls map[string]int
-	Options   Options
+	// PolicyPath names the policy in warnings; "" reads as profiles.toml.
+	PolicyPath string
+	Options    Options
 }
 
 // ToolShare is a tool with its calls.
@@ -164,6 +166,9 @@ type ProfileResult struct {
 	Holdout     Score
 	Baseline    *Baseline // top-k comparison; nil for full
 	Destructive int       // destructive tools held
+	// Removed lists the tools sessions called that the profile's own
+	// destructive or read-only rule keeps out, by name.
+	Removed []profiles.Removal
 }
 
 // Score is coverage on a set of sessions.
@@ -247,10 +252,19 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	test := reduce(holdPart)
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
-	pins, denies, err := constraints(cfg, index)
+	pins, denies, removed, err := constraints(cfg, index)
 	if err != nil {
 		return nil, err
 	}
+	called := make([]bool, len(tools))
+	for _, part := range []*sample{train, test} {
+		for _, sg := range part.sigs {
+			for _, t := range sg.Tools {
+				called[t] = true
+			}
+		}
+	}
+	policyName := cmp.Or(cfg.PolicyPath, profiles.PolicyFile)
 	var prev []int
 	for k, sp := range cfg.Specs {
 		p := Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable, Denied: denies[k]}
@@ -284,6 +298,14 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 		}
 		pr := res.profile(sp.Name, sol.Tools, tools, train, test)
 		pr.Solution, pr.Target, pr.Budget = sol, sp.Target, sp.Budget
+		for _, rm := range removed[k] {
+			if called[index[rm.Tool]] {
+				pr.Removed = append(pr.Removed, rm)
+			}
+		}
+		if len(pr.Removed) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q cannot hold %d tool(s) sessions called: %s", sp.Name, len(pr.Removed), profiles.DescribeRemovals(sp.Name, policyName, pr.Removed)))
+		}
 		pr.Baseline = &Baseline{Tools: pick(names, base.Tools), Tokens: base.Cost, Derive: train.score(base.Tools), Holdout: test.score(base.Tools)}
 		res.Profiles = append(res.Profiles, pr)
 		prev = sol.Tools
@@ -339,13 +361,14 @@ func checkSpecs(specs []Spec) error {
 	return nil
 }
 
-// constraints returns, per spec, the pinned and the denied tool indices.
-// A tool denied, destructive and not allowed, or changing state in a
+// constraints returns, per spec, the pinned and the denied tool indices,
+// and the tools the spec's own destructive or read-only rule removes. A
+// tool denied, destructive and not allowed, or changing state in a
 // read_only profile is denied there; a profile is nested in every larger
 // one, so such a tool of any larger non-full profile is denied here too.
-func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err error) {
+func constraints(cfg Config, index map[string]int) (pins, denies [][]int, removed [][]profiles.Removal, err error) {
 	n := len(cfg.Specs)
-	pins, denies = make([][]int, n), make([][]int, n)
+	pins, denies, removed = make([][]int, n), make([][]int, n), make([][]profiles.Removal, n)
 	pol := map[string]profiles.PolicyProfile{}
 	if cfg.Policy != nil {
 		for _, pp := range cfg.Policy.Profiles {
@@ -370,17 +393,23 @@ func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err er
 		name := cfg.Specs[k].Name
 		pp := pol[name]
 		if pins[k], err = lookup(name, "pin", pp.Pin); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		d, err := lookup(name, "deny", pp.Deny)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		readOnly := pp.ReadOnly != nil && *pp.ReadOnly
 		for i, t := range sortedTools(cfg.Tools) {
-			if (t.Destructive && !pp.AllowDestructive) || (t.Mutates && readOnly) {
-				d = append(d, i)
+			switch {
+			case t.Destructive && !pp.AllowDestructive:
+				removed[k] = append(removed[k], profiles.Removal{Tool: t.Name, Rule: profiles.RuleDestructive})
+			case t.Mutates && readOnly:
+				removed[k] = append(removed[k], profiles.Removal{Tool: t.Name, Rule: profiles.RuleReadOnly})
+			default:
+				continue
 			}
+			d = append(d, i)
 		}
 		if k+1 < n {
 			d = append(d, denies[k+1]...)
@@ -388,7 +417,7 @@ func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err er
 		slices.Sort(d)
 		denies[k] = slices.Compact(d)
 	}
-	return pins, denies, nil
+	return pins, denies, removed, nil
 }
 
 func sortedTools(ts []Tool) []Tool {

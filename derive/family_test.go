@@ -108,8 +108,28 @@ func TestDeriveNestedFamily(t *testing.T) {
 	if slices.Contains(std.Tools, "e") || !slices.Contains(full.Tools, "e") {
 		t.Errorf("destructive e: standard %v, full %v", std.Tools, full.Tools)
 	}
-	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], `"standard": target 0.95 unreachable`) || !strings.Contains(res.Warnings[1], "only 20 held-out sessions") {
-		t.Errorf("warnings %q, want standard unreachable", res.Warnings)
+	removedE := `the destructive rule removed e (set allow_destructive = true under [[profile]] name = "%s" in profiles.toml to serve them)`
+	want := []string{
+		`profile "core" cannot hold 1 tool(s) sessions called: ` + fmt.Sprintf(removedE, "core"),
+		`profile "standard": target 0.95 unreachable`,
+		`profile "standard" cannot hold 1 tool(s) sessions called: ` + fmt.Sprintf(removedE, "standard"),
+		"only 20 held-out sessions",
+	}
+	if len(res.Warnings) != len(want) {
+		t.Errorf("warnings %q, want %d", res.Warnings, len(want))
+	}
+	for i := range min(len(want), len(res.Warnings)) {
+		if !strings.Contains(res.Warnings[i], want[i]) {
+			t.Errorf("warning %d %q, want one containing %q", i, res.Warnings[i], want[i])
+		}
+	}
+	for _, p := range []ProfileResult{core, std} {
+		if want := []profiles.Removal{{Tool: "e", Rule: profiles.RuleDestructive}}; !slices.Equal(p.Removed, want) {
+			t.Errorf("profile %s removed %v, want %v", p.Name, p.Removed, want)
+		}
+	}
+	if full.Removed != nil {
+		t.Errorf("full removed %v, want none", full.Removed)
 	}
 	if len(full.Tools) != 6 || full.Destructive != 1 {
 		t.Errorf("full = %v", full.Tools)

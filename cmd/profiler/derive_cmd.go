@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -156,7 +157,8 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions, ToolCalls: toolCalls}
+	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions, ToolCalls: toolCalls,
+		PolicyPath: cmp.Or(f.policy, profiles.PolicyPathFor(f.out))}
 	res, err := derive.Derive(sessions, cfg)
 	if err != nil {
 		return fmt.Errorf("derive: %w", err)
