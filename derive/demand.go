@@ -25,6 +25,9 @@ func GatewayTool(name string) bool {
 type Demand struct {
 	Tools []int
 	Start time.Time
+	// Unknown marks a session that called a tool the catalog lacks: no
+	// profile, not even full, serves it, so no tool set covers it.
+	Unknown bool
 }
 
 // CatalogDemand appends to idx the catalog indices (index) of the tools

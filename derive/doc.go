@@ -68,8 +68,10 @@
 // full. Denied calls count as demand. Sessions served a smaller profile are
 // counted and skipped, and so are exploration sessions served the
 // --max-profile ceiling and sessions served read-only: neither saw every
-// tool. Calls to tools the catalog lacks are counted and left out of the
-// signature: no profile, not even full, can serve them.
+// tool. A session calling a tool the catalog lacks is counted and covered
+// by no profile, not even full: none can serve it. Config.ToolCalls gives
+// the share of calls to such tools (Counts.UnknownCallShare), which tells a
+// catalog of another server version.
 //
 // Sessions are ordered by start time (stable; a session without a start
 // keeps its place after the one recorded before it); the oldest part derives,
@@ -78,5 +80,6 @@
 // figure without sessions behind it is left out and named in not_evaluable,
 // never written as 100%. The file's default is the smallest profile whose
 // held-out coverage reaches DefaultTarget (0.80, the default core target),
-// or full when none does.
+// or full when none does; an empty profile only when no session learned
+// from called a tool.
 package derive

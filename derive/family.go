@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,7 +104,19 @@ type Config struct {
 	// MinSessions is the unrestricted sample (full and exploration
 	// sessions) below which Derive warns that it is small; 0: no warning.
 	MinSessions int
-	Options     Options
+	// ToolCalls counts the calls read per tool name, over every session
+	// read; nil when not counted. Derive reports from it the calls to
+	// tools the catalog lacks (Counts.UnknownCalls).
+	ToolCalls map[string]int
+	// PolicyPath names the policy in warnings; "" reads as profiles.toml.
+	PolicyPath string
+	Options    Options
+}
+
+// ToolShare is a tool with its calls.
+type ToolShare struct {
+	Name  string
+	Calls int
 }
 
 // Counts says which sessions the derivation used and why it skipped others.
@@ -113,14 +126,32 @@ type Counts struct {
 	Exploration         int // exploration sessions
 	Restricted          int // served a smaller profile, or read-only: not used
 	ZeroCalls           int // used sessions with no tool call: covered by every profile
-	UnknownToolSessions int // used sessions calling a tool the catalog lacks (those calls are left out)
+	UnknownToolSessions int // used sessions calling a tool the catalog lacks: no profile covers them
 	UnknownTools        []string
-	Derive              int // used sessions in the derive (oldest) part
-	Holdout             int // used sessions in the held-out (newest) part
+	// Calls counts the calls of every session read to upstream tools (the
+	// gateway's own left out), and UnknownCalls those of them to tools the
+	// catalog lacks, most called first; both from Config.ToolCalls.
+	Calls        int
+	UnknownCalls []ToolShare
+	Derive       int // used sessions in the derive (oldest) part
+	Holdout      int // used sessions in the held-out (newest) part
 }
 
 // Used is the number of sessions learned from.
 func (c Counts) Used() int { return c.Full + c.Exploration }
+
+// UnknownCallShare is the share of Calls that went to tools the catalog
+// lacks; 0 when no call was counted.
+func (c Counts) UnknownCallShare() float64 {
+	n := 0
+	for _, u := range c.UnknownCalls {
+		n += u.Calls
+	}
+	if c.Calls == 0 {
+		return 0
+	}
+	return float64(n) / float64(c.Calls)
+}
 
 // ProfileResult is one derived profile and how it measures.
 type ProfileResult struct {
@@ -135,6 +166,9 @@ type ProfileResult struct {
 	Holdout     Score
 	Baseline    *Baseline // top-k comparison; nil for full
 	Destructive int       // destructive tools held
+	// Removed lists the tools sessions called that the profile's own
+	// destructive or read-only rule keeps out, by name.
+	Removed []profiles.Removal
 }
 
 // Score is coverage on a set of sessions.
@@ -200,6 +234,7 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	used, counts, unknown := selectSessions(sessions, index)
 	res.Counts = counts
 	res.Counts.UnknownTools = unknown
+	res.Counts.Calls, res.Counts.UnknownCalls = unknownCalls(cfg.ToolCalls, index)
 	for _, u := range used {
 		if s := u.Start; !s.IsZero() {
 			if res.DataFrom.IsZero() || s.Before(res.DataFrom) {
@@ -215,15 +250,24 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
 	train := reduce(derivePart)
 	test := reduce(holdPart)
-	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free}
+	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
-	pins, denies, err := constraints(cfg, index)
+	pins, denies, removed, err := constraints(cfg, index)
 	if err != nil {
 		return nil, err
 	}
+	called := make([]bool, len(tools))
+	for _, part := range []*sample{train, test} {
+		for _, sg := range part.sigs {
+			for _, t := range sg.Tools {
+				called[t] = true
+			}
+		}
+	}
+	policyName := cmp.Or(cfg.PolicyPath, profiles.PolicyFile)
 	var prev []int
 	for k, sp := range cfg.Specs {
-		p := Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Denied: denies[k]}
+		p := Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable, Denied: denies[k]}
 		p.Pinned = union(prev, pins[k])
 		for _, t := range p.Pinned {
 			if slices.Contains(p.Denied, t) {
@@ -249,11 +293,19 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 			if sp.Budget > 0 {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: the pinned tools alone cost %d tokens, over the budget of %d", sp.Name, sol.Cost, sp.Budget))
 			} else {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: target %.2f unreachable (denied or destructive tools leave %d of %d derive sessions coverable); kept the best reachable set", sp.Name, sp.Target, sol.Covered, sol.Total))
+				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: target %.2f unreachable (denied or destructive tools, and tools the catalog lacks, leave %d of %d derive sessions coverable); kept the best reachable set", sp.Name, sp.Target, sol.Covered, sol.Total))
 			}
 		}
 		pr := res.profile(sp.Name, sol.Tools, tools, train, test)
 		pr.Solution, pr.Target, pr.Budget = sol, sp.Target, sp.Budget
+		for _, rm := range removed[k] {
+			if called[index[rm.Tool]] {
+				pr.Removed = append(pr.Removed, rm)
+			}
+		}
+		if len(pr.Removed) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q cannot hold %d tool(s) sessions called: %s", sp.Name, len(pr.Removed), profiles.DescribeRemovals(sp.Name, policyName, pr.Removed)))
+		}
 		pr.Baseline = &Baseline{Tools: pick(names, base.Tools), Tokens: base.Cost, Derive: train.score(base.Tools), Holdout: test.score(base.Tools)}
 		res.Profiles = append(res.Profiles, pr)
 		prev = sol.Tools
@@ -264,8 +316,14 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 	}
 	res.Profiles = append(res.Profiles, res.profile(profiles.FullProfile, all, tools, train, test))
 
+	// An empty profile serves no upstream tool: it is the default only
+	// when no session learned from called one.
+	allIdle := res.Counts.ZeroCalls == res.Counts.Used()
 	res.Default = profiles.FullProfile
 	for _, pr := range res.Profiles {
+		if len(pr.Tools) == 0 && !allIdle && pr.Name != profiles.FullProfile {
+			continue
+		}
 		if share, ok := pr.Holdout.Share(); ok && share >= cfg.DefaultTarget {
 			res.Default = pr.Name
 			break
@@ -303,13 +361,14 @@ func checkSpecs(specs []Spec) error {
 	return nil
 }
 
-// constraints returns, per spec, the pinned and the denied tool indices.
-// A tool denied, destructive and not allowed, or changing state in a
+// constraints returns, per spec, the pinned and the denied tool indices,
+// and the tools the spec's own destructive or read-only rule removes. A
+// tool denied, destructive and not allowed, or changing state in a
 // read_only profile is denied there; a profile is nested in every larger
 // one, so such a tool of any larger non-full profile is denied here too.
-func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err error) {
+func constraints(cfg Config, index map[string]int) (pins, denies [][]int, removed [][]profiles.Removal, err error) {
 	n := len(cfg.Specs)
-	pins, denies = make([][]int, n), make([][]int, n)
+	pins, denies, removed = make([][]int, n), make([][]int, n), make([][]profiles.Removal, n)
 	pol := map[string]profiles.PolicyProfile{}
 	if cfg.Policy != nil {
 		for _, pp := range cfg.Policy.Profiles {
@@ -334,17 +393,23 @@ func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err er
 		name := cfg.Specs[k].Name
 		pp := pol[name]
 		if pins[k], err = lookup(name, "pin", pp.Pin); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		d, err := lookup(name, "deny", pp.Deny)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		readOnly := pp.ReadOnly != nil && *pp.ReadOnly
 		for i, t := range sortedTools(cfg.Tools) {
-			if (t.Destructive && !pp.AllowDestructive) || (t.Mutates && readOnly) {
-				d = append(d, i)
+			switch {
+			case t.Destructive && !pp.AllowDestructive:
+				removed[k] = append(removed[k], profiles.Removal{Tool: t.Name, Rule: profiles.RuleDestructive})
+			case t.Mutates && readOnly:
+				removed[k] = append(removed[k], profiles.Removal{Tool: t.Name, Rule: profiles.RuleReadOnly})
+			default:
+				continue
 			}
+			d = append(d, i)
 		}
 		if k+1 < n {
 			d = append(d, denies[k+1]...)
@@ -352,7 +417,7 @@ func constraints(cfg Config, index map[string]int) (pins, denies [][]int, err er
 		slices.Sort(d)
 		denies[k] = slices.Compact(d)
 	}
-	return pins, denies, nil
+	return pins, denies, removed, nil
 }
 
 func sortedTools(ts []Tool) []Tool {
@@ -389,8 +454,8 @@ func (res *Result) profile(name string, idx []int, tools []Tool, train, test *sa
 
 // selectSessions keeps the sessions that saw every tool, in time order
 // (TimeOrder), and maps their tools to catalog indices (CatalogDemand).
-// Tools the catalog lacks are dropped from the signature and counted: no
-// profile, not even full, can serve them, so they are held against none.
+// A session calling a tool the catalog lacks is marked Unknown and counted:
+// no profile, not even full, can serve it, so no profile covers it.
 // Calls to the gateway's own tools are no demand and not counted.
 func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts, []string) {
 	c := Counts{Input: len(sessions)}
@@ -415,7 +480,7 @@ func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts,
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		used = append(used, Demand{Tools: idx, Start: s.Start})
+		used = append(used, Demand{Tools: idx, Start: s.Start, Unknown: miss})
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
@@ -425,11 +490,33 @@ func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts,
 	return TimeOrder(used), c, names
 }
 
+// unknownCalls returns the calls to upstream tools in toolCalls and those
+// to tools index lacks, most called first, then by name.
+func unknownCalls(toolCalls map[string]int, index map[string]int) (int, []ToolShare) {
+	total := 0
+	var out []ToolShare
+	for name, n := range toolCalls {
+		_, known := index[name]
+		switch {
+		case known:
+			total += n
+		case !GatewayTool(name):
+			total += n
+			out = append(out, ToolShare{Name: name, Calls: n})
+		}
+	}
+	slices.SortFunc(out, func(a, b ToolShare) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), strings.Compare(a.Name, b.Name))
+	})
+	return total, out
+}
+
 // sample is a set of sessions reduced to weighted signatures.
 type sample struct {
-	sigs  []Signature
-	free  int
-	total int
+	sigs        []Signature
+	free        int
+	uncoverable int // sessions calling a tool the catalog lacks
+	total       int
 }
 
 // reduce groups sessions by their distinct tool set. Signatures come out
@@ -439,6 +526,10 @@ func reduce(sessions []Demand) *sample {
 	byKey := map[string]int{}
 	var key []byte
 	for _, u := range sessions {
+		if u.Unknown {
+			s.uncoverable++
+			continue
+		}
 		if len(u.Tools) == 0 {
 			s.free++
 			continue
@@ -459,7 +550,7 @@ func reduce(sessions []Demand) *sample {
 }
 
 func (s *sample) score(tools []int) Score {
-	cov, total := Evaluate(Problem{Sigs: s.sigs, Free: s.free}, tools)
+	cov, total := Evaluate(Problem{Sigs: s.sigs, Free: s.free, Uncoverable: s.uncoverable}, tools)
 	return Score{Covered: cov, Sessions: total}
 }
 
@@ -529,6 +620,9 @@ func (res *Result) Parameters(cfg Config) []string {
 		fmt.Sprintf("sessions.zero_calls=%d", c.ZeroCalls),
 		fmt.Sprintf("sessions.unknown_tool=%d", c.UnknownToolSessions),
 	)
+	if len(c.UnknownCalls) > 0 {
+		ps = append(ps, "calls.unknown_tool_share="+strconv.FormatFloat(round4(c.UnknownCallShare()), 'g', -1, 64))
+	}
 	slices.SortFunc(ps, cmp.Compare)
 	return ps
 }

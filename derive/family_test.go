@@ -108,8 +108,28 @@ func TestDeriveNestedFamily(t *testing.T) {
 	if slices.Contains(std.Tools, "e") || !slices.Contains(full.Tools, "e") {
 		t.Errorf("destructive e: standard %v, full %v", std.Tools, full.Tools)
 	}
-	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], `"standard": target 0.95 unreachable`) || !strings.Contains(res.Warnings[1], "only 20 held-out sessions") {
-		t.Errorf("warnings %q, want standard unreachable", res.Warnings)
+	removedE := `the destructive rule removed e (set allow_destructive = true under [[profile]] name = "%s" in profiles.toml to serve them)`
+	want := []string{
+		`profile "core" cannot hold 1 tool(s) sessions called: ` + fmt.Sprintf(removedE, "core"),
+		`profile "standard": target 0.95 unreachable`,
+		`profile "standard" cannot hold 1 tool(s) sessions called: ` + fmt.Sprintf(removedE, "standard"),
+		"only 20 held-out sessions",
+	}
+	if len(res.Warnings) != len(want) {
+		t.Errorf("warnings %q, want %d", res.Warnings, len(want))
+	}
+	for i := range min(len(want), len(res.Warnings)) {
+		if !strings.Contains(res.Warnings[i], want[i]) {
+			t.Errorf("warning %d %q, want one containing %q", i, res.Warnings[i], want[i])
+		}
+	}
+	for _, p := range []ProfileResult{core, std} {
+		if want := []profiles.Removal{{Tool: "e", Rule: profiles.RuleDestructive}}; !slices.Equal(p.Removed, want) {
+			t.Errorf("profile %s removed %v, want %v", p.Name, p.Removed, want)
+		}
+	}
+	if full.Removed != nil {
+		t.Errorf("full removed %v, want none", full.Removed)
 	}
 	if len(full.Tools) != 6 || full.Destructive != 1 {
 		t.Errorf("full = %v", full.Tools)
@@ -212,7 +232,7 @@ func TestDeriveSessionSelection(t *testing.T) {
 		t.Errorf("counts %+v", c)
 	}
 	// Time order: zero-call (t0) first, then a (3h) with the undated c and
-	// zz+a after it; holdout 0.5 of 4 -> 2 newest: {c}, {a} (unknown dropped).
+	// zz+a after it; holdout 0.5 of 4 -> 2 newest: {c}, {zz,a} (uncoverable).
 	if c.Derive != 2 || c.Holdout != 2 {
 		t.Fatalf("split %d/%d", c.Derive, c.Holdout)
 	}
@@ -220,8 +240,8 @@ func TestDeriveSessionSelection(t *testing.T) {
 		t.Errorf("window %v..%v", res.DataFrom, res.DataUntil)
 	}
 	full := res.Profiles[len(res.Profiles)-1]
-	if full.Holdout.Covered != 2 {
-		t.Errorf("full holdout %+v: a session whose only miss is an unknown tool counts as covered", full.Holdout)
+	if full.Holdout != (Score{Covered: 1, Sessions: 2}) {
+		t.Errorf("full holdout %+v: want 1 of 2, a session calling a tool the catalog lacks is covered by no profile", full.Holdout)
 	}
 }
 
@@ -456,5 +476,74 @@ func TestDeriveReadOnlyPolicy(t *testing.T) {
 	}
 	if !slices.Contains(res.Profiles[1].Tools, "b") {
 		t.Errorf("without read_only standard %v lacks b", res.Profiles[1].Tools)
+	}
+}
+
+// A catalog that does not match the sessions (another server version: every
+// tool renamed) must not yield an empty profile reported as covering every
+// session.
+func TestDeriveCatalogMismatch(t *testing.T) {
+	var ss []Session
+	for i := range 40 {
+		ss = append(ss, Session{Tools: []string{"old_" + string(rune('a'+i%3))}, Calls: 2, Start: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	toolCalls := map[string]int{"old_a": 28, "old_b": 26, "old_c": 26, "get_operating_context": 5}
+	res, err := Derive(ss, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.25, DefaultTarget: DefaultTarget, ToolCalls: toolCalls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Default != "full" {
+		t.Errorf("default %q: want full (no profile reaches the target)", res.Default)
+	}
+	for _, p := range res.Profiles {
+		if p.Derive.Covered != 0 || p.Holdout.Covered != 0 || p.Holdout.Sessions != 10 {
+			t.Errorf("profile %s: derive %+v holdout %+v: want 0 of 30 and 0 of 10 covered", p.Name, p.Derive, p.Holdout)
+		}
+	}
+	c := res.Counts
+	want := []ToolShare{{"old_a", 28}, {"old_b", 26}, {"old_c", 26}}
+	if c.Calls != 80 || !slices.Equal(c.UnknownCalls, want) || c.UnknownCallShare() != 1 {
+		t.Errorf("calls %d unknown %v share %v: want 80, %v, 1 (gateway tools are not counted)", c.Calls, c.UnknownCalls, c.UnknownCallShare(), want)
+	}
+	f := res.File()
+	for _, p := range f.Profiles {
+		if m := p.Measured; m.Coverage == nil || *m.Coverage != 0 {
+			t.Errorf("profile %s: coverage %v: want 0", p.Name, *m.Coverage)
+		}
+	}
+	if ps := res.Parameters(Config{Specs: DefaultSpecs()}); !slices.Contains(ps, "calls.unknown_tool_share=1") {
+		t.Errorf("parameters %v: want calls.unknown_tool_share=1", ps)
+	}
+}
+
+func TestDeriveEmptyDefault(t *testing.T) {
+	tests := []struct {
+		name string
+		sets [][]string
+		want string
+	}{
+		// 9 in 10 sessions call nothing: an empty core covers 90%, but it
+		// would serve the tenth nothing.
+		{"mostly idle", append(slices.Repeat([][]string{nil}, 36), slices.Repeat([][]string{{"a"}}, 4)...), "standard"},
+		{"all idle", slices.Repeat([][]string{nil}, 40), "core"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ss := sessionsOf(tt.sets...)
+			// Interleave so that both parts hold a caller.
+			for i := range ss {
+				ss[i].Start = t0.Add(time.Duration((i*7)%len(ss)) * time.Minute)
+			}
+			res, err := Derive(ss, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.25, DefaultTarget: DefaultTarget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Default != tt.want {
+				for _, p := range res.Profiles {
+					t.Logf("%s %v %+v", p.Name, p.Tools, p.Holdout)
+				}
+				t.Errorf("default %q: want %q", res.Default, tt.want)
+			}
+		})
 	}
 }

@@ -16,11 +16,14 @@ type Signature struct {
 
 // Problem is a weighted set-union knapsack instance over tools 0..len(Costs)-1.
 type Problem struct {
-	Costs  []int       // token cost of each tool
-	Sigs   []Signature // distinct tool sets with their session counts
-	Free   int         // sessions with no tool call: covered by every tool set
-	Pinned []int       // tools forced in (their cost counts)
-	Denied []int       // tools forced out; signatures needing one are uncoverable
+	Costs []int       // token cost of each tool
+	Sigs  []Signature // distinct tool sets with their session counts
+	Free  int         // sessions with no tool call: covered by every tool set
+	// Uncoverable counts sessions no tool set covers (they called a tool
+	// the catalog lacks): they count in every share's denominator.
+	Uncoverable int
+	Pinned      []int // tools forced in (their cost counts)
+	Denied      []int // tools forced out; signatures needing one are uncoverable
 }
 
 // Options tunes the solver. The zero value is the documented default.
@@ -118,7 +121,10 @@ func newSolver(p Problem, opt Options) (*solver, error) {
 		}
 		s.pinned[t] = true
 	}
-	s.total = p.Free
+	if p.Uncoverable < 0 {
+		return nil, fmt.Errorf("uncoverable sessions %d: want a count >= 0", p.Uncoverable)
+	}
+	s.total = p.Free + p.Uncoverable
 	s.posting = make([][]int32, n)
 sigs:
 	for _, sg := range p.Sigs {
@@ -677,7 +683,7 @@ func Evaluate(p Problem, tools []int) (covered, total int) {
 	for _, t := range tools {
 		in[t] = true
 	}
-	covered, total = p.Free, p.Free
+	covered, total = p.Free, p.Free+p.Uncoverable
 sigs:
 	for _, sg := range p.Sigs {
 		total += sg.Weight

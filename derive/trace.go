@@ -17,8 +17,10 @@ import (
 
 // TraceStats counts what ReadTrace saw besides the sessions.
 type TraceStats struct {
-	UnknownOutcomes int     // calls recorded with outcome unknown_tool
-	Skipped         []error // malformed lines skipped (skipBad)
+	UnknownOutcomes int            // calls recorded with outcome unknown_tool
+	ToolCalls       map[string]int // calls per tool, over the sessions returned
+	NoZone          int            // sessions whose start had no zone offset, read as UTC
+	Skipped         []error        // malformed lines skipped (skipBad)
 }
 
 // traceChunk is how many lines a worker decodes at a time: large traces are
@@ -36,7 +38,7 @@ const traceChunk = 1 << 14
 // any malformed line or repeated session id is an error naming the file and
 // line; with skipBad those lines are skipped and reported in the stats.
 func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, TraceStats, error) {
-	var st TraceStats
+	st := TraceStats{ToolCalls: map[string]int{}}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, st, fmt.Errorf("open trace: %w", err)
@@ -144,8 +146,12 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 			seen[tl.id] = tl.line
 			for i, t := range tl.s.Tools {
 				tl.s.Tools[i] = in.str(t)
+				st.ToolCalls[tl.s.Tools[i]] += tl.calls[i]
 			}
 			st.UnknownOutcomes += tl.unknown
+			if tl.noZone {
+				st.NoZone++
+			}
 			out = append(out, tl.s)
 		}
 		if err := ctx.Err(); err != nil {
@@ -169,9 +175,27 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 // traceLine is one decoded line.
 type traceLine struct {
 	s       Session
+	calls   []int // calls per tool of s.Tools
 	id      string
 	line    int
 	unknown int
+	noZone  bool // the start had no zone offset
+}
+
+// toolCalls returns the distinct tools of a session's calls, sorted, and
+// the calls to each; tools is sorted in place.
+func toolCalls(tools []string) ([]string, []int) {
+	slices.Sort(tools)
+	var names []string
+	var calls []int
+	for i, t := range tools {
+		if i == 0 || t != tools[i-1] {
+			names = append(names, t)
+			calls = append(calls, 0)
+		}
+		calls[len(calls)-1]++
+	}
+	return names, calls
 }
 
 // decodeLine decodes one line: ok false with no error for a blank line.
@@ -197,11 +221,18 @@ func decodeLine(line []byte, path string, n int, in *interner) (traceLine, bool,
 		return traceLine{}, false, nil
 	}
 	u := telemetry.UsageFromTrace(ts)[0]
+	called := make([]string, len(ts[0].Calls))
+	for i, c := range ts[0].Calls {
+		called[i] = c.Tool
+	}
+	tools, calls := toolCalls(called)
 	return traceLine{
-		s:       Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly},
+		s:       Session{Tools: tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly},
+		calls:   calls,
 		id:      u.Session.ID,
 		line:    n,
 		unknown: u.Unknown,
+		noZone:  ts[0].StartedNoZone,
 	}, true, nil
 }
 
@@ -269,18 +300,18 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 			}
 		case "started":
 			if sc.null() {
-				tl.s.Start = time.Time{}
+				tl.s.Start, tl.noZone = time.Time{}, false
 				continue
 			}
 			v, ok := sc.str()
 			if !ok {
 				return tl, false
 			}
-			t, err := time.Parse(time.RFC3339Nano, string(v))
+			t, noZone, err := telemetry.ParseTraceTime(string(v))
 			if err != nil {
 				return tl, false
 			}
-			tl.s.Start = t.UTC()
+			tl.s.Start, tl.noZone = t.UTC(), noZone
 		case "profile":
 			if sc.null() {
 				tl.s.Profile = ""
@@ -331,8 +362,7 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 	if sc.i != len(b) || tl.id == "" {
 		return tl, false
 	}
-	slices.Sort(tools)
-	tl.s.Tools = slices.Clip(slices.Compact(slices.Clone(tools)))
+	tl.s.Tools, tl.calls = toolCalls(tools)
 	return tl, true
 }
 

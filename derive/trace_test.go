@@ -28,6 +28,8 @@ var traceEdgeLines = []string{
 	`{"session":"s9","extra":1,"calls":[{"tool":"a"}]}`,
 	`  {"session":"s11","calls":[{"tool":"a","ok":null,"outcome":null}]}  `,
 	`{"session":"s12","calls":[{"tool":"a\"b"}]}`,
+	`{"session":"s13","started":"2025-08-20T09:43:42","calls":[{"tool":"a"}]}`,
+	`{"session":"s14","started":"2025-08-20T09:43:42.5","calls":[{"tool":"caf\u00e9"}]}`,
 }
 
 func TestReadTraceMatchesTelemetry(t *testing.T) {
@@ -53,7 +55,15 @@ func TestReadTraceMatchesTelemetry(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("%d sessions, telemetry reads %d", len(got), len(want))
 	}
-	unknown := 0
+	unknown, noZone := 0, 0
+	for _, t := range ts {
+		if t.StartedNoZone {
+			noZone++
+		}
+	}
+	if st.NoZone != noZone || noZone != 2 {
+		t.Errorf("starts without a zone %d, telemetry %d, want 2", st.NoZone, noZone)
+	}
 	for i, u := range want {
 		g := got[i]
 		unknown += u.Unknown
@@ -74,7 +84,7 @@ func TestReadTraceMatchesTelemetry(t *testing.T) {
 // reflection-based decoder (otherwise a million sessions take too long),
 // and unusual ones are left to it.
 func TestScanLineFastPath(t *testing.T) {
-	fast := map[int]bool{0: true, 1: true, 2: true, 3: true, 7: true, 9: true}
+	fast := map[int]bool{0: true, 1: true, 2: true, 3: true, 7: true, 9: true, 11: true}
 	for i, l := range traceEdgeLines {
 		_, ok := scanLine(bytes.TrimSpace([]byte(l)), newInterner())
 		if ok != fast[i] {

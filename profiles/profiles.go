@@ -25,9 +25,11 @@
 //     profile made of its pins;
 //   - destructive tools (see EffectOf) are removed from every profile except
 //     full unless profiles.toml sets allow_destructive = true for that
-//     profile; each removal is a warning;
-//   - a read_only profile keeps only read and evaluate tools (a pinned tool
-//     removed this way is a warning).
+//     profile;
+//   - a read_only profile keeps only read and evaluate tools;
+//   - the tools those two rules removed are ResolvedProfile.Removed, and one
+//     warning per profile names them with the setting that allows them
+//     (DescribeRemovals).
 //
 // "full" is reserved: it always holds every offered tool, destructive ones
 // included; pin, deny and read_only are refused for it. A generated "full"

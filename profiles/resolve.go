@@ -117,6 +117,10 @@ type ResolvedProfile struct {
 	// AllowDestructive is set for "full" and for profiles that profiles.toml
 	// allows to hold destructive tools; it bounds what a group may switch on.
 	AllowDestructive bool
+	// Removed lists, by tool name, the offered tools the profile names (in
+	// the generated file or pinned) that its destructive or read-only rule
+	// removed. Resolve also warns of them, once per profile.
+	Removed []Removal
 	// members indexes Tools for the per-call gate; nil in a profile built
 	// by hand, which falls back to binary search.
 	members map[string]struct{}
@@ -320,16 +324,17 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 		for _, t := range slices.Sorted(maps.Keys(members)) {
 			eff := r.effects[t]
 			if eff.Kind == KindDestructive && !rp.AllowDestructive {
-				warn("profile %q: destructive tool %q removed (only full holds destructive tools unless %s sets allow_destructive = true for the profile)", name, t, policyName)
+				rp.Removed = append(rp.Removed, Removal{Tool: t, Rule: RuleDestructive})
 				continue
 			}
 			if rp.ReadOnly && !eff.Kind.ReadOnly() {
-				if pinned[t] {
-					warn("profile %q is read_only: pinned tool %q (%s) removed", name, t, eff.Kind)
-				}
+				rp.Removed = append(rp.Removed, Removal{Tool: t, Rule: RuleReadOnly})
 				continue
 			}
 			rp.Tools = append(rp.Tools, t)
+		}
+		if len(rp.Removed) > 0 {
+			warn("profile %q serves %d of the %d offered tools it names: %s", name, len(rp.Tools), len(members), DescribeRemovals(name, policyName, rp.Removed))
 		}
 		return rp
 	}

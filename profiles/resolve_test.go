@@ -43,6 +43,7 @@ func TestResolveMerge(t *testing.T) {
 		wantReadOnly map[string]bool
 		wantWarn     []string // substrings, each must appear in some warning
 		wantNoWarn   bool
+		wantRemoved  map[string][]Removal // profile -> removed; nil: not checked
 	}{
 		{
 			name:        "generated only",
@@ -53,8 +54,9 @@ func TestResolveMerge(t *testing.T) {
 				"standard": {"list_dir", "read_file", "write_file"},
 				"full":     {"delete_file", "drop_db", "list_dir", "read_file", "run_sql", "web_fetch", "write_file"},
 			},
-			wantInstr: map[string]string{"core": "generated core"},
-			wantWarn:  []string{`profile "standard": destructive tool "delete_file" removed`},
+			wantInstr:   map[string]string{"core": "generated core"},
+			wantWarn:    []string{`profile "standard" serves 3 of the 4 offered tools it names: the destructive rule removed delete_file (set allow_destructive = true under [[profile]] name = "standard" in profiles.toml to serve them)`},
+			wantRemoved: map[string][]Removal{"core": nil, "standard": {{"delete_file", RuleDestructive}}, "full": nil},
 		},
 		{
 			name:      "pin adds",
@@ -105,14 +107,14 @@ func TestResolveMerge(t *testing.T) {
 			file:      baseFile(),
 			policy:    &Policy{Destructive: []string{"drop_*"}, Profiles: []PolicyProfile{{Name: "core", Pin: []string{"drop_db"}}}},
 			wantTools: map[string][]string{"core": {"read_file", "write_file"}, "full": {"delete_file", "drop_db", "list_dir", "read_file", "run_sql", "web_fetch", "write_file"}},
-			wantWarn:  []string{`profile "core": destructive tool "drop_db" removed`},
+			wantWarn:  []string{`profile "core" serves 2 of the 3 offered tools it names: the destructive rule removed drop_db (set allow_destructive = true`},
 		},
 		{
 			name:      "destructive by effect override removed",
 			file:      baseFile(),
 			policy:    &Policy{Effects: []EffectRule{{Tool: "write_file", Kind: "destructive"}}},
 			wantTools: map[string][]string{"core": {"read_file"}},
-			wantWarn:  []string{`profile "core": destructive tool "write_file" removed`},
+			wantWarn:  []string{`profile "core" serves 1 of the 2 offered tools it names: the destructive rule removed write_file (`},
 		},
 		{
 			name:      "effect override makes an annotated destructive tool servable",
@@ -132,7 +134,15 @@ func TestResolveMerge(t *testing.T) {
 			file:      baseFile(),
 			policy:    &Policy{Profiles: []PolicyProfile{{Name: "core", ReadOnly: ptr(true), Pin: []string{"drop_db"}}}},
 			wantTools: map[string][]string{"core": {"read_file"}},
-			wantWarn:  []string{`profile "core" is read_only: pinned tool "drop_db" (mutate) removed`},
+			wantWarn:  []string{`profile "core" serves 1 of the 3 offered tools it names: the read_only rule removed drop_db, write_file (set read_only = false under [[profile]] name = "core" in profiles.toml to serve them)`},
+		},
+		{
+			name:        "destructive and read_only removals in one line",
+			file:        baseFile(),
+			policy:      &Policy{Profiles: []PolicyProfile{{Name: "standard", ReadOnly: ptr(true)}}},
+			wantTools:   map[string][]string{"standard": {"list_dir", "read_file"}},
+			wantWarn:    []string{`profile "standard" serves 2 of the 4 offered tools it names: the destructive rule removed delete_file (set allow_destructive = true under [[profile]] name = "standard" in profiles.toml to serve them); the read_only rule removed write_file (set read_only = false`},
+			wantRemoved: map[string][]Removal{"standard": {{"delete_file", RuleDestructive}, {"write_file", RuleReadOnly}}},
 		},
 		{
 			name:         "generated read_only, policy turns it off",
@@ -146,7 +156,8 @@ func TestResolveMerge(t *testing.T) {
 			file:         &File{Version: 1, Default: "ro", Profiles: []Profile{{Name: "ro", Tools: []string{"read_file", "write_file"}, ReadOnly: true}}},
 			wantTools:    map[string][]string{"ro": {"read_file"}},
 			wantReadOnly: map[string]bool{"ro": true},
-			wantNoWarn:   true,
+			wantWarn:     []string{`profile "ro" serves 1 of the 2 offered tools it names: the read_only rule removed write_file`},
+			wantRemoved:  map[string][]Removal{"ro": {{"write_file", RuleReadOnly}}},
 		},
 		{
 			name: "unknown tools are warnings",
@@ -208,6 +219,14 @@ func TestResolveMerge(t *testing.T) {
 			}
 			if tt.wantNoWarn && len(r.Warnings) > 0 {
 				t.Errorf("warnings = %q, want none", r.Warnings)
+			}
+			for name, want := range tt.wantRemoved {
+				if got := r.Profiles[name].Removed; !slices.Equal(got, want) {
+					t.Errorf("profile %q removed = %v, want %v", name, got, want)
+				}
+			}
+			if n := len(r.Warnings); n != len(slices.Compact(slices.Sorted(slices.Values(r.Warnings)))) {
+				t.Errorf("a warning repeated in %q", r.Warnings)
 			}
 		})
 	}
@@ -526,7 +545,7 @@ func TestExample(t *testing.T) {
 			t.Errorf("Effect(%s) = %+v, want %+v", tool, got, e)
 		}
 	}
-	if want := []string{`profile "standard": destructive tool "delete_branch" removed (only full holds destructive tools unless ` + s.PolicyPath + ` sets allow_destructive = true for the profile)`}; !slices.Equal(r.Warnings, want) {
+	if want := []string{`profile "standard" serves 3 of the 4 offered tools it names: the destructive rule removed delete_branch (set allow_destructive = true under [[profile]] name = "standard" in ` + s.PolicyPath + ` to serve them)`}; !slices.Equal(r.Warnings, want) {
 		t.Errorf("warnings = %q, want %q", r.Warnings, want)
 	}
 }

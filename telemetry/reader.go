@@ -47,6 +47,9 @@ type Snapshot struct {
 	Dropped  uint64    // events the recorders dropped or lost, summed over segments read
 	Segments []SegmentFile
 	Skipped  []SkippedSegment
+	// ToolCalls counts the calls read per tool name: with a window, the
+	// calls recorded from its start on.
+	ToolCalls map[string]int
 
 	// What the read touched, so tests can show a window is not a full
 	// scan: segments whose calls were not read because the segment closed
@@ -64,6 +67,13 @@ func ReadUsage(ctx context.Context, dirs []string, w Window) ([]Usage, error) {
 		return nil, err
 	}
 	return snap.Usage, nil
+}
+
+// ScanUsage reads what ReadUsage does, plus the counts of a Snapshot
+// (Usage, Dropped, Segments, Skipped, ToolCalls); Sessions and Calls stay
+// empty.
+func ScanUsage(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
+	return scan(ctx, dirs, w, false)
 }
 
 // ReadAll returns the sessions started in w and all their calls.
@@ -109,7 +119,7 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{}
+	snap := &Snapshot{ToolCalls: map[string]int{}}
 	accs := map[string]*sessionAcc{}
 	var calls []Call
 	for _, seg := range segs {
@@ -280,6 +290,14 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	}
 
 	per := make([]perSegment, len(names))
+	toolCalls := make([]int, len(tools))
+	defer func() {
+		for tn, n := range toolCalls {
+			if n > 0 {
+				snap.ToolCalls[tools[tn]] += n
+			}
+		}
+	}()
 	words := (len(tools) + 63) / 64
 	sets := make([]uint64, len(names)*words) // per session number, words each
 	c := tx.Bucket([]byte(bucketCalls)).Cursor()
@@ -325,6 +343,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 			p.tools = sets[int(sn)*words : (int(sn)+1)*words : (int(sn)+1)*words]
 		}
 		p.calls++
+		toolCalls[tn]++
 		r := rank[tn]
 		p.tools[r/64] |= 1 << (r % 64)
 		switch outcome {

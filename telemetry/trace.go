@@ -34,6 +34,55 @@ type TraceSession struct {
 	Started *time.Time  `json:"started,omitempty"`
 	Profile string      `json:"profile,omitempty"` // absent: the session saw every tool
 	Calls   []TraceCall `json:"calls"`
+	// StartedNoZone is set by decoding when "started" had no zone offset
+	// and was read as UTC.
+	StartedNoZone bool `json:"-"`
+}
+
+// UnmarshalJSON decodes a trace line, reading "started" with
+// ParseTraceTime.
+func (ts *TraceSession) UnmarshalJSON(b []byte) error {
+	type plain TraceSession // without this method
+	var v struct {
+		plain
+		Started *string `json:"started"` // shadows plain.Started
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*ts = TraceSession(v.plain)
+	ts.Started, ts.StartedNoZone = nil, false
+	if v.Started != nil {
+		t, noZone, err := ParseTraceTime(*v.Started)
+		if err != nil {
+			return fieldError{err}
+		}
+		ts.Started, ts.StartedNoZone = &t, noZone
+	}
+	return nil
+}
+
+// fieldError is a session object with a field of the right type but an
+// invalid value: reported as it is, not as "not a session object".
+type fieldError struct{ err error }
+
+func (e fieldError) Error() string { return e.err.Error() }
+func (e fieldError) Unwrap() error { return e.err }
+
+// traceTimeNoZone is RFC 3339 without the zone offset.
+const traceTimeNoZone = "2006-01-02T15:04:05.999999999"
+
+// ParseTraceTime parses a trace's "started": RFC 3339, or the same without
+// a zone offset (2026-03-01T12:00:00), read as UTC and reported by noZone,
+// since exports often drop the zone of times kept in UTC.
+func ParseTraceTime(s string) (t time.Time, noZone bool, err error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, false, nil
+	}
+	if t, err := time.Parse(traceTimeNoZone, s); err == nil {
+		return t, true, nil
+	}
+	return time.Time{}, false, fmt.Errorf(`"started" %q: want RFC 3339 (2026-03-01T12:00:00Z), or without a zone offset (read as UTC)`, s)
 }
 
 // TraceCall is one call of a traced session.
@@ -97,7 +146,7 @@ func decodeTrace(r io.Reader, name string, skipBad bool, maxLine int) ([]TraceSe
 		return nil, bad, fmt.Errorf("read trace %s: %w", name, err)
 	}
 	if len(bad) > 0 && !skipBad {
-		return nil, bad, fmt.Errorf("trace %s: %d malformed line(s), first %w (pass --skip-bad to import the rest)", name, len(bad), &bad[0])
+		return nil, bad, fmt.Errorf("trace %s: %d malformed line(s), first %w", name, len(bad), &bad[0])
 	}
 	return out, bad, nil
 }
@@ -106,6 +155,9 @@ func decodeTraceLine(text []byte) (TraceSession, error) {
 	var ts TraceSession
 	dec := json.NewDecoder(bytes.NewReader(text))
 	if err := dec.Decode(&ts); err != nil {
+		if fe := (fieldError{}); errors.As(err, &fe) {
+			return ts, fe.err
+		}
 		return ts, fmt.Errorf(`not a session object: %v (want {"session": ..., "client": {...}, "calls": [{"tool": ...}]})`, err)
 	}
 	if dec.More() {

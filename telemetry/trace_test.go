@@ -32,6 +32,8 @@ func TestDecodeTrace(t *testing.T) {
 		{"bad outcome", `{"session": "s", "calls": [{"tool": "a", "outcome": "great"}]}`, false, 0, []int{1}, `outcome "great": want one of`},
 		{"duplicate session", good + "\n" + good, true, 1, []int{2}, ""},
 		{"two values on a line", good + good, false, 0, []int{1}, "more than one JSON value"},
+		{"started without a zone is UTC", `{"session": "s", "started": "2026-03-01T12:00:00.5", "calls": []}`, false, 1, nil, ""},
+		{"started not a time", `{"session": "s", "started": "yesterday", "calls": []}`, false, 0, []int{1}, `t.jsonl:1: "started" "yesterday": want RFC 3339`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts, bad, err := DecodeTrace(strings.NewReader(tc.input), "t.jsonl", tc.skipBad)
@@ -205,5 +207,52 @@ func TestDecodeTraceLineTooLong(t *testing.T) {
 	_, _, err := decodeTrace(strings.NewReader(short+"\n"+long+"\n"), "t.jsonl", true, 100)
 	if err == nil || !strings.Contains(err.Error(), "t.jsonl:2: a line longer than 100 bytes") {
 		t.Fatalf("got %v, want the file, line and limit", err)
+	}
+}
+
+func TestScanUsageCountsToolCalls(t *testing.T) {
+	dir := t.TempDir()
+	traces := []TraceSession{
+		{Session: "s1", Calls: []TraceCall{{Tool: "a"}, {Tool: "b"}, {Tool: "a"}}},
+		{Session: "s2", Calls: []TraceCall{{Tool: "a"}}},
+	}
+	if _, err := Import(context.Background(), dir, traces[:1], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(context.Background(), dir, traces[1:], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := ScanUsage(context.Background(), []string{dir}, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"a": 3, "b": 1}; !reflect.DeepEqual(snap.ToolCalls, want) {
+		t.Errorf("tool calls %v, want %v (summed over both segments)", snap.ToolCalls, want)
+	}
+	if len(snap.Usage) != 2 || snap.Calls != nil {
+		t.Errorf("usage %d sessions, calls %d: want 2 sessions and no calls decoded", len(snap.Usage), len(snap.Calls))
+	}
+}
+
+func TestDecodeTraceStarted(t *testing.T) {
+	for _, tc := range []struct {
+		started string
+		want    time.Time
+		noZone  bool
+	}{
+		{`"2026-03-01T12:00:00Z"`, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), false},
+		{`"2026-03-01T14:00:00+02:00"`, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), false},
+		{`"2026-03-01T12:00:00"`, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), true},
+		{`"2026-03-01T12:00:00.25"`, time.Date(2026, 3, 1, 12, 0, 0, 25e7, time.UTC), true},
+	} {
+		t.Run(tc.started, func(t *testing.T) {
+			ts, _, err := DecodeTrace(strings.NewReader(`{"session":"s","started":`+tc.started+`,"calls":[]}`), "t.jsonl", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ts[0].Started == nil || !ts[0].Started.Equal(tc.want) || ts[0].StartedNoZone != tc.noZone {
+				t.Errorf("started %v no zone %v, want %v and %v", ts[0].Started, ts[0].StartedNoZone, tc.want, tc.noZone)
+			}
+		})
 	}
 }

@@ -85,13 +85,13 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("check: open trace: %w", err)
 	}
-	sessions, bad, err := telemetry.DecodeTrace(f, *tracePath, *skipBad)
+	sessions, bad, err := telemetry.DecodeTrace(f, *tracePath, true)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
-	for i := range bad {
-		fmt.Fprintln(stderr, "skipped:", &bad[i])
+	if err := decodedTraceReport(sessions, bad).report(stderr, "check", *skipBad, "nothing checked", "check the rest"); err != nil {
+		return err
 	}
 
 	verdicts := make([]verdict, len(sessions))

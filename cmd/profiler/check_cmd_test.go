@@ -148,12 +148,14 @@ func TestCheckCommand(t *testing.T) {
 		{name: "missing trace", args: []string{"--profiles", profilesPath, "--trace", filepath.Join(dir, "none.jsonl")}, wantCode: 1, wantErr: "none.jsonl: no such file"},
 		{name: "missing catalog", args: []string{"--profiles", profilesPath, "--trace", tracePath, "--catalog", filepath.Join(dir, "nocat.json")}, wantCode: 1, wantErr: "nocat.json"},
 		{name: "malformed trace line", args: []string{"--profiles", profilesPath, "--trace", badTrace}, wantCode: 1, wantErr: badTrace + ":2:"},
+		{name: "malformed trace line says how to skip it", args: []string{"--profiles", profilesPath, "--trace", badTrace}, wantCode: 1, wantErr: "nothing checked (first " + badTrace + ":2: not a session object", stderr: "check: " + badTrace + ":2:"},
+		{name: "malformed trace line names check's --skip-bad", args: []string{"--profiles", profilesPath, "--trace", badTrace}, wantCode: 1, wantErr: "pass --skip-bad to check the rest"},
 		{
 			name:    "malformed trace line skipped",
 			args:    []string{"--profiles", profilesPath, "--trace", badTrace, "--skip-bad"},
 			rows:    map[string]string{"a": "a core 1 covered"},
 			summary: "1 sessions of",
-			stderr:  "skipped: " + badTrace + ":2:",
+			stderr:  "check: skipped " + badTrace + ":2:",
 		},
 	}
 	for _, tt := range tests {

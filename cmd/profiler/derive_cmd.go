@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -34,6 +35,7 @@ type deriveFlags struct {
 	telemetry, traces, profileSpecs listFlag
 	catalog, policy, out            string
 	target, holdout, defaultTarget  float64
+	maxUnknownShare                 float64
 	minSessions, budget             int
 	force, check, skipBad           bool
 	summary, plot                   string
@@ -44,8 +46,8 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	f := &deriveFlags{}
 	fl := newCommandFlags("derive", "(--telemetry DIR | --trace FILE) --catalog FILE [flags]",
 		"Derives nested tool profiles (smallest first, full last) from measured sessions and writes\n"+
-			"them to --out. Exits 1 below --min-sessions without --force, and with --check when --out\n"+
-			"differs from what would be written.", stderr)
+			"them to --out. Exits 1 below --min-sessions or above --max-unknown-share without --force,\n"+
+			"and with --check when --out differs from what would be written.", stderr)
 	fl.Var(&f.telemetry, "telemetry", "telemetry `DIR` to read (repeatable)")
 	fl.Var(&f.traces, "trace", "session JSON Lines `FILE` to read instead of telemetry (repeatable)")
 	fl.StringVar(&f.catalog, "catalog", "", "tools/list catalog `FILE` (required)")
@@ -57,7 +59,8 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.Float64Var(&f.holdout, "holdout", derive.DefaultHoldout, "newest `share` of sessions held out to test")
 	fl.Float64Var(&f.defaultTarget, "default-target", derive.DefaultTarget, "the file's default is the smallest profile whose held-out coverage reaches this `share`")
 	fl.IntVar(&f.minSessions, "min-sessions", derive.DefaultMinSessions, "refuse to write with fewer unrestricted sessions than `N` (see --force)")
-	fl.BoolVar(&f.force, "force", false, "write even below --min-sessions")
+	fl.Float64Var(&f.maxUnknownShare, "max-unknown-share", DefaultMaxUnknownShare, "refuse to write when more than this `share` of calls went to tools the catalog lacks (see --force)")
+	fl.BoolVar(&f.force, "force", false, "write even below --min-sessions or above --max-unknown-share")
 	fl.BoolVar(&f.check, "check", false, "write nothing; exit 1 when --out differs from what would be written")
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (reported) instead of failing")
 	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
@@ -85,6 +88,8 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 		return nil, nil, usagef("derive: --holdout %v: want a share from 0 up to (not including) 1", f.holdout)
 	case !(f.defaultTarget >= 0 && f.defaultTarget <= 1):
 		return nil, nil, usagef("derive: --default-target %v: want a share from 0 to 1", f.defaultTarget)
+	case !(f.maxUnknownShare >= 0 && f.maxUnknownShare <= 1):
+		return nil, nil, usagef("derive: --max-unknown-share %v: want a share from 0 to 1", f.maxUnknownShare)
 	case f.minSessions < 0:
 		return nil, nil, usagef("derive: --min-sessions %d: want a count >= 0", f.minSessions)
 	case f.budget < 0:
@@ -148,20 +153,28 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	sessions, unknownOutcomes, err := readDeriveSessions(ctx, f, stderr)
+	sessions, toolCalls, unknownOutcomes, err := readDeriveSessions(ctx, f, stderr)
 	if err != nil {
 		return err
 	}
-	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions}
+	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions, ToolCalls: toolCalls,
+		PolicyPath: cmp.Or(f.policy, profiles.PolicyPathFor(f.out))}
 	res, err := derive.Derive(sessions, cfg)
 	if err != nil {
 		return fmt.Errorf("derive: %w", err)
 	}
 	c := res.Counts
-	fmt.Fprintf(stderr, "derive: %d sessions read; learning from %d (%d full or no profile recorded, %d exploration); %d served less than every tool (a smaller or read-only profile), skipped; %d with no tool call, covered by every profile; %d calling a tool the catalog lacks%s; %d calls recorded as unknown_tool\n",
+	fmt.Fprintf(stderr, "derive: %d sessions read; learning from %d (%d full or no profile recorded, %d exploration); %d served less than every tool (a smaller or read-only profile), skipped; %d with no tool call, covered by every profile; %d calling a tool the catalog lacks%s, covered by no profile; %d calls recorded as unknown_tool\n",
 		c.Input, c.Used(), c.Full, c.Exploration, c.Restricted, c.ZeroCalls, c.UnknownToolSessions, unknownList(c.UnknownTools), unknownOutcomes)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "derive: warning: %s\n", w)
+	}
+	if share := c.UnknownCallShare(); share > f.maxUnknownShare {
+		if !f.force {
+			return exitError{1, fmt.Errorf("derive: %s of %d calls went to tools the catalog %s lacks (%s), above --max-unknown-share %g: the catalog is probably of another server version (a renamed tool is a new tool); give the catalog of the server the sessions were recorded with, or pass --force to write anyway",
+				pct(share), c.Calls, f.catalog, unknownCallList(c.UnknownCalls, c.Calls), f.maxUnknownShare)}
+		}
+		fmt.Fprintf(stderr, "derive: --force given: writing with %s of calls to tools the catalog lacks, above --max-unknown-share %g\n", pct(share), f.maxUnknownShare)
 	}
 	// Below --min-sessions Derive has warned (the warning also goes into
 	// the --summary, the nightly pull request's body); writing needs --force.
@@ -249,6 +262,28 @@ func checkSpecNames(specs []derive.Spec) error {
 	return nil
 }
 
+// DefaultMaxUnknownShare is the share of calls to tools the catalog lacks
+// above which derive refuses to write: a few calls to retired tools are
+// normal, a larger share means the catalog does not match the sessions.
+const DefaultMaxUnknownShare = 0.05
+
+func pct(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
+
+// unknownCallList names the tools the catalog lacks, most called first,
+// each with its share of all calls.
+func unknownCallList(tools []derive.ToolShare, calls int) string {
+	const show = 10
+	var parts []string
+	for i, t := range tools {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(tools)-show))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", t.Name, pct(float64(t.Calls)/float64(calls))))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func unknownList(names []string) string {
 	if len(names) == 0 {
 		return ""
@@ -296,9 +331,9 @@ func loadCurrent(path string) (*profiles.File, []byte, error) {
 }
 
 // readDeriveSessions reads sessions from telemetry directories or trace
-// files, in recorded or imported order, and counts calls telemetry recorded
-// as unknown_tool.
-func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) ([]derive.Session, int, error) {
+// files, in recorded or imported order, counts the calls per tool, and
+// counts calls telemetry recorded as unknown_tool.
+func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) ([]derive.Session, map[string]int, int, error) {
 	intern := map[string]string{}
 	name := func(s string) string {
 		if v, ok := intern[s]; ok {
@@ -318,27 +353,34 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 		out = append(out, derive.Session{Tools: tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly})
 	}
 	if len(f.telemetry) > 0 {
-		us, err := telemetry.ReadUsage(ctx, f.telemetry, telemetry.Window{})
+		snap, err := telemetry.ScanUsage(ctx, f.telemetry, telemetry.Window{})
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
-		for _, u := range us {
+		for _, u := range snap.Usage {
 			add(u)
 		}
-		return out, unknown, nil
+		return out, snap.ToolCalls, unknown, nil
 	}
+	toolCalls := map[string]int{}
+	var rep traceReport
 	for _, path := range f.traces {
-		ss, st, err := derive.ReadTrace(ctx, path, f.skipBad)
+		ss, st, err := derive.ReadTrace(ctx, path, true)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
-		for _, e := range st.Skipped {
-			fmt.Fprintf(stderr, "derive: skipped %v\n", e)
-		}
+		rep.Bad = append(rep.Bad, st.Skipped...)
+		rep.NoZone += st.NoZone
 		unknown += st.UnknownOutcomes
+		for t, n := range st.ToolCalls {
+			toolCalls[t] += n
+		}
 		out = append(out, ss...)
 	}
-	return out, unknown, nil
+	if err := rep.report(stderr, "derive", f.skipBad, "nothing written", "derive from the rest"); err != nil {
+		return nil, nil, 0, err
+	}
+	return out, toolCalls, unknown, nil
 }
 
 func printDeriveReport(w io.Writer, res *derive.Result) {

@@ -455,3 +455,58 @@ func TestDeriveSummaryWithGroups(t *testing.T) {
 		t.Errorf("summary has no row for the grouped profile lean:\n%s", stdout)
 	}
 }
+
+// With a catalog that lacks tools the sessions call (another server
+// version), derive refuses to write, names the tools and their share of
+// calls, and with --force records the share in the provenance.
+func TestDeriveRefusesMismatchedCatalog(t *testing.T) {
+	var extra []string
+	start := time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
+	for i := range 20 {
+		tool := "gone_a"
+		if i%4 == 0 {
+			tool = "gone_b"
+		}
+		extra = append(extra, fmt.Sprintf(`{"session":"x%d","started":%q,"calls":[{"tool":%q},{"tool":"get_operating_context"}]}`, i, start.Add(time.Duration(5*i)*time.Hour).Format(time.RFC3339), tool))
+	}
+	// 100 sessions make 120 calls to catalog tools; 20 more go to tools it
+	// lacks: 20 of 140, 14.3%.
+	dir, cat, trace := deriveFixture(t, 100, extra...)
+	tdir := importTrace(t, trace, filepath.Join(dir, "telemetry"), nil)
+	for _, input := range [][]string{{"--trace", trace}, {"--telemetry", tdir}} {
+		t.Run(input[0], func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "profiles.generated.toml")
+			args := append(slices.Clone(input), "--catalog", cat, "--out", out)
+			_, stderr, code := runDeriveArgs(t, args...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1: %s", code, stderr)
+			}
+			for _, want := range []string{"14.3% of 140 calls", "gone_a 10.7%, gone_b 3.6%", "--max-unknown-share 0.05", "another server version", "--force"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s written despite the refusal", out)
+			}
+			if _, stderr, code := runDeriveArgs(t, append(args, "--max-unknown-share", "0.2")...); code != 0 {
+				t.Fatalf("--max-unknown-share 0.2: exit %d: %s", code, stderr)
+			}
+			os.Remove(out)
+			if _, stderr, code := runDeriveArgs(t, append(args, "--force")...); code != 0 || !strings.Contains(stderr, "--force given: writing with 14.3% of calls") {
+				t.Fatalf("--force: exit %d: %s", code, stderr)
+			}
+			f, err := profiles.LoadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(f.Provenance.Parameters, "calls.unknown_tool_share=0.1429") {
+				t.Errorf("provenance parameters %v lack calls.unknown_tool_share=0.1429", f.Provenance.Parameters)
+			}
+			full := f.Profiles[len(f.Profiles)-1]
+			if c := full.Measured.Coverage; full.Name != profiles.FullProfile || c == nil || *c >= 1 {
+				t.Errorf("full coverage %v: want below 1, sessions calling tools the catalog lacks are not covered", c)
+			}
+		})
+	}
+}

@@ -133,13 +133,13 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if err != nil {
 		return fmt.Errorf("replay: open trace: %w", err)
 	}
-	sessions, bad, err := telemetry.DecodeTrace(file, f.trace, f.skipBad)
+	sessions, bad, err := telemetry.DecodeTrace(file, f.trace, true)
 	file.Close()
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	for i := range bad {
-		fmt.Fprintln(stderr, "skipped:", &bad[i])
+	if err := decodedTraceReport(sessions, bad).report(stderr, "replay", f.skipBad, "nothing replayed", "replay the rest"); err != nil {
+		return err
 	}
 	if err := checkArguments(sessions, f.trace); err != nil {
 		return err

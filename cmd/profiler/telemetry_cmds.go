@@ -84,7 +84,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	var all []telemetry.TraceSession
 	from := map[string]string{} // session id -> file
-	var bad []string
+	var rep traceReport
 	for _, path := range fs.Args() {
 		f, err := os.Open(path)
 		if err != nil {
@@ -95,23 +95,23 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
-		for _, le := range lineErrs {
-			bad = append(bad, le.Error())
+		for i := range lineErrs {
+			rep.Bad = append(rep.Bad, &lineErrs[i])
 		}
 		for _, t := range ts {
 			if prev, dup := from[t.Session]; dup {
-				bad = append(bad, fmt.Sprintf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, prev))
+				rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, prev))
 				continue
 			}
 			from[t.Session] = path
 			all = append(all, t)
+			if t.StartedNoZone {
+				rep.NoZone++
+			}
 		}
 	}
-	for _, b := range bad {
-		fmt.Fprintln(stderr, "import:", b)
-	}
-	if len(bad) > 0 && !*skipBad {
-		return fmt.Errorf("import: %d malformed line(s), nothing written (fix them, or pass --skip-bad to import the rest)", len(bad))
+	if err := rep.report(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
+		return err
 	}
 	res, err := telemetry.Import(ctx, dirs[0], all, time.Now())
 	if err != nil {
@@ -137,8 +137,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, " (%s)", res.Path)
 	}
 	fmt.Fprintln(stdout)
-	if len(bad) > 0 {
-		fmt.Fprintf(stdout, "skipped %d malformed line(s)\n", len(bad))
+	if len(rep.Bad) > 0 {
+		fmt.Fprintf(stdout, "skipped %d malformed line(s)\n", len(rep.Bad))
 	}
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(stdout, "skipped %d session(s) already in the telemetry directory\n", len(res.Skipped))

@@ -38,6 +38,7 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 	opts.Recorder = nil
 	opts.Explore = 0 // measure the profile itself, never the exploration one
 	opts.Upstream = measureOnly{opts.Upstream}
+	opts.Logger = nil // the serving gateway logs the profile warnings, once
 	g, err := gateway.New(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("measure handshake: %w", err)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -258,8 +259,8 @@ func TestStartupWarningAndHealth(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("--health: %v\n%s", err, &stderr)
 	}
-	if !strings.Contains(stderr.String(), "warning:") || !strings.Contains(stderr.String(), "gone_tool") {
-		t.Errorf("stderr has no startup warning naming gone_tool:\n%s", &stderr)
+	if n := strings.Count(stderr.String(), "gone_tool"); !strings.Contains(stderr.String(), "level=WARN msg=profiles") || n != 1 {
+		t.Errorf("stderr names gone_tool %d times, want one start-up warning:\n%s", n, &stderr)
 	}
 	var h gateway.Health
 	if err := json.Unmarshal(stdout.Bytes(), &h); err != nil {
@@ -389,5 +390,33 @@ func TestBadProfilesFile(t *testing.T) {
 	err := run(context.Background(), []string{"--profiles", path, "--", "x"}, strings.NewReader(""), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("bad profiles file: %v, want an error naming the file and the key", err)
+	}
+}
+
+// The tools a profile's destructive rule removed are named, with the
+// setting that allows them, once on stderr at start and once in --health.
+func TestRemovedToolsNamedOnceAtStart(t *testing.T) {
+	path := profilesWithPolicy(t, "version = 1\ndestructive = [\"test_image_content\", \"test_error_handling\"]\n")
+	want := `profile \"core\" serves 1 of the 3 offered tools it names: the destructive rule removed test_error_handling, test_image_content (set allow_destructive = true under [[profile]] name = \"core\" in ` + filepath.Join(filepath.Dir(path), "profiles.toml") + ` to serve them)`
+	stdout, stderr, err := runHealth(t, nil, "--profiles", path)
+	if err != nil {
+		t.Fatalf("--health: %v\n%s", err, stderr)
+	}
+	if n := strings.Count(stderr, want); n != 1 || strings.Count(stderr, "test_error_handling") != 2 { // core and standard
+		t.Errorf("--health stderr names the removal %d times, want once:\n%s", n, stderr)
+	}
+	var h gateway.Health
+	if err := json.Unmarshal([]byte(stdout), &h); err != nil {
+		t.Fatalf("health %q: %v", stdout, err)
+	}
+	unquoted := strings.ReplaceAll(want, `\"`, `"`)
+	if n := slices.Index(h.Warnings, unquoted); n < 0 || slices.Contains(h.Warnings[n+1:], unquoted) {
+		t.Errorf("health warnings %q, want %q once", h.Warnings, unquoted)
+	}
+	s := start(t, overStdio, "", "", "--profiles", path, "--max-handshake-tokens", "1000000")
+	s.session.Close()
+	s.cmd.Wait()
+	if n := strings.Count(s.stderr.String(), want); n != 1 {
+		t.Errorf("start-up stderr names the removal %d times, want once:\n%s", n, s.stderr)
 	}
 }

@@ -254,9 +254,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return usagef("unknown profile %q; valid profiles: %s", c.profile, strings.Join(resolved.Names(), ", "))
 		}
 	}
-	for _, w := range resolved.Warnings {
-		fmt.Fprintln(stderr, "server: warning:", w)
-	}
+	// The gateway logs resolved.Warnings when it starts (tools a profile's
+	// rules removed among them), and new ones on a reload.
 
 	opts := gateway.Options{
 		Upstream:         up,
