@@ -75,7 +75,7 @@ deny = ["search"]
 	// core: list_dir, read_file
 	// standard: read_file, search, write_file
 	// full: delete_file, list_dir, read_file, search, write_file
-	// warning: profile "standard": destructive tool "delete_file" removed (only full holds destructive tools unless profiles.toml sets allow_destructive = true for the profile)
+	// warning: profile "standard" serves 3 of the 4 offered tools it names: the destructive rule removed delete_file (set allow_destructive = true under [[profile]] name = "standard" in profiles.toml to serve them)
 }
 
 // DecodeFile decodes strictly: an unknown key is an error naming the file,
