@@ -103,7 +103,10 @@ fuzz:
 # in-process gateway (real everything-server, real telemetry); prints p50/p99
 # latency and throughput, and checks calls recorded == calls made and no
 # goroutine leak. make test runs the same test at 20 x 10 with -race.
+# TestLoadIdleFlood holds LOAD_IDLE idle keep-alive connections while one
+# session calls, and prints its p50 against its p50 without them.
 LOAD_SESSIONS ?= 200
 LOAD_CALLS    ?= 50
+LOAD_IDLE     ?= 5000
 load:
-	TOOLPROF_LOAD_SESSIONS=$(LOAD_SESSIONS) TOOLPROF_LOAD_CALLS=$(LOAD_CALLS) $(GO) test ./cmd/server -run '^TestLoad$$' -count=1 -v
+	TOOLPROF_LOAD_SESSIONS=$(LOAD_SESSIONS) TOOLPROF_LOAD_CALLS=$(LOAD_CALLS) TOOLPROF_LOAD_IDLE=$(LOAD_IDLE) $(GO) test ./cmd/server -run '^TestLoad(IdleFlood)?$$' -count=1 -v

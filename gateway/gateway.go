@@ -111,6 +111,8 @@ type Options struct {
 	// CallTimeout bounds each forwarded tools/call: past it the call is
 	// cancelled upstream and answered with CodeUpstreamTimeout. 0: no bound.
 	CallTimeout time.Duration
+	// HTTP configures HTTPHandler (http.go).
+	HTTP HTTPOptions
 }
 
 // Gateway serves one upstream under profiles.

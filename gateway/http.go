@@ -3,7 +3,11 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -12,12 +16,37 @@ import (
 	"github.com/toolprof/toolprof/telemetry"
 )
 
+// HTTPOptions configure HTTPHandler. The zero value serves with the SDK's
+// body limit and refuses every browser origin but loopback ones.
+type HTTPOptions struct {
+	// MaxBodyBytes is the largest request body read: a larger one is
+	// answered 413. 0 or negative: mcp.DefaultMaxRequestBodyBytes (the
+	// limit cannot be switched off).
+	MaxBodyBytes int64
+	// AllowedOrigins are the browser origins ("scheme://host[:port]")
+	// served besides loopback ones. A request whose Origin header names any
+	// other origin is answered 403; one without an Origin header (not sent
+	// by a browser) is served.
+	AllowedOrigins []string
+}
+
 // HTTPHandler serves streamable HTTP: /mcp is the default profile, /mcp/NAME
 // the profile NAME, and /healthz the Health as JSON. A profile that does not
 // exist is 404, one beyond the ceiling (Options.MaxProfile) 403, each with a
-// message listing the profiles that can be served. The SDK's DNS-rebinding
-// protection stays on.
+// message listing the profiles that can be served. Every path refuses (403)
+// a foreign Host header on a loopback listener (DNS rebinding, the SDK's
+// rule) and a foreign Origin (Options.HTTP.AllowedOrigins).
 func (g *Gateway) HTTPHandler() http.Handler {
+	maxBody := g.opts.HTTP.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = mcp.DefaultMaxRequestBodyBytes
+	}
+	origins := make(map[string]bool)
+	for _, o := range g.opts.HTTP.AllowedOrigins {
+		if k, ok := originKey(o); ok {
+			origins[k] = true
+		}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -44,8 +73,9 @@ func (g *Gateway) HTTPHandler() http.Handler {
 			return nil, err
 		}
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
-			Logger:         g.logger,
-			SessionTimeout: g.opts.IdleTimeout,
+			Logger:              g.logger,
+			SessionTimeout:      g.opts.IdleTimeout,
+			MaxRequestBodyBytes: maxBody,
 		})
 		handlers[profile] = h
 		return h, nil
@@ -74,5 +104,77 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		}
 		serve(w, r, name)
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The SDK checks the Host of /mcp requests only; /healthz and the
+		// 404s would answer a rebound name too.
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
+			if isLoopback(local.String()) && !isLoopback(r.Host) {
+				http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+				return
+			}
+		}
+		if o := r.Header.Values("Origin"); len(o) > 0 {
+			k, ok := originKey(o[0])
+			if len(o) > 1 || !ok || !(origins[k] || isLoopback(hostOf(k))) {
+				http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (loopback origins are, and those the server lists: server --allow-origin)", strings.Join(o, ", ")), http.StatusForbidden)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// CheckDefault reports, as a *ProfileError, that the default profile cannot
+// be served (unknown, or beyond the ceiling): /mcp would refuse every
+// request.
+func (g *Gateway) CheckDefault() error {
+	return g.checkProfile(g.cat().resolved.Default)
+}
+
+// isLoopback reports whether addr (host, or host:port) names this machine
+// by loopback: "localhost" or a loopback IP.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// originKey normalizes an origin to "scheme://host[:port]", lower case and
+// without the scheme's default port, as browsers send it. "null" (an
+// opaque origin) and anything with a path, query or user is not an origin.
+func originKey(origin string) (string, bool) {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return "", false
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	switch {
+	case scheme == "http" && u.Port() == "80", scheme == "https" && u.Port() == "443":
+		host = strings.ToLower(u.Hostname())
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+	}
+	return scheme + "://" + host, true
+}
+
+// hostOf is the host[:port] of an originKey.
+func hostOf(key string) string {
+	_, host, _ := strings.Cut(key, "://")
+	return host
+}
+
+// ValidOrigin reports why origin cannot be an HTTPOptions.AllowedOrigins
+// entry, or nil.
+func ValidOrigin(origin string) error {
+	if _, ok := originKey(origin); !ok {
+		return fmt.Errorf("origin %q: want scheme://host[:port], e.g. https://app.example.com", origin)
+	}
+	return nil
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,11 +25,13 @@ import (
 )
 
 // Load size: TOOLPROF_LOAD_SESSIONS concurrent HTTP sessions of
-// TOOLPROF_LOAD_CALLS calls each. The defaults are the CI size, run by make
-// test with the race detector; make load runs 200 x 50.
+// TOOLPROF_LOAD_CALLS calls each, and TOOLPROF_LOAD_IDLE idle connections
+// in the flood. The defaults are the CI size, run by make test with the
+// race detector; make load runs 200 x 50 and 5000.
 const (
 	loadSessionsEnv = "TOOLPROF_LOAD_SESSIONS"
 	loadCallsEnv    = "TOOLPROF_LOAD_CALLS"
+	loadIdleEnv     = "TOOLPROF_LOAD_IDLE"
 )
 
 func envInt(t *testing.T, name string, def int) int {
@@ -176,5 +182,86 @@ func TestLoad(t *testing.T) {
 		if s.End.IsZero() || perSession[s.ID] != calls {
 			t.Errorf("session %s: end %v, %d calls recorded, want ended with %d", s.ID, s.End, perSession[s.ID], calls)
 		}
+	}
+}
+
+// An idle-connection flood: TOOLPROF_LOAD_IDLE connections that each send
+// one request and then hold their connection open, as many as the
+// gateway's default --max-connections and beyond at make load's size.
+// A well-behaved session calls before and while they are held; all its
+// calls succeed. The ratio of its p50 latency with the flood to without,
+// in the same run, is logged.
+func TestLoadIdleFlood(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	idle := envInt(t, loadIdleEnv, 50)
+	calls := envInt(t, loadCallsEnv, 10)
+	dir := filepath.Join(t.TempDir(), "telemetry")
+	mcpURL, stderr, stop := inProcessServer(t, "--profiles", profilesFile, "--telemetry", dir, "--replica", "flood")
+	u, err := url.Parse(mcpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	httpTransport := &http.Transport{}
+	defer httpTransport.CloseIdleConnections()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "well-behaved"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: httpTransport}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	p50 := func(phase string) time.Duration {
+		var lat []time.Duration
+		for i := range calls {
+			t0 := time.Now()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text", Arguments: map[string]any{"i": i}})
+			lat = append(lat, time.Since(t0))
+			if err != nil || res.IsError {
+				t.Fatalf("%s: call %d: %v %+v", phase, i, err, res)
+			}
+		}
+		slices.Sort(lat)
+		return lat[len(lat)/2]
+	}
+	p50("warm-up")
+	unloaded := p50("unloaded")
+
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	failed := 0
+	flood := time.Now()
+	for range idle {
+		c, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatalf("flood connection %d: %v", len(held), err)
+		}
+		held = append(held, c)
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			failed++
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	floodTime := time.Since(flood)
+	loaded := p50("flooded")
+	t.Logf("idle flood: %d idle connections opened in %v (--max-connections %d, %d unanswered); well-behaved session's p50 over %d calls: %v unloaded, %v flooded, ratio %.2f",
+		idle, floodTime.Round(time.Millisecond), defaultMaxConnections, failed, calls, unloaded, loaded, float64(loaded)/float64(unloaded))
+	if failed > 0 {
+		t.Errorf("%d of %d flood connections got no answer to their one request", failed, idle)
+	}
+
+	cs.Close()
+	httpTransport.CloseIdleConnections()
+	if err := stop(); err != nil {
+		t.Fatalf("server: %v\n%s", err, stderr)
 	}
 }

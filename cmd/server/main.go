@@ -24,12 +24,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -272,6 +270,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		OperatingContext: oc,
 		Resolve:          resolve,
 		CallTimeout:      c.hard.callTimeout,
+		HTTP:             c.hard.httpOptions(),
 	}
 	if c.budget.set() {
 		if err := checkHandshake(ctx, opts, resolved.Default, c.budget, stderr); err != nil {
@@ -332,7 +331,10 @@ func serve(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, 
 		enc.SetIndent("", "  ")
 		return enc.Encode(g.Health())
 	case c.httpAddr != "":
-		return serveHTTP(ctx, c.httpAddr, g, c.hard.handler(g.HTTPHandler()), stderr)
+		if err := g.CheckDefault(); err != nil {
+			return usageError{err} // as on stdio: /mcp would refuse every request
+		}
+		return serveHTTP(ctx, c.httpAddr, g, &c.hard, stderr)
 	default:
 		if _, err := g.Server(""); err != nil {
 			var pe *gateway.ProfileError
@@ -346,29 +348,13 @@ func serve(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, 
 	}
 }
 
-// serveHTTP serves handler (g's, wrapped) on addr until ctx is done.
-func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, handler http.Handler, stderr io.Writer) error {
+// serveHTTP serves g's handler, wrapped by hard, on addr until ctx is done.
+func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, hard *hardening, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", addr, err)
 	}
-	// Connections that have sent no request yet: Shutdown waits 5 s before
-	// it treats them as idle, so they are closed directly on shutdown.
-	var mu sync.Mutex
-	fresh := make(map[net.Conn]bool)
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ConnState: func(c net.Conn, st http.ConnState) {
-			mu.Lock()
-			defer mu.Unlock()
-			if st == http.StateNew {
-				fresh[c] = true
-			} else {
-				delete(fresh, c)
-			}
-		},
-	}
+	srv, conns := hard.server(hard.handler(g.HTTPHandler()))
 	fmt.Fprintf(stderr, "server: serving profile %q on http://%s/mcp\n", g.Default(), ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -379,11 +365,7 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, handler htt
 	}
 	// Sessions first, so that their open streams end and Shutdown can finish.
 	g.Close()
-	mu.Lock()
-	for c := range fresh {
-		c.Close()
-	}
-	mu.Unlock()
+	conns.closeNew()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	nethttp "net/http"
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -102,6 +105,12 @@ func TestAuthToken(t *testing.T) {
 			}
 		}
 	}
+	// The scheme is case-insensitive (RFC 9110).
+	for _, auth := range []string{"Bearer " + token, "bearer " + token, "BEARER " + token, "Bearer  " + token + " "} {
+		if status, _, body := rawPost(t, base+"/healthz", strings.NewReader(initializeBody), -1, map[string]string{"Authorization": auth}); status != nethttp.StatusOK {
+			t.Errorf("Authorization %q: %d %q, want 200", strings.Replace(auth, token, "TOKEN", 1), status, body)
+		}
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1, HTTPClient: &nethttp.Client{Transport: bearer{token}}}, nil)
 	if err != nil {
@@ -174,9 +183,11 @@ func TestHTTPExposure(t *testing.T) {
 		t.Errorf("listens on %s, want 127.0.0.1", host)
 	}
 	for _, host := range []string{"evil.example", "evil.example:" + u.Port(), "192.0.2.1:" + u.Port()} {
-		status, _, body := rawPost(t, base+"/mcp", strings.NewReader(initializeBody), -1, map[string]string{"Host": host})
-		if status != nethttp.StatusForbidden {
-			t.Errorf("Host %s: %d %q, want 403", host, status, body)
+		for _, path := range []string{"/mcp", "/mcp/full", "/mcp/nosuch", "/healthz"} {
+			status, _, body := rawPost(t, base+path, strings.NewReader(initializeBody), -1, map[string]string{"Host": host})
+			if status != nethttp.StatusForbidden || strings.Contains(body, `"upstream"`) {
+				t.Errorf("Host %s on %s: %d %q, want 403", host, path, status, body)
+			}
 		}
 	}
 	if status, _, body := rawPost(t, base+"/mcp", strings.NewReader(initializeBody), -1, map[string]string{"Host": "localhost:" + u.Port()}); status != nethttp.StatusOK {
@@ -197,6 +208,12 @@ func TestHardeningUsageErrors(t *testing.T) {
 		{[]string{"--auth-token-file", empty, "--", "x"}, "applies to --http only"},
 		{[]string{"--http", "127.0.0.1:0", "--auth-token-file", filepath.Join(dir, "absent"), "--", "x"}, "absent"},
 		{[]string{"--http", "127.0.0.1:0", "--auth-token-file", empty, "--", "x"}, "the file is empty"},
+		{[]string{"--read-timeout", "-1s", "--", "x"}, "--read-timeout -1s: must not be negative"},
+		{[]string{"--idle-conn-timeout", "-1s", "--", "x"}, "--idle-conn-timeout -1s: must not be negative"},
+		{[]string{"--max-connections", "-1", "--", "x"}, "--max-connections -1: must not be negative"},
+		{[]string{"--http", "127.0.0.1:0", "--allow-origin", "app.example.com", "--", "x"}, `origin "app.example.com": want scheme://host[:port]`},
+		{[]string{"--http", "127.0.0.1:0", "--allow-origin", "https://a.example,null", "--", "x"}, `origin "null"`},
+		{[]string{"--allow-origin", "https://a.example", "--", "x"}, "applies to --http only"},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
@@ -205,5 +222,127 @@ func TestHardeningUsageErrors(t *testing.T) {
 		if code := exitCode(err, io.Discard); code != 2 || !strings.Contains(fmt.Sprint(err)+stderr.String(), c.want) {
 			t.Errorf("run %q: %v (exit %d), want exit 2 saying %q", c.args, err, code, c.want)
 		}
+	}
+}
+
+// Browser origins: foreign ones are refused on every path, loopback ones,
+// those --allow-origin lists (repeated or comma-separated) and requests
+// without an Origin are served.
+func TestAllowOrigin(t *testing.T) {
+	base, _ := startHTTPServer(t, nil, "--allow-origin", "https://app.example.com,https://b.example", "--allow-origin", "http://c.example:8080")
+	cases := []struct {
+		origin string
+		status int
+	}{
+		{"", nethttp.StatusOK},
+		{"http://evil.example", nethttp.StatusForbidden},
+		{"null", nethttp.StatusForbidden},
+		{"http://app.example.com", nethttp.StatusForbidden},
+		{"http://localhost:5173", nethttp.StatusOK},
+		{"http://127.0.0.1:3000", nethttp.StatusOK},
+		{"https://app.example.com", nethttp.StatusOK},
+		{"https://b.example", nethttp.StatusOK},
+		{"http://c.example:8080", nethttp.StatusOK},
+	}
+	for _, c := range cases {
+		for _, path := range []string{"/mcp", "/healthz"} {
+			h := map[string]string{}
+			if c.origin != "" {
+				h["Origin"] = c.origin
+			}
+			if status, _, body := rawPost(t, base+path, strings.NewReader(initializeBody), -1, h); status != c.status {
+				t.Errorf("Origin %q on %s: %d %q, want %d", c.origin, path, status, body, c.status)
+			}
+		}
+	}
+	if status, _, _ := rawPost(t, base+"/mcp/nosuch", strings.NewReader(initializeBody), -1, map[string]string{"Origin": "http://evil.example"}); status != nethttp.StatusForbidden {
+		t.Errorf("foreign Origin on an unknown profile: %d, want 403", status)
+	}
+}
+
+// --max-body-bytes is the limit in force, above the SDK's 4 MiB default
+// too; 0 is that default.
+func TestMaxBodyBytesAboveSDKDefault(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0","pad":"` +
+		strings.Repeat("x", 5_000_000) + `"}}}`
+	for _, c := range []struct {
+		flag   string
+		status int
+	}{
+		{"8000000", nethttp.StatusOK},
+		{"0", nethttp.StatusRequestEntityTooLarge},
+	} {
+		base, _ := startHTTPServer(t, nil, "--max-body-bytes", c.flag)
+		for _, length := range []int64{int64(len(body)), -1} {
+			var r io.Reader = strings.NewReader(body)
+			if length < 0 {
+				r = io.MultiReader(r) // chunked
+			}
+			if status, _, msg := rawPost(t, base+"/mcp", r, length, nil); status != c.status {
+				t.Errorf("--max-body-bytes %s, 5 MB body (length %d): %d %.200q, want %d", c.flag, length, status, msg, c.status)
+			}
+		}
+	}
+}
+
+// A POST body must be one JSON value: the SDK would serve the first of two
+// concatenated messages and drop the second unseen.
+func TestPostBodyOneJSONValue(t *testing.T) {
+	base, _ := startHTTPServer(t, nil)
+	_, hdr, _ := rawPost(t, base+"/mcp", strings.NewReader(initializeBody), -1, nil)
+	session := map[string]string{"Mcp-Session-Id": hdr.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	cases := []struct {
+		name   string
+		body   string
+		header map[string]string
+		status int
+		code   int
+		want   string
+	}{
+		{"two messages", ping + ping, session, 400, -32700, "more after its first JSON value"},
+		{"two messages, a space between", ping + "\n " + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`, session, 400, -32700, "one message, or one batch array, per POST"},
+		{"two initializes", initializeBody + initializeBody, nil, 400, -32700, "more after its first JSON value"},
+		{"trailing garbage", ping + "}", session, 400, -32700, "more after its first JSON value"},
+		{"not JSON", "{nope", session, 400, -32700, "not JSON"},
+		{"a string", `"ping"`, session, 400, -32600, "JSON string"},
+		{"one message, trailing white space", ping + "\r\n", session, 200, 0, ""},
+	}
+	for _, c := range cases {
+		status, _, body := rawPost(t, base+"/mcp", strings.NewReader(c.body), -1, c.header)
+		if status != c.status {
+			t.Errorf("%s: %d %q, want %d", c.name, status, body, c.status)
+			continue
+		}
+		if c.code == 0 {
+			continue
+		}
+		var resp struct {
+			ID    any `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.Error.Code != c.code || !strings.Contains(resp.Error.Message, c.want) || resp.ID != nil {
+			t.Errorf("%s: %q (%v), want JSON-RPC error %d saying %q", c.name, body, err, c.code, c.want)
+		}
+	}
+}
+
+// A default profile beyond --max-profile is a usage error over HTTP as it
+// is over stdio: /mcp would refuse every request.
+func TestCeilingUsageErrorOverHTTP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := append([]string{"--profiles", profilesFile, "--telemetry", t.TempDir(), "--http", "127.0.0.1:0", "--profile", "full", "--max-profile", "standard"},
+		upstreamArgs(filepath.Join(t.TempDir(), "log"))...)
+	cmd := exec.CommandContext(ctx, bins.server, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), `ceiling profile "standard"`) {
+		t.Errorf("--http --profile full --max-profile standard: %v\n%s\nwant exit 2 naming the ceiling", err, &stderr)
 	}
 }
