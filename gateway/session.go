@@ -186,10 +186,10 @@ func (s *session) noteClient(req mcp.Request, negotiated string) {
 	defer s.mu.Unlock()
 	if p != nil {
 		if p.ClientInfo != nil {
-			s.rec.ClientName = p.ClientInfo.Name
-			s.rec.ClientVersion = p.ClientInfo.Version
+			s.rec.ClientName = boundName(p.ClientInfo.Name, maxClientField)
+			s.rec.ClientVersion = boundName(p.ClientInfo.Version, maxClientField)
 		}
-		s.rec.ProtocolVersion = p.ProtocolVersion
+		s.rec.ProtocolVersion = boundName(p.ProtocolVersion, maxClientField)
 	}
 	if negotiated != "" {
 		s.rec.ProtocolVersion = negotiated
@@ -420,10 +420,14 @@ func (g *Gateway) notInProfile(profile, tool string) Envelope {
 	}
 }
 
-// recordCall numbers and records one call.
+// recordCall numbers and records one call, the name of a tool no upstream
+// offers bounded.
 func (g *Gateway) recordCall(s *session, c telemetry.Call) {
 	if g.opts.Recorder == nil {
 		return
+	}
+	if _, offered := g.cat().tools[c.Tool]; !offered {
+		c.Tool = boundName(c.Tool, maxUnknownToolName)
 	}
 	s.mu.Lock()
 	s.seq++
