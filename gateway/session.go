@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -82,14 +83,17 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 }
 
 // instructions are what a session is told about the server: its profile's,
-// then the operating context's summary as the sidecar reads now.
+// then the operating context's summary as the sidecar reads now, then each
+// upstream's own (upstreamInstructions).
 func (g *Gateway) instructions(s *session) string {
 	var own string
-	// A reload may have removed the session's profile: no instructions then.
+	var keep profiles.UpstreamInstructions
+	// A reload may have removed the session's profile: no instructions of
+	// its own then, and every upstream's.
 	if p, ok := g.cat().resolved.Profiles[s.profile]; ok {
-		own = p.Instructions
+		own, keep = p.Instructions, p.UpstreamInstructions
 	}
-	return contextInstructions(g.opts.OperatingContext, own)
+	return upstreamInstructions(contextInstructions(g.opts.OperatingContext, own), g.opts.Upstream, keep)
 }
 
 // session returns the state of the request's session, creating it (and a
