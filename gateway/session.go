@@ -269,10 +269,14 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 		}
 	}
 	g.withContextTool(g.opts.OperatingContext, res)
+	wire, err := g.cat().wireTools(res.Tools)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	s.rec.ToolsListPages++
 	s.mu.Unlock()
-	return toolsListResult(req, res), nil
+	return toolsListResult(req, res, wire), nil
 }
 
 // callTool answers tools/call: an unknown tool is a JSON-RPC error, a tool
