@@ -1,5 +1,6 @@
 // Package catalog loads and fingerprints tool catalogs: the result object of
-// an MCP tools/list call, {"tools": [...]}, as recorded from a live server.
+// an MCP tools/list call, {"tools": [...]}, as recorded from a live server,
+// optionally with the servers' instructions beside it ("instructions").
 //
 // A catalog stands in for a server that is not running: derive, bench and
 // check work from the file (the gateway's CatalogUpstream lists it and runs
@@ -23,9 +24,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Catalog is an ordered list of tools.
+// Catalog is an ordered list of tools, and what the servers that offer them
+// say about themselves.
 type Catalog struct {
 	Tools []*mcp.Tool `json:"tools"`
+	// Instructions are the servers' own instructions (their initialize
+	// results'), in launch-document order; only servers that sent some.
+	// A key beside "tools" that a plain tools/list result lacks: older
+	// catalogs have none and read as servers without instructions. The
+	// Hash covers the tools only.
+	Instructions []ServerInstructions `json:"instructions,omitempty"`
+}
+
+// ServerInstructions are one server's instructions.
+type ServerInstructions struct {
+	Server       string `json:"server"` // its name in the launch document
+	Instructions string `json:"instructions"`
 }
 
 // Load reads a catalog file.

@@ -70,3 +70,36 @@ func TestWriteRoundTrip(t *testing.T) {
 		t.Error("Tool lookup wrong")
 	}
 }
+
+// TestInstructions: a catalog may carry its servers' instructions beside
+// the tools; one without reads as servers without any, and the hash
+// covers the tools only.
+func TestInstructions(t *testing.T) {
+	const tools = `"tools":[{"name":"a","inputSchema":{"type":"object"}}]`
+	old, err := Decode(strings.NewReader(`{` + tools + `}`))
+	if err != nil || old.Instructions != nil {
+		t.Fatalf("catalog without instructions: %+v, %v", old, err)
+	}
+	c, err := Decode(strings.NewReader(`{` + tools + `,"instructions":[{"server":"github","instructions":"Use the tools."}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []ServerInstructions{{Server: "github", Instructions: "Use the tools."}}; len(c.Instructions) != 1 || c.Instructions[0] != want[0] {
+		t.Errorf("instructions %+v, want %+v", c.Instructions, want)
+	}
+	if !Equal(old, c) {
+		t.Error("instructions change the catalog's hash")
+	}
+	var buf bytes.Buffer
+	if err := c.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(&buf)
+	if err != nil || len(back.Instructions) != 1 || back.Instructions[0] != c.Instructions[0] {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+	buf.Reset()
+	if err := old.Write(&buf); err != nil || strings.Contains(buf.String(), "instructions") {
+		t.Errorf("a catalog without instructions writes %q, want no instructions key (%v)", buf.String(), err)
+	}
+}

@@ -76,12 +76,12 @@ stop_server() {
 trap 'stop_server /dev/null || true' EXIT
 trap 'exit 130' INT TERM
 
-# start_server LOG ARGS...: starts the gateway on a free loopback port and
-# sets $endpoint from the address it prints.
+# start_server LOG DIR ARGS...: starts the gateway in DIR on a free
+# loopback port and sets $endpoint from the address it prints.
 start_server() {
-	local log=$1
-	shift
-	"$BIN/server" --http 127.0.0.1:0 "$@" 2>"$log" &
+	local log=$1 dir=$2
+	shift 2
+	(cd "$dir" && exec "$TOOLPROF_DEMO_BIN/server" --http 127.0.0.1:0 "$@") 2>"$log" &
 	server_pid=$!
 	endpoint=""
 	for _ in $(seq 1 300); do
@@ -101,9 +101,12 @@ step "catalog of the upstreams in $LAUNCH"
 "$BIN/profiler" catalog --launch "$LAUNCH" --out "$OUT/catalog.json"
 
 step "gateway on HTTP, no profiles yet: every session sees every tool"
-# The profiles file does not exist yet: the gateway serves every tool as
-# profile "full", so the telemetry shows the demand for every tool.
-start_server "$OUT/server.log" --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/telemetry" --launch "$LAUNCH"
+# No profiles file is named, and $OUT (the gateway's working directory)
+# holds none yet: the gateway serves every tool as profile "full", so the
+# telemetry shows the demand for every tool. (A named file must exist.)
+OUT_ABS=$(cd "$OUT" && pwd)
+LAUNCH_ABS=$(pwd)/$LAUNCH
+start_server "$OUT/server.log" "$OUT_ABS" --telemetry "$OUT_ABS/telemetry" --launch "$LAUNCH_ABS"
 echo "gateway at $endpoint (pid $server_pid)" >&2
 
 step "replay $TRACE through the gateway"
@@ -131,7 +134,7 @@ step "rehearsal: which trace sessions the derived default profile would refuse (
 "$BIN/profiler" check --profiles "$OUT/profiles.generated.toml" --catalog "$OUT/catalog.json" --trace "$TRACE" --refused-only | tee "$OUT/check.txt"
 
 step "rehearsal: the same trace replayed against the gateway serving the derived profiles"
-start_server "$OUT/rehearsal-server.log" --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/rehearsal-telemetry" --launch "$LAUNCH"
+start_server "$OUT/rehearsal-server.log" . --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/rehearsal-telemetry" --launch "$LAUNCH"
 "$BIN/profiler" replay --trace "$TRACE" --url "$endpoint" --concurrency "$CONCURRENCY" | tee "$OUT/rehearsal.txt"
 stop_server "$OUT/rehearsal-server.log"
 

@@ -19,6 +19,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -39,6 +40,10 @@ type catalogState struct {
 	listed   map[string][]string  // per profile, the tools listed and callable (sorted)
 	hash     string
 	explore  string // the profile exploration sessions get
+
+	// servedRaw holds, for the tools whose server's own definition is
+	// known (RawToolsUpstream), that definition as listed (rawtools.go).
+	servedRaw map[string]json.RawMessage
 }
 
 // cat is the current catalog.
@@ -57,6 +62,7 @@ func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, resolved *p
 		st.tools[t.Name] = t
 	}
 	st.served = servedTools(list, resolved)
+	st.servedRaw = servedRaw(opts.Upstream, list, st.served)
 	scratch := &Gateway{opts: opts, logger: logger}
 	scratch.catalog.Store(st)
 	listed := scratch.listedTools()

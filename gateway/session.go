@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -82,14 +83,17 @@ func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
 }
 
 // instructions are what a session is told about the server: its profile's,
-// then the operating context's summary as the sidecar reads now.
+// then the operating context's summary as the sidecar reads now, then each
+// upstream's own (upstreamInstructions).
 func (g *Gateway) instructions(s *session) string {
 	var own string
-	// A reload may have removed the session's profile: no instructions then.
+	var keep profiles.UpstreamInstructions
+	// A reload may have removed the session's profile: no instructions of
+	// its own then, and every upstream's.
 	if p, ok := g.cat().resolved.Profiles[s.profile]; ok {
-		own = p.Instructions
+		own, keep = p.Instructions, p.UpstreamInstructions
 	}
-	return contextInstructions(g.opts.OperatingContext, own)
+	return upstreamInstructions(contextInstructions(g.opts.OperatingContext, own), g.opts.Upstream, keep)
 }
 
 // session returns the state of the request's session, creating it (and a
@@ -186,10 +190,10 @@ func (s *session) noteClient(req mcp.Request, negotiated string) {
 	defer s.mu.Unlock()
 	if p != nil {
 		if p.ClientInfo != nil {
-			s.rec.ClientName = p.ClientInfo.Name
-			s.rec.ClientVersion = p.ClientInfo.Version
+			s.rec.ClientName = boundName(p.ClientInfo.Name, maxClientField)
+			s.rec.ClientVersion = boundName(p.ClientInfo.Version, maxClientField)
 		}
-		s.rec.ProtocolVersion = p.ProtocolVersion
+		s.rec.ProtocolVersion = boundName(p.ProtocolVersion, maxClientField)
 	}
 	if negotiated != "" {
 		s.rec.ProtocolVersion = negotiated
@@ -265,10 +269,14 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 		}
 	}
 	g.withContextTool(g.opts.OperatingContext, res)
+	wire, err := g.cat().wireTools(res.Tools)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	s.rec.ToolsListPages++
 	s.mu.Unlock()
-	return toolsListResult(req, res), nil
+	return toolsListResult(req, res, wire), nil
 }
 
 // callTool answers tools/call: an unknown tool is a JSON-RPC error, a tool
@@ -420,10 +428,14 @@ func (g *Gateway) notInProfile(profile, tool string) Envelope {
 	}
 }
 
-// recordCall numbers and records one call.
+// recordCall numbers and records one call, the name of a tool no upstream
+// offers bounded.
 func (g *Gateway) recordCall(s *session, c telemetry.Call) {
 	if g.opts.Recorder == nil {
 		return
+	}
+	if _, offered := g.cat().tools[c.Tool]; !offered {
+		c.Tool = boundName(c.Tool, maxUnknownToolName)
 	}
 	s.mu.Lock()
 	s.seq++

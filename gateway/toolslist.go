@@ -1,6 +1,10 @@
 package gateway
 
-import "github.com/modelcontextprotocol/go-sdk/mcp"
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // The tools/list result by protocol version. ttlMs and cacheScope
 // (SEP-2549) are part of protocol 2026-07-28, where they are required; a
@@ -21,22 +25,31 @@ const protocolCacheable = "2026-07-28"
 const toolsCacheScope = "private"
 
 // toolsPage is a tools/list result without the 2026-07-28 cache fields,
-// its fields in the order mcp.ListToolsResult encodes them.
+// its fields in the order mcp.ListToolsResult encodes them. Tools are
+// their wire form (catalogState.wireTools).
 type toolsPage struct {
 	mcp.ResultBase
-	NextCursor string      `json:"nextCursor,omitempty"`
-	Tools      []*mcp.Tool `json:"tools"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+	Tools      []json.RawMessage `json:"tools"`
 }
 
-// toolsListResult returns res as req's protocol version has it: res with
-// its cache fields set from 2026-07-28 on, the same listing without them
-// before.
-func toolsListResult(req mcp.Request, res *mcp.ListToolsResult) mcp.Result {
+// cacheablePage is a 2026-07-28 tools/list result: the SDK's type, whose
+// methods let the SDK set its result type and _meta, with its tools
+// shadowed by their wire form.
+type cacheablePage struct {
+	*mcp.ListToolsResult
+	Tools []json.RawMessage `json:"tools"`
+}
+
+// toolsListResult returns res, its tools as wire lists them, as req's
+// protocol version has it: with its cache fields set from 2026-07-28 on,
+// without them before.
+func toolsListResult(req mcp.Request, res *mcp.ListToolsResult, wire []json.RawMessage) mcp.Result {
 	if cacheableProtocol(req) {
 		res.CacheScope = toolsCacheScope
-		return res
+		return &cacheablePage{ListToolsResult: res, Tools: wire}
 	}
-	return &toolsPage{ResultBase: mcp.ResultBase{Meta: res.Meta}, NextCursor: res.NextCursor, Tools: res.Tools}
+	return &toolsPage{ResultBase: mcp.ResultBase{Meta: res.Meta}, NextCursor: res.NextCursor, Tools: wire}
 }
 
 // cacheableProtocol reports whether req follows protocol 2026-07-28 or

@@ -61,6 +61,18 @@ func (u *ClientUpstream) CallTool(ctx context.Context, params *mcp.CallToolParam
 	return u.session.CallTool(ctx, &mcp.CallToolParams{Name: params.Name, Arguments: args})
 }
 
+// ClientUpstreamName is the server name of a ClientUpstream's instructions.
+const ClientUpstreamName = "upstream"
+
+// Instructions are the server's instructions from its initialize result.
+func (u *ClientUpstream) Instructions() []catalog.ServerInstructions {
+	r := u.session.InitializeResult()
+	if r == nil || r.Instructions == "" {
+		return nil
+	}
+	return []catalog.ServerInstructions{{Server: ClientUpstreamName, Instructions: r.Instructions}}
+}
+
 // Close ends the session (and, for a command transport, the process).
 func (u *ClientUpstream) Close() error {
 	return u.session.Close()
@@ -87,6 +99,11 @@ func (u *CatalogUpstream) ListTools(context.Context) ([]*mcp.Tool, error) {
 	tools := slices.Clone(u.cat.Tools)
 	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return tools, nil
+}
+
+// Instructions are the servers' instructions the catalog recorded.
+func (u *CatalogUpstream) Instructions() []catalog.ServerInstructions {
+	return slices.Clone(u.cat.Instructions)
 }
 
 // CallTool always fails with ErrRecordedCatalog, which the gateway answers

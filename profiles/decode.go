@@ -180,6 +180,10 @@ func checkValue(v any, t reflect.Type, key, name string, loc *keyLines, problems
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if t == upstreamInstructionsType {
+		checkUpstreamInstructions(v, key, name, loc, problems)
+		return
+	}
 	bad := func() {
 		*problems = append(*problems, &Error{File: name, Line: loc.line(key), Key: key,
 			Msg: fmt.Sprintf("wrong type: want %s, got %s", wantType(t), tomlType(v))})
@@ -494,7 +498,7 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 			for _, k := range []string{"pin", "deny"} {
 				if l := loc.exact(key + "." + k); l > 0 || (k == "pin" && len(pp.Pin) > 0) || (k == "deny" && len(pp.Deny) > 0) {
 					add(&Error{File: name, Line: l, Key: key + "." + k,
-						Msg: fmt.Sprintf(`profile "full" always holds every offered tool; %s is not allowed there (valid for full: instructions)`, k)})
+						Msg: fmt.Sprintf(`profile "full" always holds every offered tool; %s is not allowed there (valid for full: instructions, upstream_instructions)`, k)})
 				}
 			}
 			if pp.ReadOnly != nil && *pp.ReadOnly {

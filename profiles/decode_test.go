@@ -193,6 +193,12 @@ read_only = false
 		{name: "instructions on full are fine", src: "version = 1\n[[profile]]\nname = \"full\"\ninstructions = \"everything\"\n"},
 		{name: "pattern in pin", src: "version = 1\n[[profile]]\nname = \"a\"\npin = [\"read_*\"]\n", wantLine: 4, wantKey: "profile[0].pin[0]", wantMsg: "pin takes exact tool names; patterns ('*') are accepted only in destructive and [[effect]]"},
 		{name: "pattern in deny", src: "version = 1\n[[profile]]\nname = \"a\"\ndeny = [\n  \"x\",\n  \"delete_*\",\n]\n", wantLine: 6, wantKey: "profile[0].deny[1]", wantMsg: "deny takes exact tool names"},
+		{name: "upstream instructions", src: "version = 1\nupstream_instructions = \"drop\"\n[[profile]]\nname = \"full\"\n[profile.upstream_instructions]\ngithub = \"drop\"\n\"every-thing.2\" = \"Call test_* tools.\"\n"},
+		{name: "upstream instructions not drop", src: "version = 1\nupstream_instructions = \"keep\"\n", wantLine: 2, wantKey: "upstream_instructions", wantMsg: `"keep" is not a valid value; want "drop"`},
+		{name: "upstream instructions wrong type", src: "version = 1\n[[profile]]\nname = \"a\"\nupstream_instructions = 1\n", wantLine: 4, wantKey: "profile[0].upstream_instructions", wantMsg: "wrong type: got an integer"},
+		{name: "upstream instructions server not text", src: "version = 1\n[upstream_instructions]\ngithub = true\n", wantLine: 3, wantKey: "upstream_instructions.github", wantMsg: "want a string"},
+		{name: "upstream instructions empty text", src: "version = 1\n[upstream_instructions]\ngithub = \"\"\n", wantLine: 3, wantKey: "upstream_instructions.github", wantMsg: `to drop github's instructions write "drop"`},
+		{name: "upstream instructions bad server name", src: "version = 1\n[upstream_instructions]\n\"a b\" = \"drop\"\n", wantLine: 3, wantKey: "upstream_instructions.a b", wantMsg: "not a server name"},
 		{name: "bad default name", src: "version = 1\ndefault = \"a/b\"\n", wantLine: 2, wantKey: "default", wantMsg: "is not valid"},
 	}
 	runDecodeCases(t, tests, func(src, name string) error {

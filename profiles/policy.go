@@ -10,8 +10,11 @@ type Policy struct {
 	// in addition to those annotated destructiveHint.
 	Destructive []string `toml:"destructive,omitempty"`
 	// Effects overrides the effect kind derived from annotations.
-	Effects  []EffectRule    `toml:"effect,omitempty"`
-	Profiles []PolicyProfile `toml:"profile,omitempty"`
+	Effects []EffectRule `toml:"effect,omitempty"`
+	// UpstreamInstructions drops or replaces upstreams' instructions in
+	// every profile (see UpstreamInstructions); a profile's own entry wins.
+	UpstreamInstructions *UpstreamInstructions `toml:"upstream_instructions,omitempty"`
+	Profiles             []PolicyProfile       `toml:"profile,omitempty"`
 }
 
 // PolicyProfile is what people decide about one profile. A PolicyProfile whose
@@ -28,6 +31,9 @@ type PolicyProfile struct {
 	AllowDestructive bool `toml:"allow_destructive,omitempty"`
 	// ReadOnly, when set, overrides the generated read_only flag.
 	ReadOnly *bool `toml:"read_only,omitempty"`
+	// UpstreamInstructions drops or replaces upstreams' instructions in
+	// this profile, over the top-level entry.
+	UpstreamInstructions *UpstreamInstructions `toml:"upstream_instructions,omitempty"`
 }
 
 // EffectRule sets the effect kind of the tools whose name matches Tool, an

@@ -21,6 +21,12 @@
 //
 //   - tools = (generated tools ∪ pin) − deny, keeping only offered tools;
 //   - instructions and read_only come from profiles.toml when it sets them;
+//   - upstream_instructions (see UpstreamInstructions), at the top level of
+//     profiles.toml for every profile or in a [[profile]] for that one (its
+//     per-server entries win), drops the upstream servers' own
+//     instructions ("drop") or drops or replaces one server's (a table of
+//     SERVER = "drop" or a replacement text), which the gateway otherwise
+//     serves after the profile's;
 //   - a [[profile]] in profiles.toml that the generated file lacks is a new
 //     profile made of its pins;
 //   - destructive tools (see EffectOf) are removed from every profile except

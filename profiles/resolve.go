@@ -111,9 +111,12 @@ type ResolvedProfile struct {
 	Name         string
 	Tools        []string // sorted by name, only tools offered
 	Instructions string
-	Groups       []string
-	ReadOnly     bool
-	Measured     *Measured
+	// UpstreamInstructions says which upstreams' instructions follow the
+	// profile's own (profiles.toml upstream_instructions).
+	UpstreamInstructions UpstreamInstructions
+	Groups               []string
+	ReadOnly             bool
+	Measured             *Measured
 	// AllowDestructive is set for "full" and for profiles that profiles.toml
 	// allows to hold destructive tools; it bounds what a group may switch on.
 	AllowDestructive bool
@@ -278,7 +281,7 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 	// build merges one profile. gen is nil for a profile defined only in
 	// profiles.toml.
 	build := func(name string, gen *Profile, pp *PolicyProfile) *ResolvedProfile {
-		rp := &ResolvedProfile{Name: name}
+		rp := &ResolvedProfile{Name: name, UpstreamInstructions: upstreamInstructions(pol, pp)}
 		members := map[string]bool{}
 		pinned := map[string]bool{}
 		if gen != nil {
@@ -361,7 +364,8 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 		r.Profiles[pp.Name] = rp
 		r.Order = append(r.Order, pp.Name)
 	}
-	full := &ResolvedProfile{Name: FullProfile, Tools: slices.Clone(r.Tools), AllowDestructive: true}
+	full := &ResolvedProfile{Name: FullProfile, Tools: slices.Clone(r.Tools), AllowDestructive: true,
+		UpstreamInstructions: upstreamInstructions(pol, policyFor[FullProfile])}
 	if genFull != nil {
 		full.Instructions, full.Measured, full.Groups = genFull.Instructions, genFull.Measured, slices.Clone(genFull.Groups)
 	}

@@ -192,7 +192,8 @@ type Client struct {
 	listsBegun  uint64 // tools/list listings begun
 	toolsListed uint64 // the listing whose result tools holds (by begin order)
 
-	notes notes // relayed notifications in handling, for settle
+	notes notes    // relayed notifications in handling, for settle
+	raw   rawTools // tool definitions as listed (rawtools.go)
 
 	// stderr holds the scrubbing writers of started processes whose last
 	// partial line has not been flushed (flushStderr, once they exited).
@@ -281,7 +282,7 @@ func (c *Client) connect(ctx context.Context) error {
 	if err != nil {
 		return c.recordFailure(err)
 	}
-	cs, err := c.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
+	cs, err := c.client.Connect(ctx, c.raw.wrap(t), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
 	if err != nil {
 		c.flushStderr() // the SDK closed the session, ending the process
 		return c.recordFailure(err)

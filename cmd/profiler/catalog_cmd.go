@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/atomicfile"
 )
 
@@ -17,7 +18,8 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	stderr = &serialWriter{w: stderr}
 	fs := newCommandFlags("catalog", "[--out FILE] (--launch FILE | -- CMD ARGS)",
 		"Starts the upstreams and writes the tools they offer as a tools/list result\n"+
-			"{\"tools\": [...]}: the catalog that derive and bench --catalog read.", stderr)
+			"{\"tools\": [...]}, with the servers' instructions as \"instructions\": the catalog that\n"+
+			"derive and bench --catalog read.", stderr)
 	var src sourceFlags
 	src.register(fs, false)
 	out := fs.String("out", "", "write the catalog to `FILE` (atomically) instead of stdout")
@@ -33,8 +35,12 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err != nil {
 		return fmt.Errorf("list tools of %s: %w", source.desc, err)
 	}
+	cat := &catalog.Catalog{Tools: tools}
+	if iu, ok := source.up.(gateway.InstructionsUpstream); ok {
+		cat.Instructions = iu.Instructions() // served after the profile's, so bench prices them
+	}
 	var buf bytes.Buffer
-	if err := (&catalog.Catalog{Tools: tools}).Write(&buf); err != nil {
+	if err := cat.Write(&buf); err != nil {
 		return fmt.Errorf("encode catalog: %w", err)
 	}
 	// Read it back: what is written must load as a catalog.

@@ -47,9 +47,10 @@ func writeLaunch(t *testing.T, servers map[string]any) string {
 }
 
 // launchArgs are the flags every launched server gets: no profiles file
-// (every tool served as "full") and a telemetry directory of the test's.
+// named (the default one is absent from this directory, so every tool is
+// served as "full") and a telemetry directory of the test's.
 func launchArgs(t *testing.T, telemetry string) []string {
-	return []string{"--profiles", filepath.Join(t.TempDir(), "none.toml"), "--telemetry", telemetry}
+	return []string{"--telemetry", telemetry}
 }
 
 // startLaunch runs the server over HTTP with --launch FILE and flags, env
@@ -160,17 +161,18 @@ func TestLaunchStartupErrors(t *testing.T) {
 		"missing": map[string]any{"command": "/nonexistent/toolprof-missing-server"},
 	})
 	cases := []struct {
-		name  string
-		args  []string
-		code  int
-		wants []string
+		name    string
+		args    []string
+		code    int
+		wants   []string
+		started bool // the document is valid: its servers were started
 	}{
-		{"unresolved variable", []string{"--launch", unresolved}, 1, []string{`server "repo"`, "TOOLPROF_TEST_UNSET_TOKEN", "env GITHUB_TOKEN"}},
-		{"sse refused", []string{"--launch", sse}, 1, []string{`"old"`, "SSE is unsupported, migrate to streamable_http"}},
-		{"missing upstream with --require-all", []string{"--launch", missing, "--require-all"}, 1, []string{`upstream "missing"`, "all required"}},
-		{"launch and a command", []string{"--launch", missing, "--", bins.everything}, 2, []string{"give one of them"}},
-		{"persona without launch", []string{"--persona", "dev", "--", bins.everything}, 2, []string{"--persona dev needs --launch"}},
-		{"unknown persona", []string{"--launch", missing, "--persona", "nobody"}, 1, []string{`unknown persona "nobody"`}},
+		{"unresolved variable", []string{"--launch", unresolved}, 1, []string{`server "repo"`, "TOOLPROF_TEST_UNSET_TOKEN", "env GITHUB_TOKEN"}, false},
+		{"sse refused", []string{"--launch", sse}, 1, []string{`"old"`, "SSE is unsupported, migrate to streamable_http"}, false},
+		{"missing upstream with --require-all", []string{"--launch", missing, "--require-all"}, 1, []string{`upstream "missing"`, "all required"}, true},
+		{"launch and a command", []string{"--launch", missing, "--", bins.everything}, 2, []string{"give one of them"}, false},
+		{"persona without launch", []string{"--persona", "dev", "--", bins.everything}, 2, []string{"--persona dev needs --launch"}, false},
+		{"unknown persona", []string{"--launch", missing, "--persona", "nobody"}, 1, []string{`unknown persona "nobody"`}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,6 +184,11 @@ func TestLaunchStartupErrors(t *testing.T) {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}
+			}
+			// A launch document that cannot be used is reported alone,
+			// before anything about the profiles.
+			if c.code == 1 && !c.started && strings.Contains(stderr, "profiles") {
+				t.Errorf("stderr speaks of the profiles before the launch document's error:\n%s", stderr)
 			}
 		})
 	}

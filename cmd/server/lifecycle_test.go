@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	nethttp "net/http"
 	"os"
 	"os/exec"
@@ -224,16 +225,70 @@ func TestCancelledCall(t *testing.T) {
 	}
 }
 
+// TestNoProfilesFileServesFull: with no profiles file named and the
+// default one absent (day one) every tool is served as full, and stderr
+// and the health warnings say so.
 func TestNoProfilesFileServesFull(t *testing.T) {
+	if _, err := os.Stat(defaultProfilesPath); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the test needs no %s in the package directory: %v", defaultProfilesPath, err)
+	}
 	for _, m := range modes {
 		t.Run(string(m), func(t *testing.T) {
-			s := start(t, m, "/mcp", "", "--profiles", filepath.Join(t.TempDir(), "absent.toml"))
+			s := startFlags(t, m, "/mcp", "", nil)
 			names, _ := listNames(t, s.session, "")
 			if !reflect.DeepEqual(names, membership["full"]) {
 				t.Errorf("lists %v, want every tool", names)
 			}
 			if !strings.Contains(s.stderr.String(), `serving every tool as profile "full"`) {
 				t.Errorf("stderr does not say full is served:\n%s", s.stderr)
+			}
+		})
+	}
+	code, out, stderr := runServer(t, nil, append([]string{"--health"}, upstreamArgs(filepath.Join(t.TempDir(), "log"))...)...)
+	var h gateway.Health
+	if err := json.Unmarshal([]byte(out), &h); code != 0 || err != nil {
+		t.Fatalf("--health: exit %d, %v\n%s", code, err, stderr)
+	}
+	if !slices.ContainsFunc(h.Warnings, func(w string) bool { return strings.Contains(w, "no profiles file") && strings.Contains(w, "day one") }) {
+		t.Errorf("health warnings %q do not say every tool is served on day one", h.Warnings)
+	}
+}
+
+// TestNamedProfilesFileMustExist: a profiles file named by --profiles or
+// $TOOLPROF_PROFILES that is missing or unreadable exits 1 naming it,
+// rather than serving every tool.
+func TestNamedProfilesFileMustExist(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "profiles.genrated.toml")
+	cases := []struct {
+		name  string
+		env   []string
+		args  []string
+		wants []string
+	}{
+		{"missing --profiles", nil, []string{"--profiles", missing}, []string{"--profiles " + missing, "does not exist"}},
+		{"missing $TOOLPROF_PROFILES", []string{"TOOLPROF_PROFILES=" + missing}, nil, []string{"$TOOLPROF_PROFILES " + missing, "does not exist"}},
+		{"unreadable --profiles", nil, []string{"--profiles", dir}, []string{dir, "is a directory"}},
+		{"--profiles wins over a missing $TOOLPROF_PROFILES", []string{"TOOLPROF_PROFILES=" + missing}, []string{"--profiles", profilesFile}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(append(c.args, "--health"), upstreamArgs(filepath.Join(t.TempDir(), "log"))...)
+			code, _, stderr := runServer(t, c.env, args...)
+			want := 1
+			if c.wants == nil {
+				want = 0
+			}
+			if code != want {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, want, stderr)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stderr, "serving every tool") {
+				t.Errorf("stderr says every tool is served:\n%s", stderr)
 			}
 		})
 	}

@@ -42,6 +42,14 @@ import (
 	"github.com/toolprof/toolprof/upstream"
 )
 
+// defaultProfilesPath is the profiles file read when none is named; it alone
+// may be missing.
+const defaultProfilesPath = "profiles.generated.toml"
+
+// profilesEnv names the variable that names the profiles file when
+// --profiles does not.
+const profilesEnv = "TOOLPROF_PROFILES"
+
 // usageError marks an error in how the command was called; it exits 2.
 type usageError struct{ err error }
 
@@ -75,23 +83,28 @@ func exitCode(err error, stderr io.Writer) int {
 // config is the parsed command line.
 type config struct {
 	profilesPath string
-	profile      string
-	pageSize     int
-	telemetryDir string
-	rotate       time.Duration
-	explore      float64
-	httpAddr     string
-	allowRemote  bool
-	maxProfile   string
-	health       bool
-	replica      string
-	readOnly     bool
-	budget       handshakeBudget
-	launchPath   string
-	persona      string
-	requireAll   bool
-	upstream     []string
-	hard         hardening // auth.go
+	// profilesNamed is set when the profiles file was named (--profiles or
+	// $TOOLPROF_PROFILES): it must then exist, since serving every tool
+	// because of a typo would turn enforcement off.
+	profilesNamed   bool
+	profilesFromEnv bool
+	profile         string
+	pageSize        int
+	telemetryDir    string
+	rotate          time.Duration
+	explore         float64
+	httpAddr        string
+	allowRemote     bool
+	maxProfile      string
+	health          bool
+	replica         string
+	readOnly        bool
+	budget          handshakeBudget
+	launchPath      string
+	persona         string
+	requireAll      bool
+	upstream        []string
+	hard            hardening // auth.go
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -106,7 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			"or an unknown profile, 1 when the handshake is over --max-handshake-tokens or -bytes.\n\nflags:")
 		fset.PrintDefaults()
 	}
-	fset.StringVar(&c.profilesPath, "profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in)")
+	fset.StringVar(&c.profilesPath, "profiles", defaultProfilesPath, "generated profiles `FILE` (profiles.toml beside it is merged in; default: $"+profilesEnv+", else this); a FILE named that does not exist exits 1, only the default may be absent (day one: every tool as profile full)")
 	fset.StringVar(&c.profile, "profile", "", "profile `NAME` to serve (default: $TOOLPROF_PROFILE, else the file's default)")
 	fset.IntVar(&c.pageSize, "page-size", gateway.DefaultPageSize, "tools per tools/list page when the client pages (cursor \""+gateway.StartCursor+"\" starts)")
 	fset.StringVar(&c.telemetryDir, "telemetry", "telemetry", "telemetry `DIR`")
@@ -130,6 +143,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		return nil, usageError{err}
 	}
+	fset.Visit(func(f *flag.Flag) { c.profilesNamed = c.profilesNamed || f.Name == "profiles" })
 	c.upstream = fset.Args()
 	switch {
 	case len(c.upstream) == 0 && c.launchPath == "":
@@ -193,22 +207,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c.profile == "" {
 		c.profile = os.Getenv("TOOLPROF_PROFILE")
 	}
+	if v := os.Getenv(profilesEnv); v != "" && !c.profilesNamed {
+		c.profilesPath, c.profilesNamed, c.profilesFromEnv = v, true, true
+	}
 	// Read once now, so that an invalid sidecar logs its warning at start;
 	// the gateway rereads it on every use.
 	home, _ := os.UserHomeDir()
 	oc := opcontext.New(os.LookupEnv, home, logger)
 	oc.Active()
 
-	set, err := profiles.Load(c.profilesPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		fmt.Fprintf(stderr, "server: no profiles file %s: serving every tool as profile %q\n", c.profilesPath, gateway.FullProfile)
-		set = nil
-	case err != nil:
+	// The launch document is checked before the profiles, so that a bad
+	// one is the first and only thing reported.
+	if _, err := launchDocument(c); err != nil {
 		return err
+	}
+	set, dayOne, err := loadProfiles(c)
+	if err != nil {
+		return err
+	}
+	if dayOne != "" {
+		fmt.Fprintln(stderr, "server:", dayOne)
 	}
 
 	src := newProfileSource(c.profilesPath, set, stderr) // reloaded on change (reload.go)
+	src.finding = dayOne
 
 	// The upstreams are ours: started here and closed by the gateway.
 	ref := &gatewayRef{}
@@ -321,6 +343,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		closeRec()
 	}
 	return serveErr
+}
+
+// loadProfiles reads the profiles file. A missing default file is day one:
+// no set, and dayOne says so (for stderr and the health warnings). A named
+// file that is missing or unreadable is an error naming it.
+func loadProfiles(c *config) (set *profiles.Set, dayOne string, err error) {
+	set, err = profiles.Load(c.profilesPath)
+	switch {
+	case err == nil:
+		return set, "", nil
+	case errors.Is(err, fs.ErrNotExist) && !c.profilesNamed:
+		return nil, fmt.Sprintf("no profiles file %s: serving every tool as profile %q (day one; name the file with --profiles once derived)", c.profilesPath, gateway.FullProfile), nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "", fmt.Errorf("%s %s: the profiles file named does not exist; fix the path, or name none to serve every tool as profile %q on day one: %w", c.profilesSource(), c.profilesPath, gateway.FullProfile, err)
+	}
+	return nil, "", err
+}
+
+// profilesSource names what named the profiles file.
+func (c *config) profilesSource() string {
+	if c.profilesFromEnv {
+		return "$" + profilesEnv
+	}
+	return "--profiles"
 }
 
 // serve runs the selected mode until the client leaves or ctx is done.

@@ -128,9 +128,15 @@ func start(t *testing.T, m mode, path string, protocol string, flags ...string) 
 // startEnv is start with env added to the server's environment.
 func startEnv(t *testing.T, m mode, path string, protocol string, env []string, flags ...string) *served {
 	t.Helper()
+	return startFlags(t, m, path, protocol, env, append([]string{"--profiles", profilesFile}, flags...)...)
+}
+
+// startFlags is startEnv without the test profiles file: only flags name one.
+func startFlags(t *testing.T, m mode, path string, protocol string, env []string, flags ...string) *served {
+	t.Helper()
 	dir := t.TempDir()
 	s := &served{upstream: filepath.Join(dir, "upstream.log"), telemetry: filepath.Join(dir, "telemetry"), stderr: &syncbuf.Buffer{}}
-	args := append([]string{"--profiles", profilesFile, "--telemetry", s.telemetry}, flags...)
+	args := append([]string{"--telemetry", s.telemetry}, flags...)
 	if m == overHTTP {
 		args = append(args, "--http", "127.0.0.1:0")
 	}

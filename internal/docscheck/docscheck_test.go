@@ -155,6 +155,15 @@ func TestReadmeClientConfig(t *testing.T) {
 	if err := os.Symlink(b.server, filepath.Join(dir, "bin", "server")); err != nil {
 		t.Fatal(err)
 	}
+	// The configuration names a profiles file, which must then exist: the
+	// gateway's test profiles of the everything-server stand in for one.
+	profiles, err := os.ReadFile(filepath.Join(root, "gateway", "testdata", "profiles.generated.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "profiles.generated.toml"), profiles, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	launch := fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q}}}`, testupstream.EverythingServer(t))
 	if err := os.WriteFile(filepath.Join(dir, "servers.mcp.json"), []byte(launch), 0o644); err != nil {
 		t.Fatal(err)
