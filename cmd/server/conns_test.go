@@ -162,10 +162,23 @@ func TestMaxConnectionsEvictsIdle(t *testing.T) {
 	if status, body, err := newcomer.do(t, healthzRequest(u.Host)); err != nil || status != 200 {
 		t.Fatalf("a new client at the cap: %d %q %v, want served", status, body, err)
 	}
-	if !idle[0].closedByServer(30 * time.Second) {
-		t.Error("the longest-idle connection is still open")
+	// Which of the two idle connections is the longest idle depends on
+	// when the server's goroutines noted them idle, which the client
+	// cannot see; TestConnTracker asserts the order. Here: exactly one is
+	// closed (before the newcomer was answered), the other still served.
+	closed := -1
+	for i, c := range idle {
+		if c.closedByServer(time.Second) {
+			if closed >= 0 {
+				t.Fatal("both idle connections were closed; one eviction was due")
+			}
+			closed = i
+		}
 	}
-	if status, _, err := idle[1].do(t, healthzRequest(u.Host)); err != nil || status != 200 {
+	if closed < 0 {
+		t.Fatal("no idle connection was closed")
+	}
+	if status, _, err := idle[1-closed].do(t, healthzRequest(u.Host)); err != nil || status != 200 {
 		t.Errorf("the other idle connection: %d %v, want still served", status, err)
 	}
 	if stream.closedByServer(200 * time.Millisecond) {
