@@ -83,6 +83,8 @@ func DefaultSpecs() []Spec {
 
 // Documented defaults.
 const (
+	// DefaultHoldout is the newest share of sessions held out to test the
+	// profiles on (see Split), in derive and groups alike.
 	DefaultHoldout = 0.2
 	// DefaultTarget is the held-out coverage the file's default profile must
 	// reach: the same share as the default core target, so that the default
@@ -245,8 +247,7 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	nHold := int(math.Round(cfg.Holdout * float64(len(used))))
-	derivePart, holdPart := used[:len(used)-nHold], used[len(used)-nHold:]
+	derivePart, holdPart := Split(used, cfg.Holdout, nil)
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
 	train := reduce(derivePart)
 	test := reduce(holdPart)

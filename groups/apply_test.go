@@ -65,7 +65,7 @@ func TestSplitMatchesDerive(t *testing.T) {
 	}
 	sessions = append(sessions, Session{Tools: []string{"a.x"}, Profile: "lean", Start: start.Add(time.Hour + 8*time.Minute + 30*time.Second)})
 	used, grouped, _ := selectSessions(sessions, index, prior)
-	train, test := split(used, grouped, 0.2)
+	train, test := derive.Split(used, 0.2, grouped)
 	// derive holds out round(0.2*10) = 2 of its 10 full sessions: the
 	// newest two; the grouped session between them is held out too.
 	if len(train) != 18 || len(test) != 3 {

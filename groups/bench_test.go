@@ -17,7 +17,7 @@ func BenchmarkChoose(b *testing.B) {
 	}
 	catalog, sessions := mixedCatalog(), mixedSessions(2000, 1)
 	for b.Loop() {
-		if _, err := Choose(sessions, Config{Catalog: catalog, Counter: counter, Holdout: DefaultHoldout}); err != nil {
+		if _, err := Choose(sessions, Config{Catalog: catalog, Counter: counter, Holdout: derive.DefaultHoldout}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func BenchmarkDeriveBaseline(b *testing.B) {
 		ds[i] = derive.Session{Tools: s.Tools, Calls: len(s.Tools), Start: s.Start}
 	}
 	for b.Loop() {
-		if _, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: derive.DefaultTarget}); err != nil {
+		if _, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget}); err != nil {
 			b.Fatal(err)
 		}
 	}

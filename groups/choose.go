@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -19,10 +20,6 @@ type Base struct {
 	Name  string
 	Tools []string
 }
-
-// DefaultHoldout is the newest share of sessions kept for testing, as in
-// derive.
-const DefaultHoldout = 0.2
 
 // DefaultMaxSwitches bounds the mean switches per derive session: each
 // switch is a round trip and a chance for the model to pick the wrong group,
@@ -52,7 +49,10 @@ type Config struct {
 	// AllowDestructive lets the grouped profile hold and switch on
 	// destructive tools (profiles.toml allow_destructive for it).
 	AllowDestructive bool
-	Holdout          float64
+	// Holdout is the newest share of sessions kept for testing, in [0,1),
+	// split as derive.Split does; zero holds none out (derive.DefaultHoldout
+	// is what the profiler passes).
+	Holdout float64
 	// Bases are candidate bases besides the empty one (for example the
 	// derived core and standard profiles). Names of tools the catalog
 	// lacks are ignored.
@@ -205,7 +205,7 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 	s.header = header[0].Tokens[bench.O200kBase]
 
 	used, grouped, counts := selectSessions(sessions, index, cfg.Prior)
-	train, test := split(used, grouped, cfg.Holdout)
+	train, test := derive.Split(used, cfg.Holdout, grouped)
 	counts.Derive, counts.Holdout = len(train), len(test)
 	s.sigs = reduce(train)
 	testSigs := reduce(test)

@@ -88,7 +88,7 @@ func staticBases(t *testing.T, counter *bench.Counter, catalog []*mcp.Tool, sess
 	for i, s := range sessions {
 		ds[i] = derive.Session{Tools: s.Tools, Calls: len(s.Tools), Start: s.Start}
 	}
-	res, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: derive.DefaultTarget})
+	res, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func chooseMixed(t *testing.T, counter *bench.Counter, cfg Config) (*Result, *de
 	catalog := mixedCatalog()
 	sessions := mixedSessions(300, 11)
 	bases, dres := staticBases(t, counter, catalog, sessions)
-	cfg.Catalog, cfg.Counter, cfg.Holdout, cfg.Bases = catalog, counter, DefaultHoldout, bases
+	cfg.Catalog, cfg.Counter, cfg.Holdout, cfg.Bases = catalog, counter, derive.DefaultHoldout, bases
 	res, err := Choose(sessions, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +419,7 @@ func TestApply(t *testing.T) {
 	// No derived bases: the golden file depends on this package alone, not
 	// on how derive's solver chooses core and standard.
 	catalog := mixedCatalog()
-	res, err := Choose(mixedSessions(300, 11), Config{Catalog: catalog, Counter: counter, Holdout: DefaultHoldout})
+	res, err := Choose(mixedSessions(300, 11), Config{Catalog: catalog, Counter: counter, Holdout: derive.DefaultHoldout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@
 //
 // # Choosing base and groups
 //
-// Sessions are split by time as derive does (oldest part to choose, newest
+// Sessions are split by time with derive.Split (oldest part to choose, newest
 // Holdout share to test). Starting from each candidate base (empty, and the
 // bases given, such as the derived core and standard) and each Louvain
 // resolution in a sweep, best-improvement local search merges groups of one

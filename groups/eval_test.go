@@ -65,7 +65,7 @@ func TestEvalRealData(t *testing.T) {
 				c := costs[tl.Name]
 				dtools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
 			}
-			dres, err := derive.Derive(dsessions, derive.Config{Tools: dtools, Specs: derive.DefaultSpecs(), Holdout: groups.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
+			dres, err := derive.Derive(dsessions, derive.Config{Tools: dtools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestEvalRealData(t *testing.T) {
 			for _, p := range dres.Profiles[:len(dres.Profiles)-1] {
 				bases = append(bases, groups.Base{Name: p.Name, Tools: p.Tools})
 			}
-			res, err := groups.Choose(sessions, groups.Config{Catalog: cat.Tools, Counter: counter, Costs: costs, Holdout: groups.DefaultHoldout, Bases: bases})
+			res, err := groups.Choose(sessions, groups.Config{Catalog: cat.Tools, Counter: counter, Costs: costs, Holdout: derive.DefaultHoldout, Bases: bases})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package groups
 import (
 	"encoding/binary"
 	"maps"
-	"math"
 	"slices"
 	"time"
 
@@ -51,7 +50,7 @@ type Counts struct {
 // to the gateway's own tools, enable_tools among them, are none).
 //
 // grouped[i] says whether used[i] was served a grouped profile (derive does
-// not learn from those; split needs to know).
+// not learn from those; derive.Split needs to know).
 func selectSessions(sessions []Session, index map[string]int, prior *profiles.File) (used []derive.Demand, grouped []bool, c Counts) {
 	c = Counts{Input: len(sessions)}
 	groupTools := map[string][]string{}
@@ -132,35 +131,6 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 		used, grouped = sortedUsed, sortedGrouped
 	}
 	return used, grouped, c
-}
-
-// split keeps the newest holdout share of the sessions for testing, as
-// derive does, but never a session derive learned from: derive splits only
-// the sessions that saw every tool (the bases are learned on its older
-// part), so when grouped sessions are older than those, the newest share of
-// all would reach into derive's derive part. The held-out part then starts
-// at derive's first held-out session instead.
-func split(used []derive.Demand, grouped []bool, holdout float64) (train, test []derive.Demand) {
-	cut := len(used) - int(math.Round(holdout*float64(len(used))))
-	full := 0
-	for _, g := range grouped {
-		if !g {
-			full++
-		}
-	}
-	learn := full - int(math.Round(holdout*float64(full))) // derive's derive part
-	seen := 0
-	for i, g := range grouped {
-		if g {
-			continue
-		}
-		if seen == learn {
-			break
-		}
-		seen++
-		cut = max(cut, i+1) // derive learned from used[i]
-	}
-	return used[:cut], used[cut:]
 }
 
 // reduce groups sessions by their demand set, sorted by tool list.

@@ -81,20 +81,9 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 	if g == nil || !g.enabled {
 		return nil
 	}
-	var sessions []groups.Session
-	if len(in.Telemetry) > 0 {
-		// Read again for the switches, which derive's sessions do not carry.
-		us, err := telemetry.ReadUsage(ctx, in.Telemetry, telemetry.Window{})
-		if err != nil {
-			return err
-		}
-		for _, u := range us {
-			sessions = append(sessions, groups.FromUsage(u))
-		}
-	} else {
-		for _, s := range in.Sessions {
-			sessions = append(sessions, groups.Session{Tools: s.Tools, Start: s.Start, Profile: s.Profile, Exploration: s.Exploration, ReadOnly: s.ReadOnly})
-		}
+	sessions, err := in.groupsSessions(ctx)
+	if err != nil {
+		return err
 	}
 	prior, _, err := loadCurrent(in.Out)
 	if err != nil {
@@ -132,17 +121,7 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 	if err := res.Apply(file, g.profile); err != nil {
 		return fmt.Errorf("derive --groups: %w", err)
 	}
-	if file.Provenance != nil {
-		file.Provenance.Parameters = append(file.Provenance.Parameters,
-			"groups.profile="+g.profile,
-			fmt.Sprintf("groups.max_switches=%g", g.maxSwitches),
-			"groups.base_from="+res.BaseFrom,
-			fmt.Sprintf("groups.resolution=%g", res.Resolution),
-			fmt.Sprintf("groups.switch_penalty=%d", res.Penalty),
-			fmt.Sprintf("groups.count=%d", len(res.Groups)),
-		)
-		slices.Sort(file.Provenance.Parameters)
-	}
+	g.recordParameters(file, res)
 	if encoded != nil {
 		encoded.Reset()
 		if err := profiles.Encode(encoded, file); err != nil {
@@ -163,4 +142,41 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 		}
 	}
 	return nil
+}
+
+// groupsSessions are the sessions groups chooses from: read again from the
+// telemetry for the switches, which derive's sessions do not carry, or
+// derive's own when they came from a trace.
+func (in deriveGroupsInput) groupsSessions(ctx context.Context) ([]groups.Session, error) {
+	var sessions []groups.Session
+	if len(in.Telemetry) > 0 {
+		us, err := telemetry.ReadUsage(ctx, in.Telemetry, telemetry.Window{})
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range us {
+			sessions = append(sessions, groups.FromUsage(u))
+		}
+		return sessions, nil
+	}
+	for _, s := range in.Sessions {
+		sessions = append(sessions, groups.Session{Tools: s.Tools, Start: s.Start, Profile: s.Profile, Exploration: s.Exploration, ReadOnly: s.ReadOnly})
+	}
+	return sessions, nil
+}
+
+// recordParameters adds the groups' parameters to file's provenance.
+func (g *deriveGroupsFlags) recordParameters(file *profiles.File, res *groups.Result) {
+	if file.Provenance == nil {
+		return
+	}
+	file.Provenance.Parameters = append(file.Provenance.Parameters,
+		"groups.profile="+g.profile,
+		fmt.Sprintf("groups.max_switches=%g", g.maxSwitches),
+		"groups.base_from="+res.BaseFrom,
+		fmt.Sprintf("groups.resolution=%g", res.Resolution),
+		fmt.Sprintf("groups.switch_penalty=%d", res.Penalty),
+		fmt.Sprintf("groups.count=%d", len(res.Groups)),
+	)
+	slices.Sort(file.Provenance.Parameters)
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"os"
@@ -15,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/testupstream"
+	"github.com/toolprof/toolprof/replay"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -44,10 +42,10 @@ const replayTrace = `{"session": "s1", "client": {"name": "replay-test-client", 
 `
 
 // replayUnderCore are the outcomes of replayTrace under core.
-var replayUnderCore = map[string]int{replayOK: 3, replayToolError: 2, replayDenied: 1, replayUnknownTool: 1, replayError: 0}
+var replayUnderCore = map[string]int{replay.OK: 3, replay.ToolError: 2, replay.Denied: 1, replay.UnknownTool: 1, replay.Error: 0}
 
 // replayUnderFull: test_image_content is allowed under full.
-var replayUnderFull = map[string]int{replayOK: 4, replayToolError: 2, replayDenied: 0, replayUnknownTool: 1, replayError: 0}
+var replayUnderFull = map[string]int{replay.OK: 4, replay.ToolError: 2, replay.Denied: 0, replay.UnknownTool: 1, replay.Error: 0}
 
 // replayFixture builds the gateway and the everything-server and writes the
 // profiles file and the trace.
@@ -118,16 +116,16 @@ func startHTTPGateway(t *testing.T, f replayFixture, telemetryDir string) string
 	}
 }
 
-func decodeReplayReport(t *testing.T, out string) replayReport {
+func decodeReplayReport(t *testing.T, out string) replay.Report {
 	t.Helper()
-	var r replayReport
+	var r replay.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("replay --format json output does not decode: %v\n%s", err, out)
 	}
 	return r
 }
 
-func assertOutcomes(t *testing.T, r replayReport, want map[string]int) {
+func assertOutcomes(t *testing.T, r replay.Report, want map[string]int) {
 	t.Helper()
 	for o, n := range want {
 		if r.Outcomes[o] != n {
@@ -257,7 +255,7 @@ func TestReplayAgainstGateway(t *testing.T) {
 				t.Fatalf("%s: exit %d: %s", c.name, code, stderr)
 			}
 			r := decodeReplayReport(t, out)
-			if r.Outcomes[replayOK] != c.ok || r.Outcomes[replayDenied] != 2-c.ok {
+			if r.Outcomes[replay.OK] != c.ok || r.Outcomes[replay.Denied] != 2-c.ok {
 				t.Errorf("%s: outcomes %v, want %d ok and %d denied", c.name, r.Outcomes, c.ok, 2-c.ok)
 			}
 		}
@@ -313,8 +311,8 @@ func TestReplayAgainstGateway(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q; want 1 and 3 of 3 sessions not opened", code, stderr)
 		}
 		r := decodeReplayReport(t, out)
-		if r.SessionErrors != 3 || r.Outcomes[replayError] != 7 || len(r.Errors) != 3 {
-			t.Errorf("session errors %d, error calls %d, listed %d; want 3, 7 and each session listed once", r.SessionErrors, r.Outcomes[replayError], len(r.Errors))
+		if r.SessionErrors != 3 || r.Outcomes[replay.Error] != 7 || len(r.Errors) != 3 {
+			t.Errorf("session errors %d, error calls %d, listed %d; want 3, 7 and each session listed once", r.SessionErrors, r.Outcomes[replay.Error], len(r.Errors))
 		}
 		// A command that is not an MCP server: its stderr is in the error.
 		_, stderr, code = runProfiler(t, "replay", "--trace", f.trace, "--", "sh", "-c", "echo not a server >&2; exit 3")
@@ -370,37 +368,6 @@ func TestReplayUsageErrors(t *testing.T) {
 	}
 }
 
-// TestClassifyCall covers every arm of the outcome mapping, including the
-// ones a live gateway rarely produces (an upstream envelope, another
-// JSON-RPC error, a transport failure).
-func TestClassifyCall(t *testing.T) {
-	envelope := func(code, category string) *mcp.CallToolResult {
-		return &mcp.CallToolResult{IsError: true, StructuredContent: gateway.Envelope{Code: code, Message: "m", Category: category}}
-	}
-	for _, c := range []struct {
-		name          string
-		out           *mcp.CallToolResult
-		err           error
-		outcome, code string
-	}{
-		{"ok", &mcp.CallToolResult{}, nil, replayOK, ""},
-		{"tool error", &mcp.CallToolResult{IsError: true}, nil, replayToolError, ""},
-		{"tool error with its own structured content", &mcp.CallToolResult{IsError: true, StructuredContent: map[string]any{"reason": "x"}}, nil, replayToolError, ""},
-		{"policy envelope", envelope(gateway.CodeToolNotInProfile, gateway.CategoryPolicy), nil, replayDenied, gateway.CodeToolNotInProfile},
-		{"upstream envelope", envelope(gateway.CodeUpstreamUnavailable, gateway.CategoryUpstream), nil, replayError, gateway.CodeUpstreamUnavailable},
-		{"invalid params", nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `unknown tool "x"`}, replayUnknownTool, ""},
-		{"other JSON-RPC error", nil, &jsonrpc.Error{Code: -32021, Message: "capability"}, replayError, ""},
-		{"transport", nil, errors.New("connection reset"), replayError, ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r := classifyCall("x", c.out, c.err)
-			if r.outcome != c.outcome || r.code != c.code {
-				t.Errorf("outcome %q code %q, want %q %q", r.outcome, r.code, c.outcome, c.code)
-			}
-		})
-	}
-}
-
 // TestReplayInterrupted: a cancelled context stops feeding sessions and
 // says how far it got.
 func TestReplayInterrupted(t *testing.T) {
@@ -430,19 +397,5 @@ func TestIsTerminal(t *testing.T) {
 		if isTerminal(c.w) {
 			t.Errorf("%s: isTerminal = true, want false", c.name)
 		}
-	}
-}
-
-// TestLimitedBuffer: a command's stderr is kept up to the limit and the
-// writer never fails (a child blocked on its stderr would hang the session).
-func TestLimitedBuffer(t *testing.T) {
-	b := &limitedBuffer{max: 8}
-	for _, p := range []string{"abc", "defgh", "ijk", " "} {
-		if n, err := b.Write([]byte(p)); n != len(p) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v; want %d, nil", p, n, err, len(p))
-		}
-	}
-	if got := b.String(); got != "abcdefgh" {
-		t.Errorf("kept %q, want the first 8 bytes %q", got, "abcdefgh")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // effectsCatalog: read_file read, write_file mutate (no annotations),
@@ -37,13 +39,21 @@ func TestStatsEffectKinds(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want []effectStat
+		want []telemetry.EffectStat
 	}{
-		{"annotations", []string{"--catalog", cat}, []effectStat{
-			{"read", 2, 1, 4, 2}, {"evaluate", 0, 0, 0, 0}, {"mutate", 1, 0, 1, 1}, {"destructive", 1, 0, 0, 0}, {notInCatalog, 0, 0, 1, 1},
+		{"annotations", []string{"--catalog", cat}, []telemetry.EffectStat{
+			{Kind: "read", Tools: 2, External: 1, Calls: 4, Sessions: 2},
+			{Kind: "evaluate", Tools: 0, External: 0, Calls: 0, Sessions: 0},
+			{Kind: "mutate", Tools: 1, External: 0, Calls: 1, Sessions: 1},
+			{Kind: "destructive", Tools: 1, External: 0, Calls: 0, Sessions: 0},
+			{Kind: telemetry.NotInCatalog, Tools: 0, External: 0, Calls: 1, Sessions: 1},
 		}},
-		{"profiles.toml wins", []string{"--catalog", cat, "--profiles", gen}, []effectStat{
-			{"read", 2, 1, 4, 2}, {"evaluate", 1, 0, 1, 1}, {"mutate", 0, 0, 0, 0}, {"destructive", 1, 0, 0, 0}, {notInCatalog, 0, 0, 1, 1},
+		{"profiles.toml wins", []string{"--catalog", cat, "--profiles", gen}, []telemetry.EffectStat{
+			{Kind: "read", Tools: 2, External: 1, Calls: 4, Sessions: 2},
+			{Kind: "evaluate", Tools: 1, External: 0, Calls: 1, Sessions: 1},
+			{Kind: "mutate", Tools: 0, External: 0, Calls: 0, Sessions: 0},
+			{Kind: "destructive", Tools: 1, External: 0, Calls: 0, Sessions: 0},
+			{Kind: telemetry.NotInCatalog, Tools: 0, External: 0, Calls: 1, Sessions: 1},
 		}},
 	}
 	for _, tt := range tests {
@@ -52,7 +62,7 @@ func TestStatsEffectKinds(t *testing.T) {
 			if code != 0 {
 				t.Fatal(stderr)
 			}
-			var st telemetryStats
+			var st telemetry.Stats
 			if err := json.Unmarshal([]byte(out), &st); err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +72,7 @@ func TestStatsEffectKinds(t *testing.T) {
 			table, _, _ := runProfiler(t, append([]string{"stats", "--telemetry", dir}, tt.args...)...)
 			md, _, _ := runProfiler(t, append([]string{"stats", "--telemetry", dir, "--format", "markdown"}, tt.args...)...)
 			if !strings.Contains(table, "external") || !strings.Contains(md, "| effect | tools | external | calls | sessions |") ||
-				!strings.Contains(md, "| read | 2 | 1 | 4 | 2 |") || !strings.Contains(md, "| "+notInCatalog+" | - | - | 1 | 1 |") {
+				!strings.Contains(md, "| read | 2 | 1 | 4 | 2 |") || !strings.Contains(md, "| "+telemetry.NotInCatalog+" | - | - | 1 | 1 |") {
 				t.Errorf("table or markdown lacks the breakdown:\n%s\n%s", table, md)
 			}
 		})

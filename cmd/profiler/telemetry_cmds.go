@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -209,109 +208,6 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// telemetryStats is the stats report; its JSON form is the --format json output.
-type telemetryStats struct {
-	Since    *time.Time `json:"since,omitempty"`
-	Until    *time.Time `json:"until,omitempty"`
-	Sessions int        `json:"sessions"`
-	Calls    int        `json:"calls"`
-	Dropped  uint64     `json:"dropped_events"`
-	Segments int        `json:"segments"`
-	Skipped  []string   `json:"skipped_segments,omitempty"`
-	Tools    []toolStat `json:"tools"`
-	Clients  []toolStat `json:"clients"`
-	Outcomes []toolStat `json:"outcomes"`
-	// Effects counts per effect kind; only with --catalog.
-	Effects []effectStat `json:"effects,omitempty"`
-}
-
-// toolStat is one row of a breakdown: calls and sessions per key.
-type toolStat struct {
-	Name     string `json:"name"`
-	Calls    int    `json:"calls"`
-	Sessions int    `json:"sessions"`
-}
-
-func buildTelemetryStats(snap *telemetry.Snapshot) telemetryStats {
-	st := telemetryStats{Sessions: len(snap.Sessions), Calls: len(snap.Calls), Dropped: snap.Dropped, Segments: len(snap.Segments)}
-	for _, s := range snap.Skipped {
-		st.Skipped = append(st.Skipped, s.Path)
-	}
-	var first, last time.Time
-	client := map[string]string{}
-	for _, s := range snap.Sessions {
-		if first.IsZero() || s.Start.Before(first) {
-			first = s.Start
-		}
-		last = later(last, later(s.Start, s.End))
-		name := s.ClientName
-		if name == "" {
-			name = "(unnamed)"
-		}
-		if s.ClientVersion != "" {
-			name += " " + s.ClientVersion
-		}
-		client[s.ID] = name
-	}
-	type acc struct {
-		calls    int
-		sessions map[string]bool
-	}
-	tally := func(m map[string]*acc, key, session string) {
-		a := m[key]
-		if a == nil {
-			a = &acc{sessions: map[string]bool{}}
-			m[key] = a
-		}
-		a.calls++
-		a.sessions[session] = true
-	}
-	tools, clients, outcomes := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}
-	for _, s := range snap.Sessions { // sessions without calls still count
-		a := clients[client[s.ID]]
-		if a == nil {
-			a = &acc{sessions: map[string]bool{}}
-			clients[client[s.ID]] = a
-		}
-		a.sessions[s.ID] = true
-	}
-	for _, c := range snap.Calls {
-		last = later(last, c.Start.Add(c.Duration))
-		tally(tools, c.Tool, c.Session)
-		tally(clients, client[c.Session], c.Session)
-		o := string(c.Outcome)
-		if o == "" {
-			o = "(not recorded)"
-		}
-		tally(outcomes, o, c.Session)
-	}
-	rows := func(m map[string]*acc) []toolStat {
-		out := make([]toolStat, 0, len(m))
-		for k, a := range m {
-			out = append(out, toolStat{Name: k, Calls: a.calls, Sessions: len(a.sessions)})
-		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].Calls != out[j].Calls {
-				return out[i].Calls > out[j].Calls
-			}
-			return out[i].Name < out[j].Name
-		})
-		return out
-	}
-	st.Tools, st.Clients, st.Outcomes = rows(tools), rows(clients), rows(outcomes)
-	if !first.IsZero() {
-		st.Since, st.Until = &first, &last
-	}
-	return st
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
 // runStats summarises telemetry: window, totals, per-tool, per-client and
 // per-outcome breakdowns.
 func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -339,13 +235,13 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	st := buildTelemetryStats(snap)
+	st := telemetry.Summarize(snap)
 	if len(catalogs) > 0 {
 		r, err := statsEffects(catalogs, *profilesPath)
 		if err != nil {
 			return fmt.Errorf("stats: %w", err)
 		}
-		st.Effects = buildEffectStats(r, snap)
+		st.Effects = telemetry.SummarizeEffects(snap, effectKinds(), catalogEffects(r))
 	}
 	var buf bytes.Buffer
 	switch *format {
@@ -365,7 +261,8 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
-func (st telemetryStats) summary() [][2]string {
+// statsSummary is the totals table's rows.
+func statsSummary(st telemetry.Stats) [][2]string {
 	window := "(no sessions)"
 	if st.Since != nil {
 		window = st.Since.UTC().Format(time.RFC3339) + " .. " + st.Until.UTC().Format(time.RFC3339)
@@ -383,17 +280,18 @@ func (st telemetryStats) summary() [][2]string {
 	return rows
 }
 
-func (st telemetryStats) sections() []struct {
+// statsSections are the breakdowns, titled, in the order printed.
+func statsSections(st telemetry.Stats) []struct {
 	title string
-	rows  []toolStat
+	rows  []telemetry.StatRow
 } {
 	return []struct {
 		title string
-		rows  []toolStat
+		rows  []telemetry.StatRow
 	}{{"tool", st.Tools}, {"client", st.Clients}, {"outcome", st.Outcomes}}
 }
 
-func writeStatsTable(w io.Writer, st telemetryStats) error {
+func writeStatsTable(w io.Writer, st telemetry.Stats) error {
 	render := func(header []string, rows [][]string) error {
 		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
 			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}))
@@ -404,13 +302,13 @@ func writeStatsTable(w io.Writer, st telemetryStats) error {
 		return t.Render()
 	}
 	var summary [][]string
-	for _, r := range st.summary() {
+	for _, r := range statsSummary(st) {
 		summary = append(summary, []string{r[0], r[1]})
 	}
 	if err := render([]string{"telemetry", ""}, summary); err != nil {
 		return err
 	}
-	for _, sec := range st.sections() {
+	for _, sec := range statsSections(st) {
 		rows := make([][]string, 0, len(sec.rows))
 		for _, r := range sec.rows {
 			rows = append(rows, []string{r.Name, fmt.Sprint(r.Calls), fmt.Sprint(r.Sessions)})
@@ -432,13 +330,13 @@ func markdownCell(s string) string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-func writeStatsMarkdown(w io.Writer, st telemetryStats) error {
+func writeStatsMarkdown(w io.Writer, st telemetry.Stats) error {
 	var b strings.Builder
 	b.WriteString("| telemetry | |\n| --- | ---: |\n")
-	for _, r := range st.summary() {
+	for _, r := range statsSummary(st) {
 		fmt.Fprintf(&b, "| %s | %s |\n", markdownCell(r[0]), markdownCell(r[1]))
 	}
-	for _, sec := range st.sections() {
+	for _, sec := range statsSections(st) {
 		fmt.Fprintf(&b, "\n| %s | calls | sessions |\n| --- | ---: | ---: |\n", sec.title)
 		for _, r := range sec.rows {
 			fmt.Fprintf(&b, "| %s | %d | %d |\n", markdownCell(r.Name), r.Calls, r.Sessions)

@@ -210,12 +210,12 @@ func TestStatsCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	var st telemetryStats
+	var st telemetry.Stats
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatal(err)
 	}
-	byName := func(rows []toolStat) map[string]toolStat {
-		m := map[string]toolStat{}
+	byName := func(rows []telemetry.StatRow) map[string]telemetry.StatRow {
+		m := map[string]telemetry.StatRow{}
 		for _, r := range rows {
 			m[r.Name] = r
 		}
@@ -225,9 +225,9 @@ func TestStatsCommand(t *testing.T) {
 	switch {
 	case st.Sessions != 3 || st.Calls != 6 || st.Dropped != 0 || st.Since == nil || !st.Since.Equal(mustTime("2026-03-01T09:00:00Z")):
 		t.Errorf("totals: %+v", st)
-	case tools["read_file"] != (toolStat{"read_file", 3, 2}):
+	case tools["read_file"] != (telemetry.StatRow{Name: "read_file", Calls: 3, Sessions: 2}):
 		t.Errorf("read_file: %+v", tools["read_file"])
-	case clients["claude-code 2.1"] != (toolStat{"claude-code 2.1", 4, 2}) || clients["cursor 1.0"] != (toolStat{"cursor 1.0", 2, 1}):
+	case clients["claude-code 2.1"] != (telemetry.StatRow{Name: "claude-code 2.1", Calls: 4, Sessions: 2}) || clients["cursor 1.0"] != (telemetry.StatRow{Name: "cursor 1.0", Calls: 2, Sessions: 1}):
 		t.Errorf("clients: %+v", st.Clients)
 	case outcomes["ok"].Calls != 2 || outcomes["denied"].Calls != 1 || outcomes["tool_error"].Calls != 1 || outcomes["unknown_tool"].Calls != 1 || outcomes["(not recorded)"].Calls != 1:
 		t.Errorf("outcomes: %+v", st.Outcomes)

@@ -1,0 +1,79 @@
+package telemetry
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// statsSnapshot: two sessions of claude-code 2.1 (one without calls), one
+// of a client without a name; calls with and without an outcome.
+func statsSnapshot() *Snapshot {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	return &Snapshot{
+		Sessions: []Session{
+			{ID: "r/1", Start: t0, End: t0.Add(time.Minute), ClientName: "claude-code", ClientVersion: "2.1"},
+			{ID: "r/2", Start: t0.Add(time.Hour), ClientName: "claude-code", ClientVersion: "2.1"},
+			{ID: "r/3", Start: t0.Add(2 * time.Hour)},
+		},
+		Calls: []Call{
+			{Session: "r/1", Seq: 1, Tool: "read_file", Start: t0.Add(time.Second), Outcome: OutcomeOK},
+			{Session: "r/1", Seq: 2, Tool: "write_file", Start: t0.Add(2 * time.Second), Outcome: OutcomeDenied},
+			{Session: "r/3", Seq: 1, Tool: "read_file", Start: t0.Add(2*time.Hour + time.Second), Duration: 3 * time.Second},
+		},
+		Dropped:  2,
+		Segments: []SegmentFile{{}},
+		Skipped:  []SkippedSegment{{Path: "seg-live.open.db"}},
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	until := t0.Add(2*time.Hour + 4*time.Second) // the last call's end
+	for _, c := range []struct {
+		name string
+		snap *Snapshot
+		want Stats
+	}{
+		{"empty", &Snapshot{}, Stats{Tools: []StatRow{}, Clients: []StatRow{}, Outcomes: []StatRow{}}},
+		{"sessions and calls", statsSnapshot(), Stats{
+			Since: &t0, Until: &until, Sessions: 3, Calls: 3, Dropped: 2, Segments: 1,
+			Skipped: []string{"seg-live.open.db"},
+			Tools:   []StatRow{{Name: "read_file", Calls: 2, Sessions: 2}, {Name: "write_file", Calls: 1, Sessions: 1}},
+			// The session without calls counts for its client.
+			Clients:  []StatRow{{Name: "claude-code 2.1", Calls: 2, Sessions: 2}, {Name: "(unnamed)", Calls: 1, Sessions: 1}},
+			Outcomes: []StatRow{{Name: "(not recorded)", Calls: 1, Sessions: 1}, {Name: "denied", Calls: 1, Sessions: 1}, {Name: "ok", Calls: 1, Sessions: 1}},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Summarize(c.snap); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("Summarize =\n%+v\nwant\n%+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSummarizeEffects(t *testing.T) {
+	kinds := []string{"read", "mutate"}
+	for _, c := range []struct {
+		name    string
+		catalog []ToolEffect
+		want    []EffectStat
+	}{
+		{"every call in the catalog: no not-in-catalog row",
+			[]ToolEffect{{Name: "read_file", Kind: "read", External: true}, {Name: "write_file", Kind: "mutate"}, {Name: "rm", Kind: "mutate"}},
+			[]EffectStat{{Kind: "read", Tools: 1, External: 1, Calls: 2, Sessions: 2}, {Kind: "mutate", Tools: 2, Calls: 1, Sessions: 1}}},
+		{"a call outside the catalog",
+			[]ToolEffect{{Name: "read_file", Kind: "read"}},
+			[]EffectStat{{Kind: "read", Tools: 1, Calls: 2, Sessions: 2}, {Kind: "mutate"}, {Kind: NotInCatalog, Calls: 1, Sessions: 1}}},
+		{"a kind not listed is left out",
+			[]ToolEffect{{Name: "read_file", Kind: "read"}, {Name: "write_file", Kind: "evaluate"}},
+			[]EffectStat{{Kind: "read", Tools: 1, Calls: 2, Sessions: 2}, {Kind: "mutate"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := SummarizeEffects(statsSnapshot(), kinds, c.catalog); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("SummarizeEffects =\n%+v\nwant\n%+v", got, c.want)
+			}
+		})
+	}
+}
