@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/upstream"
 )
 
 // MCP method names the middleware handles.
@@ -369,6 +370,10 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		return nil, ctx.Err()
 	default:
 		call.Outcome = telemetry.OutcomeUpstreamError
+		var tooLarge *upstream.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return resultTooLarge(params.Name, tooLarge).result(), nil
+		}
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
 			return nil, werr // the upstream's own JSON-RPC error, passed through

@@ -110,6 +110,11 @@ type Options struct {
 	// TerminateDuration is how long closing a stdio server waits for it to
 	// exit after its stdin is closed before signalling it (default 2s).
 	TerminateDuration time.Duration
+	// MaxMessageBytes bounds one message a stdio server writes (default
+	// DefaultMaxMessageBytes). An answer over it fails its own request
+	// with a TooLargeError and leaves the session and every other request
+	// as they were; a notification or request over it is dropped.
+	MaxMessageBytes int
 	// OnToolsChanged is called, on its own goroutine, with the server's name
 	// when its tool list may have changed: a tools/list_changed notification
 	// or a reconnection.
@@ -163,6 +168,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TerminateDuration <= 0 {
 		o.TerminateDuration = 2 * time.Second
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -339,7 +347,10 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		if cmd.Env == nil {
 			cmd.Env = []string{} // nil would mean the whole parent environment
 		}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: c.opts.TerminateDuration}, cmd, nil
+		dropped := func(n int64) {
+			c.opts.Logger.Warn("upstream message over the size limit dropped", "server", c.srv.Name, "bytes", n, "limit", c.opts.MaxMessageBytes)
+		}
+		return &stdioTransport{cmd: cmd, terminate: c.opts.TerminateDuration, limit: c.opts.MaxMessageBytes, dropped: dropped}, cmd, nil
 	case launch.StreamableHTTP:
 		return &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
@@ -503,6 +514,12 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 		return nil
 	}
 	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		if d, ok := asTooLarge(rpc); ok {
+			c.opts.Logger.Warn("upstream answer over the size limit dropped", "server", c.srv.Name, "op", op, "bytes", d.Bytes, "limit", d.Limit)
+			return &TooLargeError{Server: c.srv.Name, Op: op, Bytes: d.Bytes, Limit: d.Limit}
+		}
+	}
 	if errors.As(err, &rpc) && !transportRejected(rpc) {
 		msg := c.srv.Scrub(rpc.Message)
 		data, dropped := scrubData(rpc.Data, c.srv.Scrub)
@@ -607,7 +624,7 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 	if err == nil {
 		c.settle(ctx, began)
 	}
-	return res, c.mapErr(ctx, "tools/call "+params.Name, err)
+	return res, c.mapErr(ctx, fmt.Sprintf("tools/call %q", params.Name), err)
 }
 
 // ListResources passes one resources/list page through.

@@ -103,6 +103,34 @@ func runHelperServer() error {
 			return &mcp.CallToolResult{}, nil, nil
 		})
 	}
+	// HELPER_FAKE_HUGE_BYTES makes the helper a fake of a misbehaving
+	// server: "huge" answers a text of that many bytes, once "wait" is in
+	// flight; "wait" answers once "release" has been called.
+	if n, err := strconv.Atoi(os.Getenv("HELPER_FAKE_HUGE_BYTES")); err == nil {
+		waiting, released := make(chan struct{}), make(chan struct{})
+		var waitOnce, releaseOnce sync.Once
+		mcp.AddTool(s, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+			waitOnce.Do(func() { close(waiting) })
+			select {
+			case <-released:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "release"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+			releaseOnce.Do(func() { close(released) })
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "huge"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-waiting:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", n)}}}, nil, nil
+		})
+	}
 	for _, name := range strings.Split(os.Getenv("HELPER_TOOLS"), ",") {
 		if name == "" {
 			continue

@@ -1,0 +1,163 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// TestOversizedAnswerSparesTheSession: a 20 MB answer (over the SDK's
+// 16 MiB frame) fails its own call with a TooLargeError naming the limit,
+// while a call in flight on the same session, later calls and the session
+// itself go on.
+func TestOversizedAnswerSparesTheSession(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const huge = 20 << 20
+	s := startSet(t, `{"mcpServers": {"h": `+stdioEntry(self, map[string]string{
+		helperEnv: "1", "HELPER_ID": "h", "HELPER_FAKE_HUGE_BYTES": fmt.Sprint(huge)})+`}}`, nil, SetOptions{RequireAll: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type answer struct {
+		text string
+		err  error
+	}
+	waited := make(chan answer, 1)
+	go func() {
+		res, err := call(ctx, s, "wait", "")
+		if err != nil {
+			waited <- answer{err: err}
+			return
+		}
+		waited <- answer{text: text(t, res)}
+	}()
+	_, err = call(ctx, s, "huge", "") // answered once "wait" is in flight
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("huge: %v, want a TooLargeError", err)
+	}
+	if tl.Limit != DefaultMaxMessageBytes || tl.Bytes <= huge || tl.Server != "h" || !strings.Contains(err.Error(), fmt.Sprint(DefaultMaxMessageBytes)) {
+		t.Errorf("huge: %+v (%v), want over %d bytes against the %d limit", tl, err, huge, DefaultMaxMessageBytes)
+	}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) || errors.Is(err, ErrUnavailable) {
+		t.Errorf("huge: %v is a JSON-RPC error or ErrUnavailable; want only ErrTooLarge", err)
+	}
+	if res, err := call(ctx, s, "release", ""); err != nil {
+		t.Fatalf("release after the oversized answer: %v, %v", res, err)
+	}
+	if a := <-waited; a.err != nil || a.text != "released" {
+		t.Errorf("call in flight: %q, %v; want it answered", a.text, a.err)
+	}
+	if h := health(s, "h"); h.State != StateReady || h.Restarts != 0 {
+		t.Errorf("health = %+v, want the first session still ready", h)
+	}
+}
+
+// TestLineGuard: lines within the limit pass unchanged; an oversized
+// response is replaced by an error response with its id, whether the id
+// comes first (Go SDK) or last (TypeScript SDK); an oversized request or
+// notification is dropped.
+func TestLineGuard(t *testing.T) {
+	const limit = 100
+	big := strings.Repeat("y", 3*limit)
+	atLimit := `{"jsonrpc":"2.0","id":1,"result":{"t":"` + strings.Repeat("z", limit-42) + `"}}`
+	if len(atLimit) != limit {
+		t.Fatalf("atLimit is %d bytes", len(atLimit))
+	}
+	tests := []struct {
+		name    string
+		in      string
+		want    string // the guard's output; "ERR(id)" stands for the error response for the first line
+		dropped bool   // the first line is dropped without an answer
+	}{
+		{"small lines pass", "{\"a\":1}\n{\"b\":2}\r\n", "{\"a\":1}\n{\"b\":2}\r\n", false},
+		{"a line at the limit passes", atLimit + "\r\n", atLimit + "\r\n", false},
+		{"last line without newline", `{"a":1}`, `{"a":1}`, false},
+		{"id first", `{"jsonrpc":"2.0","id":7,"result":{"t":"` + big + `"}}` + "\n{\"next\":1}\n", "ERR(7)\n{\"next\":1}\n", false},
+		{"id last, string id", `{"result":{"t":"` + big + `","id":9},"jsonrpc":"2.0","id":"s-1"}` + "\r\n", `ERR("s-1")` + "\n", false},
+		{"cut off by end of output", `{"jsonrpc":"2.0","id":3,"result":"` + big, "ERR(3)\n", false},
+		{"notification dropped", `{"jsonrpc":"2.0","method":"notifications/message","params":{"d":"` + big + `"}}` + "\n{\"n\":2}\n", "{\"n\":2}\n", true},
+		{"server request dropped", `{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{"d":"` + big + `"}}` + "\n", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var dropped int64
+			g := newLineGuard(strings.NewReader(tt.in), limit, func(n int64) { dropped += n })
+			out, err := io.ReadAll(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(tt.in, "\n")
+			size := int64(len(strings.TrimSuffix(first, "\r")))
+			want := tt.want
+			if i := strings.Index(want, "ERR("); i >= 0 {
+				end := strings.Index(want[i:], ")")
+				id := want[i+4 : i+end]
+				data, _ := json.Marshal(tooLargeData{Toolprof: "message_too_large", Bytes: size, Limit: limit})
+				resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": map[string]any{"code": codeTooLarge, "message": "answer too large", "data": json.RawMessage(data)}})
+				want = want[:i] + string(resp) + want[i+end+1:]
+			}
+			if !sameLines(t, string(out), want) {
+				t.Errorf("out =\n%s\nwant\n%s", out, want)
+			}
+			if want := map[bool]int64{true: size}[tt.dropped]; dropped != want {
+				t.Errorf("reported %d bytes dropped, want %d", dropped, want)
+			}
+		})
+	}
+}
+
+// sameLines compares line by line, lines that are JSON as values.
+func sameLines(t *testing.T, got, want string) bool {
+	t.Helper()
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	if len(g) != len(w) {
+		return false
+	}
+	for i := range g {
+		var gv, wv any
+		if json.Unmarshal([]byte(g[i]), &gv) == nil && json.Unmarshal([]byte(w[i]), &wv) == nil {
+			gb, _ := json.Marshal(gv)
+			wb, _ := json.Marshal(wv)
+			if !bytes.Equal(gb, wb) {
+				return false
+			}
+			continue
+		}
+		if g[i] != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCloseOfALingeringServerIsNoError: a stdio server that does not exit
+// when its stdin closes (here a shell that runs the real server, then
+// sleeps) is signalled by Close, and that end, which toolprof asked for,
+// is not an error.
+func TestCloseOfALingeringServerIsNoError(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := resolve(t, `{"mcpServers": {"linger": `+stdioEntry("sh", map[string]string{helperEnv: "1", "HELPER_ID": "l"}, "-c", `"$0"; exec sleep 60`, self)+`}}`, nil)
+	c := NewClient(doc.Servers[0], Options{TerminateDuration: 50 * time.Millisecond})
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close = %v, want nil: the server was stopped by toolprof", err)
+	}
+}
