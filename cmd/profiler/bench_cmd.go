@@ -179,6 +179,9 @@ func (s *sourceFlags) open(ctx context.Context, stderr io.Writer) (*toolSource, 
 		if err != nil {
 			return nil, err
 		}
+		if len(doc.Servers) == 0 {
+			return nil, fmt.Errorf("--launch %s: %w", s.launch, launch.ErrNoServers)
+		}
 		resolved, err := doc.Resolve(os.LookupEnv)
 		if err != nil {
 			return nil, fmt.Errorf("resolve %s: %w", s.launch, err)

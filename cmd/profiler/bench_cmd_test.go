@@ -395,3 +395,18 @@ func TestCatalogLaunchLingeringServerExitsZero(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchDocumentWithoutServers: an empty mcpServers is refused with the
+// server's own words, not as a missing tools array.
+func TestLaunchDocumentWithoutServers(t *testing.T) {
+	pack := filepath.Join(t.TempDir(), ".mcp.json")
+	if err := os.WriteFile(pack, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"catalog", "bench"} {
+		_, stderr, code := benchRun(t, cmd, "--launch", pack)
+		if code != 1 || !strings.Contains(stderr, "--launch "+pack+": declares no servers") || strings.Contains(stderr, `"tools"`) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and \"declares no servers\"", cmd, code, stderr)
+		}
+	}
+}

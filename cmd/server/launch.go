@@ -110,7 +110,7 @@ func launchDocument(c *config) (*launch.Resolved, error) {
 		return nil, fmt.Errorf("--launch %s: %w", c.launchPath, err)
 	}
 	if len(doc.Servers) == 0 {
-		return nil, fmt.Errorf("--launch %s: declares no servers (want {\"mcpServers\": {\"NAME\": {...}}})", c.launchPath)
+		return nil, fmt.Errorf("--launch %s: %w", c.launchPath, launch.ErrNoServers)
 	}
 	resolved, err := doc.Resolve(os.LookupEnv)
 	if err != nil {
