@@ -62,6 +62,29 @@ func DefaultInheritEnv() []string {
 	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"}
 }
 
+// ProtocolVersion is the MCP version toolprof offers its upstreams: the
+// newest handshake-era version, on which an upstream asks for elicitation
+// and sampling with requests and logs after logging/setLevel, which the
+// gateway relays to the calling session. The gateway (cmd/server) and the
+// profiler's catalog and bench connect with it, so that both are offered
+// the same tools.
+const ProtocolVersion = "2025-11-25"
+
+// ClientCapabilities are the capabilities every Client advertises,
+// whatever handlers its Options set: roots, sampling and (form)
+// elicitation, as the gateway relays them. A server may offer tools by
+// what the client declares (the TypeScript everything-server lists its
+// sampling and elicitation tools only to clients that have them), so the
+// profiler's catalog, whose Clients have no handlers, must declare what
+// the gateway declares to record the tools the gateway serves.
+func ClientCapabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+		Sampling:    &mcp.SamplingCapabilities{},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
+	}
+}
+
 // State is where a Client is in its life.
 type State string
 
@@ -140,8 +163,9 @@ type Options struct {
 	ProtocolVersion string
 	// OnElicit answers the server's elicitation/create requests (the
 	// gateway asks its own client); servers send them on protocol versions
-	// before 2026-07-28, after which they return input requests instead. Nil: toolprof does not advertise
-	// elicitation and such requests fail.
+	// before 2026-07-28, after which they return input requests instead.
+	// Nil: such requests fail (elicitation is advertised all the same; see
+	// ClientCapabilities).
 	OnElicit func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	// OnCreateMessage answers the server's sampling/createMessage requests
 	// the same way.
@@ -221,6 +245,7 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 		}
 	}
 	copts := &mcp.ClientOptions{
+		Capabilities: ClientCapabilities(),
 		// Input-required results (SEP-2322) go back to the caller, whose
 		// client answers them and retries with InputResponses.
 		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
@@ -243,7 +268,7 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 			}
 		},
 	}
-	// Set only when given: a handler makes the SDK advertise the capability.
+	// Set only when given; the capabilities do not depend on them.
 	if o.OnElicit != nil {
 		copts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return o.OnElicit(ctx, name, r.Params)

@@ -165,6 +165,17 @@ func runHelperServer() error {
 	s.AddTool(&mcp.Tool{Name: "args", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
 	})
+	// With HELPER_CAPS, "caps" answers the capabilities the client
+	// declared in initialize.
+	if os.Getenv("HELPER_CAPS") != "" {
+		mcp.AddTool(s, &mcp.Tool{Name: "caps"}, func(_ context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+			b, err := json.Marshal(req.Session.InitializeParams().Capabilities)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "getwd"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 		wd, err := os.Getwd()
 		if err != nil {

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestOversizedAnswerSparesTheSession: a 20 MB answer (over the SDK's
@@ -159,5 +161,51 @@ func TestCloseOfALingeringServerIsNoError(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("Close = %v, want nil: the server was stopped by toolprof", err)
+	}
+}
+
+// TestCapabilitiesDoNotDependOnHandlers: a Client without elicitation and
+// sampling handlers (the profiler's) declares to the server exactly what
+// one with them (the gateway's) declares: ClientCapabilities, with roots,
+// sampling and elicitation.
+func TestCapabilitiesDoNotDependOnHandlers(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := resolve(t, `{"mcpServers": {"h": `+stdioEntry(self, map[string]string{helperEnv: "1", "HELPER_CAPS": "1"})+`}}`, nil)
+	declared := map[string]map[string]any{}
+	for name, opts := range map[string]Options{
+		"no handlers": {},
+		"gateway's handlers": {
+			OnElicit: func(context.Context, string, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, nil },
+			OnCreateMessage: func(context.Context, string, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+				return nil, nil
+			},
+		},
+	} {
+		opts.ProtocolVersion = ProtocolVersion
+		c := NewClient(doc.Servers[0], opts)
+		if err := c.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := call(context.Background(), c, "caps", "")
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var caps map[string]any
+		if err := json.Unmarshal([]byte(text(t, res)), &caps); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"roots", "sampling", "elicitation"} {
+			if _, ok := caps[k]; !ok {
+				t.Errorf("%s: declared %s, without %s", name, text(t, res), k)
+			}
+		}
+		declared[name] = caps
+	}
+	if !reflect.DeepEqual(declared["no handlers"], declared["gateway's handlers"]) {
+		t.Errorf("declared %v without handlers, %v with them", declared["no handlers"], declared["gateway's handlers"])
 	}
 }

@@ -30,9 +30,6 @@ import (
 	"github.com/toolprof/toolprof/upstream"
 )
 
-// upstreamProtocol is the MCP version toolprof offers its upstreams.
-const upstreamProtocol = "2025-11-25"
-
 // shorthandName is the server name of the upstream started by -- CMD ARGS.
 const shorthandName = "upstream"
 
@@ -131,12 +128,10 @@ func startUpstreams(ctx context.Context, c *config, ref *gatewayRef, logger *slo
 	opts := upstream.SetOptions{
 		Client: ref.options(upstream.Options{
 			Implementation: &mcp.Implementation{Name: version.Name, Version: version.Version},
-			// The newest handshake-era version: on it an upstream asks for
-			// elicitation and sampling with requests and logs after
-			// logging/setLevel, which the gateway relays to the calling
-			// session. On 2026-07-28 it may not send those requests at all
-			// (it returns input requests instead, which pass through too).
-			ProtocolVersion: upstreamProtocol,
+			// On 2026-07-28 an upstream may not send elicitation and
+			// sampling requests at all (it returns input requests instead,
+			// which pass through too).
+			ProtocolVersion: upstream.ProtocolVersion,
 			Stderr:          stderr,
 			Logger:          logger,
 		}),
