@@ -113,3 +113,15 @@ func resultTooLarge(tool string, e *upstream.TooLargeError) Envelope {
 		},
 	}
 }
+
+// upstreamUnavailable is the envelope for a call the upstream could not
+// run; err says which upstream and why.
+func upstreamUnavailable(tool string, err error) Envelope {
+	return Envelope{
+		Code:             CodeUpstreamUnavailable,
+		Message:          fmt.Sprintf("tool %q could not be run: the upstream is unavailable (%v)", tool, err),
+		Retryable:        true,
+		Category:         CategoryUpstream,
+		SuggestedActions: []string{"retry the call later", "check the gateway's health output for the upstream's state"},
+	}
+}

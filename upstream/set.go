@@ -179,6 +179,20 @@ func knowsTool(c *Client, name string) bool {
 	return slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t.Name == name })
 }
 
+// Unavailable tells why a tool name that no listing holds cannot be
+// called: the declared server that would own it (by its prefix, or the
+// only server when names carry none) is not ready, and the error, which
+// wraps ErrUnavailable, names it and its state. It is nil when no declared
+// server can own the name or the owner is ready: the name is then unknown.
+func (s *Set) Unavailable(tool string) error {
+	c, _, ok := s.route(tool, knowsTool)
+	if !ok {
+		return nil
+	}
+	_, err := c.live()
+	return err
+}
+
 // CallTool routes a call by its served name and forwards it with its raw
 // arguments. Only the owning upstream's state matters: a crashed server
 // fails its own tools with ErrUnavailable and no one else's. A name no

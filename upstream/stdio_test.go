@@ -209,3 +209,34 @@ func TestCapabilitiesDoNotDependOnHandlers(t *testing.T) {
 		t.Errorf("declared %v without handlers, %v with them", declared["no handlers"], declared["gateway's handlers"])
 	}
 }
+
+// TestUnavailableOwner: a name that no listing holds belongs to the server
+// its prefix names (or the only server); while that one is not ready the
+// name is unavailable, naming it, and otherwise unknown.
+func TestUnavailableOwner(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := stdioEntry(self, map[string]string{helperEnv: "1"})
+	gone := stdioEntry("/nonexistent/toolprof-gone", nil)
+	opts := SetOptions{Client: Options{Backoff: Backoff{Initial: time.Hour}}}
+	two := startSet(t, `{"mcpServers": {"up": `+ready+`, "gone": `+gone+`}}`, nil, opts)
+	one := startSet(t, `{"mcpServers": {"gone": `+gone+`}}`, nil, opts)
+	for _, tt := range []struct {
+		set     *Set
+		tool    string
+		unavail bool
+	}{
+		{two, "gone__anything", true},
+		{two, "up__anything", false},
+		{two, "nobody__anything", false},
+		{two, "gone__", false},
+		{one, "anything", true},
+	} {
+		err := tt.set.Unavailable(tt.tool)
+		if tt.unavail != (err != nil) || err != nil && (!errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `upstream "gone"`)) {
+			t.Errorf("Unavailable(%q) = %v, want unavailable %v naming gone", tt.tool, err, tt.unavail)
+		}
+	}
+}

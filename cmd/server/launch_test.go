@@ -230,6 +230,15 @@ func TestLaunchMissingUpstreamServesTheOthers(t *testing.T) {
 	if res := callText(t, cs, "a__test_simple_text", nil); res.IsError {
 		t.Errorf("a__test_simple_text: %s", resultText(res))
 	}
+	// A tool of the server that never started is unavailable, naming it;
+	// a name no ready server lists is still an unknown tool.
+	res := callText(t, cs, "missing__read", nil)
+	if env, _ := res.StructuredContent.(map[string]any); !res.IsError || env["code"] != gateway.CodeUpstreamUnavailable || !strings.Contains(resultText(res), `upstream "missing"`) {
+		t.Errorf("missing__read: %s, want upstream_unavailable naming the server", resultText(res))
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "a__no_such_tool"}); wireCode(err) != -32602 {
+		t.Errorf("a__no_such_tool: %v, want -32602", err)
+	}
 	h, _ := l.health(t)
 	a, okA := upstreamHealth(h, "a")
 	m, okM := upstreamHealth(h, "missing")
