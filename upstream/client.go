@@ -42,6 +42,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -139,8 +140,8 @@ type Options struct {
 	// as they were; a notification or request over it is dropped.
 	MaxMessageBytes int
 	// OnToolsChanged is called, on its own goroutine, with the server's name
-	// when its tool list may have changed: a tools/list_changed notification
-	// or a reconnection.
+	// when its tool list may have changed: a tools/list_changed notification,
+	// a reconnection, or a first connection made after StartSet returned.
 	OnToolsChanged func(server string)
 	// OnReconnected is called, on its own goroutine, with the server's name
 	// after a new session replaced one that ended (not after the first
@@ -226,6 +227,11 @@ type Client struct {
 
 	notes notes // relayed notifications in handling, for settle
 
+	// announce is set once the caller stopped waiting for the first
+	// connection (StartSet's StartWait passed): that connection, when it
+	// comes, is announced through OnToolsChanged like a reconnection.
+	announce atomic.Bool
+
 	// stderr holds the scrubbing writers of started processes whose last
 	// partial line has not been flushed (flushStderr, once they exited).
 	stderr []*scrubbingWriter
@@ -302,8 +308,24 @@ func (c *Client) Start(ctx context.Context) error {
 	c.started = true
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+	// Close ends a first attempt still running (a server hanging in
+	// initialize), rather than waiting out ConnectTimeout.
+	go func() {
+		select {
+		case <-c.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	err := c.connect(ctx)
 	cancel()
+	if err == nil && c.announce.Load() {
+		// Connected after the Set stopped waiting: its tools were not in
+		// the first listing.
+		if f := c.opts.OnToolsChanged; f != nil {
+			go f(c.srv.Name)
+		}
+	}
 	go c.supervise(err != nil)
 	return err
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +240,47 @@ func TestUnavailableOwner(t *testing.T) {
 		if tt.unavail != (err != nil) || err != nil && (!errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `upstream "gone"`)) {
 			t.Errorf("Unavailable(%q) = %v, want unavailable %v naming gone", tt.tool, err, tt.unavail)
 		}
+	}
+}
+
+// TestSlowStarterJoinsLater: StartSet returns after StartWait with a
+// server still in initialize shown connecting; its first connection is
+// announced through OnToolsChanged and its tools are then listed. Close
+// ends a first attempt still running.
+func TestSlowStarterJoinsLater(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan string, 4)
+	doc := `{"mcpServers": {"fast": ` + helperEntry(t, "fast", "f", 0) + `, "slow": ` +
+		stdioEntry(self, map[string]string{helperEnv: "1", "HELPER_ID": "slow", "HELPER_TOOLS": "s", "HELPER_INIT_DELAY": "2s"}) + `}}`
+	s := startSet(t, doc, nil, SetOptions{StartWait: 50 * time.Millisecond, Client: Options{OnToolsChanged: func(server string) { changed <- server }}})
+	if h := health(s, "slow"); h.State != StateConnecting {
+		t.Fatalf("slow health = %+v after StartSet, want connecting", h)
+	}
+	tools, err := s.ListTools(context.Background())
+	if err != nil || slices.Contains(toolNames(tools), "slow__s") || !slices.Contains(toolNames(tools), "fast__f") {
+		t.Errorf("first listing %q, %v: want fast's tools only", toolNames(tools), err)
+	}
+	if server := <-changed; server != "slow" {
+		t.Errorf("tools changed for %q, want slow", server)
+	}
+	slow, _ := s.Client("slow")
+	own, err := slow.ListTools(context.Background())
+	tools, err2 := s.ListTools(context.Background())
+	if err != nil || err2 != nil || !slices.Contains(toolNames(tools), "slow__s") {
+		t.Errorf("after slow connected: %q, %v; own %q, %v; health %+v", toolNames(tools), err2, toolNames(own), err, slow.Health())
+	}
+
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	hung := NewClient(resolve(t, `{"mcpServers": {"h": `+stdioEntry(self, map[string]string{helperEnv: "1", "HELPER_INIT_DELAY": "1h", "HELPER_PID_FILE": pidFile})+`}}`, nil).Servers[0],
+		Options{TerminateDuration: 50 * time.Millisecond})
+	started := make(chan error, 1)
+	go func() { started <- hung.Start(context.Background()) }()
+	waitFor(t, "the first attempt under way", func() bool { _, err := os.Stat(pidFile); return err == nil })
+	hung.Close() // returns only once the attempt ended: with ConnectTimeout's 30 s it would hang this test
+	if err := <-started; !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Start = %v, want ErrUnavailable once closed", err)
 	}
 }

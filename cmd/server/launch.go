@@ -151,7 +151,11 @@ func startUpstreams(ctx context.Context, c *config, ref *gatewayRef, logger *slo
 		return nil, fmt.Errorf("--launch %s: %w", c.launchPath, err)
 	}
 	for _, h := range set.Health() {
-		if h.State != upstream.StateReady {
+		switch h.State {
+		case upstream.StateConnecting:
+			fmt.Fprintf(stderr, "server: upstream %q is still connecting; serving the others, its tools join when it is ready\n", h.Name)
+		case upstream.StateReady:
+		default:
 			fmt.Fprintf(stderr, "server: upstream %q did not start (%s); serving the others and retrying it with backoff\n", h.Name, h.LastError)
 		}
 	}

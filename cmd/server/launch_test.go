@@ -646,3 +646,37 @@ func TestLaunchSeparator(t *testing.T) {
 		t.Errorf("b.test_simple_text: %s", resultText(res))
 	}
 }
+
+// TestLaunchHangingUpstreamDoesNotHoldStartup: an upstream that never
+// answers initialize (sleep, for longer than the test may run) holds up
+// neither the listener nor the other upstream: the gateway serves the
+// everything-server's tools while health shows the other connecting.
+func TestLaunchHangingUpstreamDoesNotHoldStartup(t *testing.T) {
+	file := writeLaunch(t, map[string]any{
+		"a":    map[string]any{"command": bins.everything},
+		"mute": map[string]any{"command": "sleep", "args": []string{"60"}},
+	})
+	l := startLaunch(t, file, nil) // fails if not listening within its deadline, far below 60 s
+	cs := l.connect(t, nil)
+	var want []string
+	for _, n := range sortedEverything() {
+		want = append(want, "a__"+n)
+	}
+	if names := listedNames(t, cs); !slices.Equal(names, want) {
+		t.Errorf("tools = %q, want a's: %q", names, want)
+	}
+	h, _ := l.health(t)
+	if m, ok := upstreamHealth(h, "mute"); !ok || m.State != upstream.StateConnecting {
+		t.Errorf("health of mute = %+v, want connecting", m)
+	}
+	if a, ok := upstreamHealth(h, "a"); !ok || a.State != upstream.StateReady {
+		t.Errorf("health of a = %+v, want ready", a)
+	}
+	if !strings.Contains(l.stderr.String(), `upstream "mute" is still connecting`) {
+		t.Errorf("stderr does not say mute is connecting:\n%s", l.stderr)
+	}
+	res := callText(t, cs, "mute__anything", nil)
+	if !res.IsError || !strings.Contains(resultText(res), `upstream "mute" is connecting`) {
+		t.Errorf("mute__anything: %s, want upstream_unavailable while connecting", resultText(res))
+	}
+}
