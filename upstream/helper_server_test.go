@@ -72,6 +72,21 @@ func runHelperServer() error {
 			return err
 		}
 	}
+	// HELPER_INIT_GATE names a file whose existence the answer to
+	// initialize (or server/discover) waits for.
+	if gate := os.Getenv("HELPER_INIT_GATE"); gate != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				for method == "initialize" || method == "server/discover" {
+					if _, err := os.Stat(gate); err == nil {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	if d, err := time.ParseDuration(os.Getenv("HELPER_INIT_DELAY")); err == nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

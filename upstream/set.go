@@ -68,8 +68,14 @@ func StartSet(ctx context.Context, doc *launch.Resolved, opts SetOptions) (*Set,
 	}
 	errs := make([]error, len(s.clients))
 	var wg sync.WaitGroup
+	attempt := ctx
+	if !opts.RequireAll {
+		// The first attempts may outlast this call: they end with Close
+		// (or ConnectTimeout), not with the caller's context.
+		attempt = context.WithoutCancel(ctx)
+	}
 	for i, c := range s.clients {
-		wg.Go(func() { errs[i] = c.Start(ctx) })
+		wg.Go(func() { errs[i] = c.Start(attempt) })
 	}
 	if opts.RequireAll {
 		wg.Wait()
