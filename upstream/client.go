@@ -362,11 +362,14 @@ func (c *Client) connect(ctx context.Context) error {
 func (c *Client) recordFailure(err error) error {
 	msg := c.srv.Scrub(err.Error())
 	c.mu.Lock()
-	if c.state != StateClosed {
+	closed := c.state == StateClosed
+	if !closed {
 		c.state, c.lastErr = StateDown, msg
 	}
 	c.mu.Unlock()
-	c.opts.Logger.Warn("upstream connect failed", "server", c.srv.Name, "err", msg)
+	if !closed { // an attempt Close cut short is no failure to report
+		c.opts.Logger.Warn("upstream connect failed", "server", c.srv.Name, "err", msg)
+	}
 	return fmt.Errorf("upstream %q: connect: %s: %w", c.srv.Name, msg, ErrUnavailable)
 }
 
