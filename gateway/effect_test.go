@@ -409,6 +409,7 @@ enforce = "reject"
 		{CodeInvalidArguments, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", json.RawMessage(`[]`)},
 		{CodeUpstreamUnavailable, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", nil},
 		{CodeUpstreamTimeout, Options{Upstream: &hangingFakeUpstream{tools: cat.Tools}, CallTimeout: 20 * time.Millisecond}, FullProfile, "save", nil},
+		{CodeResultTooLarge, Options{Upstream: &tooLargeFakeUpstream{tools: cat.Tools}}, FullProfile, "save", nil},
 	}
 	var produced []string
 	for _, tt := range tests {

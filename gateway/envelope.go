@@ -2,8 +2,11 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/upstream"
 )
 
 // Envelope is the one shape of every error the gateway itself produces as a
@@ -22,6 +25,7 @@ import (
 //	invalid_arguments           validation  no         arguments are not a JSON object, or get_operating_context's are wrong
 //	upstream_unavailable        upstream    yes        the upstream is down, not yet connected, or died during the call
 //	upstream_timeout            upstream    yes        the upstream did not answer within --call-timeout
+//	result_too_large            upstream    no         the upstream's answer was over the limit on one message; it was dropped
 //
 // The policy and validation codes are answered before anything is sent.
 // upstream_unavailable is answered without sending when the upstream is
@@ -63,12 +67,18 @@ const (
 	// for get_operating_context, not what it accepts). The call never reaches
 	// the upstream. Category "validation", not retryable as is.
 	CodeInvalidArguments = "invalid_arguments"
+	// CodeResultTooLarge: the upstream answered, but its answer was over the
+	// limit on one message (upstream.DefaultMaxMessageBytes for a stdio
+	// server) and was dropped; the upstream's session and every other call
+	// go on. The message names the size and the limit. Category
+	// "upstream", not retryable as is.
+	CodeResultTooLarge = "result_too_large"
 )
 
 // Codes lists every envelope code the gateway produces, in documentation
 // order.
 func Codes() []string {
-	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout}
+	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout, CodeResultTooLarge}
 }
 
 // Envelope categories.
@@ -88,4 +98,30 @@ func (e Envelope) result() *mcp.CallToolResult {
 		content = append(content, &mcp.TextContent{Text: string(b)})
 	}
 	return &mcp.CallToolResult{IsError: true, Content: content, StructuredContent: e}
+}
+
+// resultTooLarge is the envelope for a call whose answer the upstream
+// package dropped for its size.
+func resultTooLarge(tool string, e *upstream.TooLargeError) Envelope {
+	return Envelope{
+		Code:      CodeResultTooLarge,
+		Message:   fmt.Sprintf("tool %q answered %d bytes, over the gateway's limit of %d bytes on one upstream message; the answer was dropped (upstream %q is still connected)", tool, e.Bytes, e.Limit, e.Server),
+		Retryable: false,
+		Category:  CategoryUpstream,
+		SuggestedActions: []string{
+			"call the tool again asking for less: a narrower query, a smaller range or page, a filter",
+		},
+	}
+}
+
+// upstreamUnavailable is the envelope for a call the upstream could not
+// run; err says which upstream and why.
+func upstreamUnavailable(tool string, err error) Envelope {
+	return Envelope{
+		Code:             CodeUpstreamUnavailable,
+		Message:          fmt.Sprintf("tool %q could not be run: the upstream is unavailable (%v)", tool, err),
+		Retryable:        true,
+		Category:         CategoryUpstream,
+		SuggestedActions: []string{"retry the call later", "check the gateway's health output for the upstream's state"},
+	}
 }

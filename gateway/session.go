@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/upstream"
 )
 
 // MCP method names the middleware handles.
@@ -328,6 +329,12 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		return r, nil
 	}
 	if _, ok := g.cat().tools[params.Name]; !ok {
+		if o, isSet := g.opts.Upstream.(unlistedOwner); isSet {
+			if err := o.Unavailable(params.Name); err != nil {
+				call.Outcome = telemetry.OutcomeUpstreamError
+				return upstreamUnavailable(params.Name, err).result(), nil
+			}
+		}
 		call.Outcome = telemetry.OutcomeUnknownTool
 		return nil, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInvalidParams,
@@ -377,18 +384,16 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		return nil, ctx.Err()
 	default:
 		call.Outcome = telemetry.OutcomeUpstreamError
+		var tooLarge *upstream.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return resultTooLarge(params.Name, tooLarge).result(), nil
+		}
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
 			return nil, werr // the upstream's own JSON-RPC error, passed through
 		}
 		g.logger.Warn("upstream call failed", "tool", params.Name, "error", err)
-		return Envelope{
-			Code:             CodeUpstreamUnavailable,
-			Message:          fmt.Sprintf("tool %q could not be run: the upstream is unavailable (%v)", params.Name, err),
-			Retryable:        true,
-			Category:         CategoryUpstream,
-			SuggestedActions: []string{"retry the call later", "check the gateway's health output for the upstream's state"},
-		}.result(), nil
+		return upstreamUnavailable(params.Name, err).result(), nil
 	}
 	d.Annotate(out)
 	if out.Content == nil {

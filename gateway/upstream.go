@@ -23,6 +23,14 @@ type Upstream interface {
 	CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error)
 }
 
+// unlistedOwner is implemented by an upstream of declared servers
+// (upstream.Set): for a tool name the catalog lacks, whether a server that
+// would own it is not ready, which makes the call upstream_unavailable
+// rather than an unknown tool.
+type unlistedOwner interface {
+	Unavailable(tool string) error
+}
+
 // ClientUpstream is an upstream MCP server reached through an MCP client
 // session.
 type ClientUpstream struct {

@@ -10,6 +10,10 @@ import (
 	"strings"
 )
 
+// ErrNoServers is the error of a launch document that declares no server:
+// there is nothing to start or serve.
+var ErrNoServers = errors.New(`declares no servers (want {"mcpServers": {"NAME": {...}}})`)
+
 // Version is the launch document version this package produces.
 const Version = 1
 

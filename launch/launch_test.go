@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -411,5 +413,60 @@ func TestInvalidNamesReportedInOrder(t *testing.T) {
 				t.Fatalf("Decode: %v, want the error to name %s", err, tt.want)
 			}
 		}
+	}
+}
+
+// TestScrubEveryEncoding: a value with a quote, a backslash, an HTML
+// character and URL-escaped characters is removed in every form a message
+// may carry it, and a message quoting the resolved URL shows the template.
+func TestScrubEveryEncoding(t *testing.T) {
+	const secret = `pa"ss\wo rd<&>%41é`
+	doc := Document{Servers: []Server{{Name: "r", Transport: StreamableHTTP, URL: "http://h.example/mcp/${S}?k=${S}"}}}
+	r, err := doc.Resolve(func(string) (string, bool) { return secret, true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := r.Servers[0]
+	u, _ := url.Parse(srv.URL)
+	jsonHTML, _ := json.Marshal(secret)
+	var plain strings.Builder
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	enc.Encode(secret)
+	decoded, _ := url.PathUnescape(secret)
+	tests := map[string]string{
+		"raw":               secret,
+		"JSON":              string(jsonHTML),
+		"JSON without HTML": plain.String(),
+		"Go-quoted":         strconv.Quote(secret),
+		"Go-quoted ASCII":   strconv.QuoteToASCII(secret),
+		"quoted twice":      strconv.Quote(strconv.Quote(secret)),
+		"path-escaped":      url.PathEscape(secret),
+		"query-escaped":     url.QueryEscape(secret),
+		"decoded":           decoded,
+		"decoded, escaped":  url.PathEscape(decoded),
+	}
+	for name, form := range tests {
+		got := srv.Scrub("refused " + form + " here")
+		if strings.Contains(got, strings.Trim(form, "\"\n")) || !strings.Contains(got, Redaction) {
+			t.Errorf("%s: Scrub(%q) = %q", name, form, got)
+		}
+	}
+	for _, printed := range []string{srv.URL, u.String(), fmt.Sprintf("Post %q: refused", u.String())} {
+		got := srv.Scrub(printed)
+		if !strings.Contains(got, "http://h.example/mcp/${S}?k=${S}") || strings.Contains(got, "pa") && strings.Contains(got, "ss") && strings.Contains(got, "wo") {
+			t.Errorf("Scrub(%q) = %q, want the URL as written", printed, got)
+		}
+	}
+}
+
+// TestURLThatDoesNotParseOnceResolved: a value that makes the URL
+// unparseable fails resolution naming the template, never the value.
+func TestURLThatDoesNotParseOnceResolved(t *testing.T) {
+	const secret = "bad%zzsecret"
+	doc := Document{Servers: []Server{{Name: "r", Transport: StreamableHTTP, URL: "http://h.example/${S}"}}}
+	_, err := doc.Resolve(func(string) (string, bool) { return secret, true })
+	if err == nil || !strings.Contains(err.Error(), `url: "http://h.example/${S}" does not parse`) || strings.Contains(err.Error(), "zz") {
+		t.Errorf("err = %v, want the template named and no piece of the value", err)
 	}
 }

@@ -1,13 +1,16 @@
 package launch
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -44,7 +47,7 @@ type ResolvedServer struct {
 	// Template is the entry as written.
 	Template Server
 
-	secrets []string // values that came from variables, longest first
+	scrub *strings.Replacer // every form of every value that came from a variable; nil: none
 }
 
 // Resolved is a Document with its variables resolved.
@@ -100,18 +103,92 @@ func resolveServer(s Server, lookup Lookup) (ResolvedServer, error) {
 	if rs.Cwd != "" && !filepath.IsAbs(rs.Cwd) && s.dir != "" {
 		rs.Cwd = filepath.Join(s.dir, rs.Cwd)
 	}
+	if len(r.errs) == 0 && s.Transport == StreamableHTTP && rs.URL != s.URL {
+		// Checked here, naming the template: the parse error would quote
+		// the resolved URL, or a piece of it, on every connection attempt.
+		if _, err := url.Parse(rs.URL); err != nil {
+			r.fail("url", "%q does not parse as a URL once its variables are resolved: URL-escape their values (e.g. %%22 for a quote, %%25 for %%)", s.URL)
+		}
+	}
 	if len(r.errs) > 0 {
 		return ResolvedServer{}, errors.Join(r.errs...)
 	}
-	for v := range r.secrets {
-		if len(v) >= minScrubLen {
-			rs.secrets = append(rs.secrets, v)
-		}
-	}
-	// Longest first, so a secret containing another is replaced whole.
-	slices.SortFunc(rs.secrets, func(a, b string) int { return len(b) - len(a) })
+	rs.scrub = scrubber(r.secrets, rs.URL, s.URL)
 	return rs, nil
 }
+
+// scrubber replaces every form in which a message may carry one of the
+// secrets with Redaction, and the resolved URL, when it holds one, with its
+// template: an error about the URL then reads as the URL was written.
+// Longest first, so a form containing another is replaced whole.
+func scrubber(secrets map[string]bool, resolvedURL, templateURL string) *strings.Replacer {
+	with := map[string]string{}
+	for v := range secrets {
+		if len(v) < minScrubLen {
+			continue
+		}
+		for _, f := range secretForms(v) {
+			with[f] = Redaction
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	if resolvedURL != templateURL {
+		for _, f := range urlForms(resolvedURL) {
+			with[f] = templateURL
+		}
+	}
+	olds := slices.SortedFunc(maps.Keys(with), func(a, b string) int {
+		return cmp.Or(len(b)-len(a), strings.Compare(a, b))
+	})
+	var pairs []string
+	for _, o := range olds {
+		pairs = append(pairs, o, with[o])
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// secretForms are the encodings of v that toolprof's own output may
+// carry: as is; JSON-escaped, with and without HTML escaping (health,
+// JSON-RPC errors); Go-quoted, as %q, url.Error and slog print (and quoted
+// twice, a quoted message quoted again); URL-escaped as a path, a path
+// segment and a query value.
+func secretForms(v string) []string {
+	forms := []string{v, url.PathEscape(v), url.QueryEscape(v), (&url.URL{Path: v}).EscapedPath()}
+	if u, err := url.PathUnescape(v); err == nil && u != v {
+		// net/url decodes the escapes the value held before printing it.
+		forms = append(forms, u, url.PathEscape(u), url.QueryEscape(u), (&url.URL{Path: u}).EscapedPath())
+	}
+	for _, q := range []string{v, strconv.Quote(v)} {
+		forms = append(forms, inner(strconv.Quote(q)), inner(strconv.QuoteToASCII(q)))
+		for _, html := range []bool{false, true} {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(html)
+			if enc.Encode(q) == nil {
+				forms = append(forms, inner(strings.TrimSuffix(b.String(), "\n")))
+			}
+		}
+	}
+	return forms
+}
+
+// urlForms are the ways the resolved URL u appears in errors: as given,
+// as net/url prints it after parsing (path escaped), and Go-quoted.
+func urlForms(u string) []string {
+	forms := []string{u}
+	if p, err := url.Parse(u); err == nil {
+		forms = append(forms, p.String(), p.Redacted())
+	}
+	for _, f := range slices.Clone(forms) {
+		forms = append(forms, inner(strconv.Quote(f)))
+	}
+	return forms
+}
+
+// inner strips the quotes a quoting function put around its result.
+func inner(quoted string) string { return quoted[1 : len(quoted)-1] }
 
 func (r *resolver) expandMap(field string, m map[string]string) map[string]string {
 	if m == nil {
@@ -235,12 +312,15 @@ func redactMap(m map[string]string) map[string]string {
 }
 
 // Scrub replaces every value this server took from a variable with
-// Redaction, so messages from a transport or an upstream can be logged.
+// Redaction, in each form toolprof's output may carry it (as is,
+// JSON-escaped, Go-quoted, URL-escaped), and the resolved URL holding one
+// with the URL as written, so messages from a transport or an upstream can
+// be logged.
 func (s *ResolvedServer) Scrub(msg string) string {
-	for _, v := range s.secrets {
-		msg = strings.ReplaceAll(msg, v, Redaction)
+	if s.scrub == nil {
+		return msg
 	}
-	return msg
+	return s.scrub.Replace(msg)
 }
 
 // String, GoString, MarshalJSON and LogValue show the redacted template, so

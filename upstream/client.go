@@ -42,6 +42,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -60,6 +61,29 @@ var ErrUnavailable = errors.New("upstream unavailable")
 // otherwise.
 func DefaultInheritEnv() []string {
 	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"}
+}
+
+// ProtocolVersion is the MCP version toolprof offers its upstreams: the
+// newest handshake-era version, on which an upstream asks for elicitation
+// and sampling with requests and logs after logging/setLevel, which the
+// gateway relays to the calling session. The gateway (cmd/server) and the
+// profiler's catalog and bench connect with it, so that both are offered
+// the same tools.
+const ProtocolVersion = "2025-11-25"
+
+// ClientCapabilities are the capabilities every Client advertises,
+// whatever handlers its Options set: roots, sampling and (form)
+// elicitation, as the gateway relays them. A server may offer tools by
+// what the client declares (the TypeScript everything-server lists its
+// sampling and elicitation tools only to clients that have them), so the
+// profiler's catalog, whose Clients have no handlers, must declare what
+// the gateway declares to record the tools the gateway serves.
+func ClientCapabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+		Sampling:    &mcp.SamplingCapabilities{},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
+	}
 }
 
 // State is where a Client is in its life.
@@ -110,9 +134,14 @@ type Options struct {
 	// TerminateDuration is how long closing a stdio server waits for it to
 	// exit after its stdin is closed before signalling it (default 2s).
 	TerminateDuration time.Duration
+	// MaxMessageBytes bounds one message a stdio server writes (default
+	// DefaultMaxMessageBytes). An answer over it fails its own request
+	// with a TooLargeError and leaves the session and every other request
+	// as they were; a notification or request over it is dropped.
+	MaxMessageBytes int
 	// OnToolsChanged is called, on its own goroutine, with the server's name
-	// when its tool list may have changed: a tools/list_changed notification
-	// or a reconnection.
+	// when its tool list may have changed: a tools/list_changed notification,
+	// a reconnection, or a first connection made after StartSet returned.
 	OnToolsChanged func(server string)
 	// OnReconnected is called, on its own goroutine, with the server's name
 	// after a new session replaced one that ended (not after the first
@@ -135,8 +164,9 @@ type Options struct {
 	ProtocolVersion string
 	// OnElicit answers the server's elicitation/create requests (the
 	// gateway asks its own client); servers send them on protocol versions
-	// before 2026-07-28, after which they return input requests instead. Nil: toolprof does not advertise
-	// elicitation and such requests fail.
+	// before 2026-07-28, after which they return input requests instead.
+	// Nil: such requests fail (elicitation is advertised all the same; see
+	// ClientCapabilities).
 	OnElicit func(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	// OnCreateMessage answers the server's sampling/createMessage requests
 	// the same way.
@@ -163,6 +193,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TerminateDuration <= 0 {
 		o.TerminateDuration = 2 * time.Second
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -195,6 +228,11 @@ type Client struct {
 	notes notes    // relayed notifications in handling, for settle
 	raw   rawTools // tool definitions as listed (rawtools.go)
 
+	// announce is set once the caller stopped waiting for the first
+	// connection (StartSet's StartWait passed): that connection, when it
+	// comes, is announced through OnToolsChanged like a reconnection.
+	announce atomic.Bool
+
 	// stderr holds the scrubbing writers of started processes whose last
 	// partial line has not been flushed (flushStderr, once they exited).
 	stderr []*scrubbingWriter
@@ -214,6 +252,7 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 		}
 	}
 	copts := &mcp.ClientOptions{
+		Capabilities: ClientCapabilities(),
 		// Input-required results (SEP-2322) go back to the caller, whose
 		// client answers them and retries with InputResponses.
 		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
@@ -236,7 +275,7 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 			}
 		},
 	}
-	// Set only when given: a handler makes the SDK advertise the capability.
+	// Set only when given; the capabilities do not depend on them.
 	if o.OnElicit != nil {
 		copts.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return o.OnElicit(ctx, name, r.Params)
@@ -270,8 +309,24 @@ func (c *Client) Start(ctx context.Context) error {
 	c.started = true
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+	// Close ends a first attempt still running (a server hanging in
+	// initialize), rather than waiting out ConnectTimeout.
+	go func() {
+		select {
+		case <-c.closed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	err := c.connect(ctx)
 	cancel()
+	if err == nil && c.announce.Load() {
+		// Connected after the Set stopped waiting: its tools were not in
+		// the first listing.
+		if f := c.opts.OnToolsChanged; f != nil {
+			go f(c.srv.Name)
+		}
+	}
 	go c.supervise(err != nil)
 	return err
 }
@@ -308,11 +363,14 @@ func (c *Client) connect(ctx context.Context) error {
 func (c *Client) recordFailure(err error) error {
 	msg := c.srv.Scrub(err.Error())
 	c.mu.Lock()
-	if c.state != StateClosed {
+	closed := c.state == StateClosed
+	if !closed {
 		c.state, c.lastErr = StateDown, msg
 	}
 	c.mu.Unlock()
-	c.opts.Logger.Warn("upstream connect failed", "server", c.srv.Name, "err", msg)
+	if !closed { // an attempt Close cut short is no failure to report
+		c.opts.Logger.Warn("upstream connect failed", "server", c.srv.Name, "err", msg)
+	}
 	return fmt.Errorf("upstream %q: connect: %s: %w", c.srv.Name, msg, ErrUnavailable)
 }
 
@@ -340,7 +398,10 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		if cmd.Env == nil {
 			cmd.Env = []string{} // nil would mean the whole parent environment
 		}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: c.opts.TerminateDuration}, cmd, nil
+		dropped := func(n int64) {
+			c.opts.Logger.Warn("upstream message over the size limit dropped", "server", c.srv.Name, "bytes", n, "limit", c.opts.MaxMessageBytes)
+		}
+		return &stdioTransport{cmd: cmd, terminate: c.opts.TerminateDuration, limit: c.opts.MaxMessageBytes, dropped: dropped}, cmd, nil
 	case launch.StreamableHTTP:
 		return &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
@@ -504,6 +565,12 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 		return nil
 	}
 	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		if d, ok := asTooLarge(rpc); ok {
+			c.opts.Logger.Warn("upstream answer over the size limit dropped", "server", c.srv.Name, "op", op, "bytes", d.Bytes, "limit", d.Limit)
+			return &TooLargeError{Server: c.srv.Name, Op: op, Bytes: d.Bytes, Limit: d.Limit}
+		}
+	}
 	if errors.As(err, &rpc) && !transportRejected(rpc) {
 		msg := c.srv.Scrub(rpc.Message)
 		data, dropped := scrubData(rpc.Data, c.srv.Scrub)
@@ -608,7 +675,7 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 	if err == nil {
 		c.settle(ctx, began)
 	}
-	return res, c.mapErr(ctx, "tools/call "+params.Name, err)
+	return res, c.mapErr(ctx, fmt.Sprintf("tools/call %q", params.Name), err)
 }
 
 // ListResources passes one resources/list page through.

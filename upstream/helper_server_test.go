@@ -72,6 +72,21 @@ func runHelperServer() error {
 			return err
 		}
 	}
+	// HELPER_INIT_GATE names a file whose existence the answer to
+	// initialize (or server/discover) waits for.
+	if gate := os.Getenv("HELPER_INIT_GATE"); gate != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				for method == "initialize" || method == "server/discover" {
+					if _, err := os.Stat(gate); err == nil {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	if d, err := time.ParseDuration(os.Getenv("HELPER_INIT_DELAY")); err == nil {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -101,6 +116,34 @@ func runHelperServer() error {
 				return &mcp.CallToolResult{}, nil, nil
 			})
 			return &mcp.CallToolResult{}, nil, nil
+		})
+	}
+	// HELPER_FAKE_HUGE_BYTES makes the helper a fake of a misbehaving
+	// server: "huge" answers a text of that many bytes, once "wait" is in
+	// flight; "wait" answers once "release" has been called.
+	if n, err := strconv.Atoi(os.Getenv("HELPER_FAKE_HUGE_BYTES")); err == nil {
+		waiting, released := make(chan struct{}), make(chan struct{})
+		var waitOnce, releaseOnce sync.Once
+		mcp.AddTool(s, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+			waitOnce.Do(func() { close(waiting) })
+			select {
+			case <-released:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "release"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+			releaseOnce.Do(func() { close(released) })
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "huge"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-waiting:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", n)}}}, nil, nil
 		})
 	}
 	for _, name := range strings.Split(os.Getenv("HELPER_TOOLS"), ",") {
@@ -137,6 +180,17 @@ func runHelperServer() error {
 	s.AddTool(&mcp.Tool{Name: "args", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
 	})
+	// With HELPER_CAPS, "caps" answers the capabilities the client
+	// declared in initialize.
+	if os.Getenv("HELPER_CAPS") != "" {
+		mcp.AddTool(s, &mcp.Tool{Name: "caps"}, func(_ context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+			b, err := json.Marshal(req.Session.InitializeParams().Capabilities)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "getwd"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 		wd, err := os.Getwd()
 		if err != nil {

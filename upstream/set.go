@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,12 @@ type SetOptions struct {
 	// RequireAll makes StartSet fail when any server fails to start;
 	// otherwise the others serve and the failed one keeps retrying.
 	RequireAll bool
+	// StartWait is how long StartSet waits for the first connection
+	// attempts before it returns with the slower servers still
+	// connecting (default 1s); they join when ready, through
+	// Options.OnToolsChanged. With RequireAll StartSet waits for every
+	// attempt.
+	StartWait time.Duration
 }
 
 // Set is many upstreams served as one: it implements the gateway's Upstream
@@ -45,7 +52,13 @@ type Set struct {
 // StartSet connects every server of doc concurrently. A server that fails
 // to start is reported in Health and retried in the background, unless
 // opts.RequireAll, when StartSet closes everything and returns the errors.
+// Without RequireAll it returns once every first attempt ended or after
+// opts.StartWait, whichever comes first: a server hanging in initialize
+// holds up neither the others nor the caller, and shows as connecting.
 func StartSet(ctx context.Context, doc *launch.Resolved, opts SetOptions) (*Set, error) {
+	if opts.StartWait <= 0 {
+		opts.StartWait = time.Second
+	}
 	opts.Separator = cmp.Or(opts.Separator, doc.Separator, DefaultSeparator)
 	servers := slices.Clone(doc.Servers)
 	slices.SortFunc(servers, func(a, b launch.ResolvedServer) int { return strings.Compare(a.Name, b.Name) })
@@ -55,13 +68,37 @@ func StartSet(ctx context.Context, doc *launch.Resolved, opts SetOptions) (*Set,
 	}
 	errs := make([]error, len(s.clients))
 	var wg sync.WaitGroup
-	for i, c := range s.clients {
-		wg.Go(func() { errs[i] = c.Start(ctx) })
+	attempt := ctx
+	if !opts.RequireAll {
+		// The first attempts may outlast this call: they end with Close
+		// (or ConnectTimeout), not with the caller's context.
+		attempt = context.WithoutCancel(ctx)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil && opts.RequireAll {
-		s.Close()
-		return nil, fmt.Errorf("start upstreams (all required): %w", err)
+	for i, c := range s.clients {
+		wg.Go(func() { errs[i] = c.Start(attempt) })
+	}
+	if opts.RequireAll {
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("start upstreams (all required): %w", err)
+		}
+		return s, nil
+	}
+	started := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(started)
+	}()
+	wait := time.NewTimer(opts.StartWait)
+	defer wait.Stop()
+	select {
+	case <-started:
+	case <-wait.C:
+	case <-ctx.Done():
+	}
+	for _, c := range s.clients {
+		c.announce.Store(true)
 	}
 	return s, nil
 }
@@ -177,6 +214,20 @@ func (s *Set) route(name string, has func(*Client, string) bool) (*Client, strin
 func knowsTool(c *Client, name string) bool {
 	tools, _ := c.KnownTools()
 	return slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t.Name == name })
+}
+
+// Unavailable tells why a tool name that no listing holds cannot be
+// called: the declared server that would own it (by its prefix, or the
+// only server when names carry none) is not ready, and the error, which
+// wraps ErrUnavailable, names it and its state. It is nil when no declared
+// server can own the name or the owner is ready: the name is then unknown.
+func (s *Set) Unavailable(tool string) error {
+	c, _, ok := s.route(tool, knowsTool)
+	if !ok {
+		return nil
+	}
+	_, err := c.live()
+	return err
 }
 
 // CallTool routes a call by its served name and forwards it with its raw

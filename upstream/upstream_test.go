@@ -611,8 +611,8 @@ func TestScrubbedErrors(t *testing.T) {
 	if strings.Contains(err.Error(), secret) || strings.Contains(h.LastError, secret) {
 		t.Errorf("secret leaked: err %q, last error %q", err, h.LastError)
 	}
-	if !strings.Contains(h.LastError, launch.Redaction) {
-		t.Errorf("last error %q does not show where the value was redacted", h.LastError)
+	if !strings.Contains(h.LastError, "/mcp?key=${KEY}") {
+		t.Errorf("last error %q does not show the URL as written", h.LastError)
 	}
 }
 

@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
@@ -179,26 +176,34 @@ func (s *sourceFlags) open(ctx context.Context, stderr io.Writer) (*toolSource, 
 		if err != nil {
 			return nil, err
 		}
+		if len(doc.Servers) == 0 {
+			return nil, fmt.Errorf("--launch %s: %w", s.launch, launch.ErrNoServers)
+		}
 		resolved, err := doc.Resolve(os.LookupEnv)
 		if err != nil {
 			return nil, fmt.Errorf("resolve %s: %w", s.launch, err)
 		}
 		set, err := upstream.StartSet(ctx, resolved, upstream.SetOptions{
 			RequireAll: true,
-			Client:     upstream.Options{Stderr: stderr},
+			Client:     upstream.Options{Stderr: stderr, ProtocolVersion: upstream.ProtocolVersion},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("launch %s: %w", s.launch, err)
 		}
 		return &toolSource{up: set, desc: "launch document " + filepath.ToSlash(s.launch), close: set.Close}, nil
 	default:
-		cmd := exec.Command(s.command[0], s.command[1:]...)
-		cmd.Stderr = stderr
-		up, err := gateway.NewClientUpstream(ctx, &mcp.CommandTransport{Command: cmd})
-		if err != nil {
+		// One upstream.Client, as the gateway connects it (capabilities,
+		// protocol version), not a Set: a plain upstream, it is served with
+		// tools only, so its exchange prices as a recorded catalog's does.
+		// The command was typed on this command line: it gets the whole
+		// environment.
+		c := upstream.NewClient(launch.ResolvedServer{Name: "upstream", Transport: launch.Stdio, Command: s.command[0], Args: s.command[1:]},
+			upstream.Options{Stderr: stderr, ProtocolVersion: upstream.ProtocolVersion, InheritEnv: environNames()})
+		if err := c.Start(ctx); err != nil {
+			c.Close()
 			return nil, fmt.Errorf("start upstream %q: %w", strings.Join(s.command, " "), err)
 		}
-		return &toolSource{up: up, desc: "upstream " + strings.Join(s.command, " "), close: up.Close}, nil
+		return &toolSource{up: c, desc: "upstream " + strings.Join(s.command, " "), close: c.Close}, nil
 	}
 }
 
@@ -440,4 +445,15 @@ func writeResultsDocument(w io.Writer, r *bench.Report, opts bench.RenderOptions
 	fmt.Fprintf(w, "- Exchange: the JSON-RPC messages a client speaking MCP %s sends and receives over stdio: initialize and its result, notifications/initialized, tools/list and its result; bytes exclude the newline framing\n", bench.ProtocolVersion)
 	fmt.Fprintf(w, "- Before is the full catalog (profile `full`), after each profile; saved vs full is in o200k_base tokens; bytes/4 is shown only as a labelled estimate\n\n")
 	return r.WriteMarkdown(w, opts)
+}
+
+// environNames are the names of every variable in the environment.
+func environNames() []string {
+	names := []string{}
+	for _, kv := range os.Environ() {
+		if k, _, ok := strings.Cut(kv, "="); ok && k != "" {
+			names = append(names, k)
+		}
+	}
+	return names
 }

@@ -375,3 +375,38 @@ tools = ["vanished_tool", "other_vanished"]
 		t.Errorf("table (exit %d) lacks %q:\n%s", code, want, table)
 	}
 }
+
+// TestCatalogLaunchLingeringServerExitsZero: a launch document's server
+// that does not exit when its stdin closes (a shell running the real
+// everything-server, then sleeping) is stopped by the profiler once the
+// work is done, and that is no failure: catalog and bench exit 0.
+func TestCatalogLaunchLingeringServerExitsZero(t *testing.T) {
+	server := testupstream.EverythingServer(t)
+	pack := filepath.Join(t.TempDir(), ".mcp.json")
+	packJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": "sh", "args": []string{"-c", `"$0"; exec sleep 60`, server}}}})
+	if err := os.WriteFile(pack, packJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"catalog", "--launch", pack}, {"bench", "--format", "json", "--launch", pack}} {
+		out, stderr, code := benchRun(t, args...)
+		if code != 0 || out == "" {
+			t.Errorf("%v: exit %d, %d bytes out; stderr:\n%s", args, code, len(out), stderr)
+		}
+	}
+}
+
+// TestLaunchDocumentWithoutServers: an empty mcpServers is refused with the
+// server's own words, not as a missing tools array.
+func TestLaunchDocumentWithoutServers(t *testing.T) {
+	pack := filepath.Join(t.TempDir(), ".mcp.json")
+	if err := os.WriteFile(pack, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"catalog", "bench"} {
+		_, stderr, code := benchRun(t, cmd, "--launch", pack)
+		if code != 1 || !strings.Contains(stderr, "--launch "+pack+": declares no servers") || strings.Contains(stderr, `"tools"`) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and \"declares no servers\"", cmd, code, stderr)
+		}
+	}
+}

@@ -30,9 +30,6 @@ import (
 	"github.com/toolprof/toolprof/upstream"
 )
 
-// upstreamProtocol is the MCP version toolprof offers its upstreams.
-const upstreamProtocol = "2025-11-25"
-
 // shorthandName is the server name of the upstream started by -- CMD ARGS.
 const shorthandName = "upstream"
 
@@ -110,7 +107,7 @@ func launchDocument(c *config) (*launch.Resolved, error) {
 		return nil, fmt.Errorf("--launch %s: %w", c.launchPath, err)
 	}
 	if len(doc.Servers) == 0 {
-		return nil, fmt.Errorf("--launch %s: declares no servers (want {\"mcpServers\": {\"NAME\": {...}}})", c.launchPath)
+		return nil, fmt.Errorf("--launch %s: %w", c.launchPath, launch.ErrNoServers)
 	}
 	resolved, err := doc.Resolve(os.LookupEnv)
 	if err != nil {
@@ -131,12 +128,10 @@ func startUpstreams(ctx context.Context, c *config, ref *gatewayRef, logger *slo
 	opts := upstream.SetOptions{
 		Client: ref.options(upstream.Options{
 			Implementation: &mcp.Implementation{Name: version.Name, Version: version.Version},
-			// The newest handshake-era version: on it an upstream asks for
-			// elicitation and sampling with requests and logs after
-			// logging/setLevel, which the gateway relays to the calling
-			// session. On 2026-07-28 it may not send those requests at all
-			// (it returns input requests instead, which pass through too).
-			ProtocolVersion: upstreamProtocol,
+			// On 2026-07-28 an upstream may not send elicitation and
+			// sampling requests at all (it returns input requests instead,
+			// which pass through too).
+			ProtocolVersion: upstream.ProtocolVersion,
 			Stderr:          stderr,
 			Logger:          logger,
 		}),
@@ -156,7 +151,11 @@ func startUpstreams(ctx context.Context, c *config, ref *gatewayRef, logger *slo
 		return nil, fmt.Errorf("--launch %s: %w", c.launchPath, err)
 	}
 	for _, h := range set.Health() {
-		if h.State != upstream.StateReady {
+		switch h.State {
+		case upstream.StateConnecting:
+			fmt.Fprintf(stderr, "server: upstream %q is still connecting; serving the others, its tools join when it is ready\n", h.Name)
+		case upstream.StateReady:
+		default:
 			fmt.Fprintf(stderr, "server: upstream %q did not start (%s); serving the others and retrying it with backoff\n", h.Name, h.LastError)
 		}
 	}

@@ -237,6 +237,15 @@ func TestLaunchMissingUpstreamServesTheOthers(t *testing.T) {
 	if res := callText(t, cs, "a__test_simple_text", nil); res.IsError {
 		t.Errorf("a__test_simple_text: %s", resultText(res))
 	}
+	// A tool of the server that never started is unavailable, naming it;
+	// a name no ready server lists is still an unknown tool.
+	res := callText(t, cs, "missing__read", nil)
+	if env, _ := res.StructuredContent.(map[string]any); !res.IsError || env["code"] != gateway.CodeUpstreamUnavailable || !strings.Contains(resultText(res), `upstream "missing"`) {
+		t.Errorf("missing__read: %s, want upstream_unavailable naming the server", resultText(res))
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "a__no_such_tool"}); wireCode(err) != -32602 {
+		t.Errorf("a__no_such_tool: %v, want -32602", err)
+	}
 	h, _ := l.health(t)
 	a, okA := upstreamHealth(h, "a")
 	m, okM := upstreamHealth(h, "missing")
@@ -642,5 +651,39 @@ func TestLaunchSeparator(t *testing.T) {
 	}
 	if res := callText(t, cs, "b.test_simple_text", nil); res.IsError {
 		t.Errorf("b.test_simple_text: %s", resultText(res))
+	}
+}
+
+// TestLaunchHangingUpstreamDoesNotHoldStartup: an upstream that never
+// answers initialize (sleep, for longer than the test may run) holds up
+// neither the listener nor the other upstream: the gateway serves the
+// everything-server's tools while health shows the other connecting.
+func TestLaunchHangingUpstreamDoesNotHoldStartup(t *testing.T) {
+	file := writeLaunch(t, map[string]any{
+		"a":    map[string]any{"command": bins.everything},
+		"mute": map[string]any{"command": "sleep", "args": []string{"60"}},
+	})
+	l := startLaunch(t, file, nil) // fails if not listening within its deadline, far below 60 s
+	cs := l.connect(t, nil)
+	var want []string
+	for _, n := range sortedEverything() {
+		want = append(want, "a__"+n)
+	}
+	if names := listedNames(t, cs); !slices.Equal(names, want) {
+		t.Errorf("tools = %q, want a's: %q", names, want)
+	}
+	h, _ := l.health(t)
+	if m, ok := upstreamHealth(h, "mute"); !ok || m.State != upstream.StateConnecting {
+		t.Errorf("health of mute = %+v, want connecting", m)
+	}
+	if a, ok := upstreamHealth(h, "a"); !ok || a.State != upstream.StateReady {
+		t.Errorf("health of a = %+v, want ready", a)
+	}
+	if !strings.Contains(l.stderr.String(), `upstream "mute" is still connecting`) {
+		t.Errorf("stderr does not say mute is connecting:\n%s", l.stderr)
+	}
+	res := callText(t, cs, "mute__anything", nil)
+	if !res.IsError || !strings.Contains(resultText(res), `upstream "mute" is connecting`) {
+		t.Errorf("mute__anything: %s, want upstream_unavailable while connecting", resultText(res))
 	}
 }

@@ -238,6 +238,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	// Read before listing: a server that becomes ready after this may be
+	// missing from the listing, and its announcement may come before the
+	// gateway can hear it.
+	allReady := !slices.ContainsFunc(up.Health(), func(h upstream.Health) bool { return h.State != upstream.StateReady })
 	tools, err := up.ListTools(ctx)
 	if err != nil {
 		// None has started: serve no tools until one does (it joins
@@ -330,7 +334,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ref.g.Store(g)
 	c.hard.onNewSession = src.reloader(ctx, g.ToolsChanged)
-	if slices.ContainsFunc(up.Health(), func(h upstream.Health) bool { return h.State != upstream.StateReady }) {
+	if !allReady {
 		// One still starting may have joined before the gateway could hear
 		// it: list again now rather than at its next change.
 		go g.ToolsChanged(ctx, "")
