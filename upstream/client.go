@@ -1,7 +1,7 @@
 // Package upstream connects toolprof to the MCP servers of a launch
 // document and keeps them connected.
 //
-// A [Client] is one server: a stdio subprocess (mcp.CommandTransport) or a
+// A [Client] is one server: a stdio subprocess (stdio.go) or a
 // streamable HTTP endpoint (mcp.StreamableClientTransport, with the declared
 // headers added to every request). When its session ends (the process dies,
 // the HTTP session is lost) the Client reconnects with exponential backoff;

@@ -27,7 +27,7 @@ type rawTools struct {
 
 // wrap returns t reading through r when t is a stdio transport.
 func (r *rawTools) wrap(t mcp.Transport) mcp.Transport {
-	if _, ok := t.(*mcp.CommandTransport); !ok {
+	if _, ok := t.(*stdioTransport); !ok {
 		return t
 	}
 	return rawTransport{t, r}
