@@ -22,6 +22,7 @@ import (
 //	invalid_arguments           validation  no         arguments are not a JSON object, or get_operating_context's are wrong
 //	upstream_unavailable        upstream    yes        the upstream is down, not yet connected, or died during the call
 //	upstream_timeout            upstream    yes        the upstream did not answer within --call-timeout
+//	busy                        capacity    yes        the session or the gateway has its bound of calls in flight
 //
 // The policy and validation codes are answered before anything is sent.
 // upstream_unavailable is answered without sending when the upstream is
@@ -63,12 +64,17 @@ const (
 	// for get_operating_context, not what it accepts). The call never reaches
 	// the upstream. Category "validation", not retryable as is.
 	CodeInvalidArguments = "invalid_arguments"
+	// CodeBusy: the session already has Options.MaxSessionCalls calls in
+	// flight, or all sessions together Options.MaxCalls. The call never
+	// reaches the upstream and is not recorded. Category "capacity",
+	// retryable.
+	CodeBusy = "busy"
 )
 
 // Codes lists every envelope code the gateway produces, in documentation
 // order.
 func Codes() []string {
-	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout}
+	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout, CodeBusy}
 }
 
 // Envelope categories.
@@ -76,6 +82,7 @@ const (
 	CategoryPolicy     = "policy"
 	CategoryUpstream   = "upstream"
 	CategoryValidation = "validation"
+	CategoryCapacity   = "capacity"
 )
 
 // result turns the envelope into an isError tool result.

@@ -29,6 +29,17 @@ type Health struct {
 	// OperatingContext describes the sidecar; absent when the gateway runs
 	// without one.
 	OperatingContext *ContextHealth `json:"operating_context,omitempty"`
+	// Calls counts tools/call in flight and the ones refused busy.
+	Calls CallsHealth `json:"calls"`
+}
+
+// CallsHealth describes the tools/call admission (admission.go).
+type CallsHealth struct {
+	InFlight int `json:"in_flight"`
+	// Busy counts the calls answered with CodeBusy since start.
+	Busy            uint64 `json:"busy"`
+	MaxSessionCalls int    `json:"max_session_calls"`
+	MaxCalls        int    `json:"max_calls"`
 }
 
 // UpstreamHealth describes the upstream as last seen.
@@ -56,6 +67,12 @@ func (g *Gateway) Health() Health {
 		ReadOnly:     g.opts.ReadOnly,
 
 		OperatingContext: contextHealth(g.opts.OperatingContext),
+		Calls: CallsHealth{
+			InFlight:        int(g.admission.calls.Load()),
+			Busy:            g.admission.busy.Load(),
+			MaxSessionCalls: g.opts.MaxSessionCalls,
+			MaxCalls:        g.opts.MaxCalls,
+		},
 	}
 	if u, ok := g.opts.Upstream.(interface{ Health() []upstream.Health }); ok {
 		h.Upstreams = u.Health()

@@ -36,6 +36,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/opcontext"
@@ -94,6 +95,11 @@ type config struct {
 	requireAll   bool
 	upstream     []string
 	hard         hardening // auth.go
+	// maxFrameBytes bounds one stdio message; sessionCalls and calls bound
+	// the tools/call in flight per session and in the gateway.
+	maxFrameBytes int
+	sessionCalls  int
+	calls         int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -126,6 +132,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.StringVar(&c.persona, "persona", "", "merge personas/`NAME`.mcp.json (beside the --launch file) over it; its entries replace same-named ones")
 	fset.BoolVar(&c.requireAll, "require-all", false, "exit when any --launch server fails to start (default: serve the others and retry it)")
 	c.hard.addFlags(fset)
+	fset.IntVar(&c.maxFrameBytes, "max-frame-bytes", jsonrpcwire.DefaultMaxFrameBytes, "over stdio, answer a message (one line) longer than `N` bytes with a JSON-RPC error and skip it")
+	fset.IntVar(&c.sessionCalls, "max-session-calls", gateway.DefaultMaxSessionCalls, "answer a tools/call with the retryable envelope busy while `N` calls of its session are in flight")
+	fset.IntVar(&c.calls, "max-calls", gateway.DefaultMaxCalls, "answer a tools/call with the retryable envelope busy while `N` calls of all sessions are in flight")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -155,6 +164,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.rotate < 0 {
 		return nil, usagef("--rotate %v: must not be negative", c.rotate)
+	}
+	if c.maxFrameBytes < 1 {
+		return nil, usagef("--max-frame-bytes %d: must be at least 1", c.maxFrameBytes)
+	}
+	if c.sessionCalls < 1 {
+		return nil, usagef("--max-session-calls %d: must be at least 1", c.sessionCalls)
+	}
+	if c.calls < 1 {
+		return nil, usagef("--max-calls %d: must be at least 1", c.calls)
 	}
 	if err := c.hard.check(c.httpAddr); err != nil {
 		return nil, err
@@ -273,6 +291,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		OperatingContext: oc,
 		Resolve:          resolve,
 		CallTimeout:      c.hard.callTimeout,
+		MaxSessionCalls:  c.sessionCalls,
+		MaxCalls:         c.calls,
 	}
 	if c.budget.set() {
 		if err := checkHandshake(ctx, opts, resolved.Default, c.budget, stderr); err != nil {
@@ -342,7 +362,7 @@ func serve(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, 
 			}
 			return err
 		}
-		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+		t := &jsonrpcwire.Transport{Reader: stdin, Writer: stdout, MaxFrameBytes: c.maxFrameBytes}
 		return g.ServeStdio(ctx, "", t)
 	}
 }
@@ -409,11 +429,6 @@ func cursorKey(v string) ([]byte, error) {
 	}
 	return k, nil
 }
-
-// nopWriteCloser keeps stdout open when the session closes its writer.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // openRecorder opens the telemetry directory.
 func openRecorder(c *config) (*telemetry.Recorder, error) {
