@@ -47,6 +47,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/launch"
 )
 
@@ -339,7 +340,7 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		if cmd.Env == nil {
 			cmd.Env = []string{} // nil would mean the whole parent environment
 		}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: c.opts.TerminateDuration}, cmd, nil
+		return &jsonrpcwire.CommandTransport{Command: cmd, TerminateDuration: c.opts.TerminateDuration, Stray: c.stray}, cmd, nil
 	case launch.StreamableHTTP:
 		return &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
@@ -347,6 +348,16 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", c.srv.Transport)
+}
+
+// stray logs a line a stdio server wrote to stdout that is not JSON (a
+// greeting, a debug print): skipped, so that the session goes on.
+func (c *Client) stray(line []byte) {
+	const show = 200
+	if len(line) > show {
+		line = line[:show]
+	}
+	c.opts.Logger.Warn("upstream wrote a line that is not JSON-RPC to stdout; skipped", "server", c.srv.Name, "line", c.srv.Scrub(string(line)))
 }
 
 // headerTransport adds the declared headers to every request.

@@ -39,7 +39,13 @@ type reply struct {
 func startRaw(t *testing.T, flags ...string) *rawClient {
 	t.Helper()
 	args := append([]string{"--profiles", profilesFile, "--telemetry", t.TempDir()}, flags...)
-	args = append(args, upstreamArgs(filepath.Join(t.TempDir(), "upstream.log"))...)
+	return startRawUpstream(t, append(args, upstreamArgs(filepath.Join(t.TempDir(), "upstream.log"))...))
+}
+
+// startRawUpstream runs the server with args (flags, then -- and the
+// upstream command).
+func startRawUpstream(t *testing.T, args []string) *rawClient {
+	t.Helper()
 	cmd := exec.Command(bins.server, args...)
 	c := &rawClient{t: t, cmd: cmd, stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = c.stderr
@@ -218,6 +224,59 @@ func TestStdioBatches(t *testing.T) {
 		}
 		if string(got[0].ID) != "2.5" || string(got[1].ID) != `"x"` || got[1].Error != nil || string(got[2].ID) != "null" || got[2].Error == nil {
 			t.Errorf("batch answer %.300s: want ids 2.5 and \"x\", then the error for the bad element, in the batch's order", r.line)
+		}
+	})
+}
+
+// pythonUpstream is the command running testdata/upstream.py with args.
+func pythonUpstream(t *testing.T, args ...string) []string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3:", err)
+	}
+	return append([]string{"--", py, "testdata/upstream.py"}, args...)
+}
+
+// End of input is a clean stop whatever the upstream: one that exits with
+// a status of its own when its stdin closes, one that greets on stdout
+// before its first message (the "invalid character '/'" of a server
+// printing its path).
+func TestStdioEndOfInputIsCleanStop(t *testing.T) {
+	tests := []struct {
+		name     string
+		upstream func(t *testing.T) []string
+		stderr   string // in the server's stderr
+	}{
+		{"everything-server", func(*testing.T) []string { return []string{"--", bins.everything} }, ""},
+		{"python", func(t *testing.T) []string { return pythonUpstream(t) }, ""},
+		{"python exiting 3", func(t *testing.T) []string { return pythonUpstream(t, "--exit", "3") }, "exit status 3"},
+		{"python greeting on stdout", func(t *testing.T) []string {
+			return pythonUpstream(t, "--banner", "/srv/mcp/upstream.py: ready")
+		}, "/srv/mcp/upstream.py: ready"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--profiles", filepath.Join(t.TempDir(), "none.toml"), "--telemetry", t.TempDir()}, tt.upstream(t)...)
+			cmd := exec.Command(bins.server, args...)
+			cmd.Stdin = strings.NewReader("")
+			stderr := &syncbuf.Buffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("stdin at EOF at once: %v, want exit 0\n%s", err, stderr)
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("stderr %s\nwant it to mention %q", stderr, tt.stderr)
+			}
+		})
+	}
+	t.Run("greeting skipped, session served", func(t *testing.T) {
+		c := startRawUpstream(t, append([]string{"--profiles", filepath.Join(t.TempDir(), "none.toml"), "--telemetry", t.TempDir()},
+			pythonUpstream(t, "--banner", "/srv/mcp/upstream.py: ready")...))
+		c.handshake("1", "2025-11-25")
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+		if r := c.recv(); r.Error != nil || !strings.Contains(string(r.Result), `"ok"`) {
+			t.Errorf("echo through the gateway: %s", r.line)
 		}
 	})
 }

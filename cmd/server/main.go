@@ -336,8 +336,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		go g.ToolsChanged(ctx, "")
 	}
 	serveErr := serve(ctx, c, g, stdin, stdout, stderr)
-	if err := g.Close(); err != nil && serveErr == nil {
-		serveErr = err
+	if err := g.Close(); err != nil {
+		// The client has left or a signal came: ending the upstreams is
+		// cleanup, and how one exits then (a status, a signal) is not the
+		// gateway's failure.
+		fmt.Fprintln(stderr, "server: warning:", err)
 	}
 	if closeRec != nil {
 		closeRec()
