@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,5 +53,23 @@ func TestCallsInFlightBounded(t *testing.T) {
 				hold(t, b, up, 1) // the bound is A's alone: B's call reaches the upstream
 			}
 		})
+	}
+}
+
+// A progress notification naming a call that has ended is counted, and
+// health warns of it; a log message with no call in flight is counted apart
+// (by design it goes to no session) and does not warn.
+func TestUnrelayedNotificationsCounted(t *testing.T) {
+	g := newGateway(t, Options{Upstream: &hangingFakeUpstream{tools: effectTools().Tools}})
+	ctx := context.Background()
+	g.Progress(ctx, "up", &mcp.ProgressNotificationParams{ProgressToken: progressPrefix + "7", Progress: 1})
+	g.Progress(ctx, "up", &mcp.ProgressNotificationParams{ProgressToken: "not-ours", Progress: 1})
+	g.Log(ctx, "up", &mcp.LoggingMessageParams{Level: "info", Data: "x"})
+	h := g.Health()
+	if h.Notifications != (NotificationsHealth{ProgressDropped: 1, LogsUnrouted: 1}) {
+		t.Errorf("notifications %+v, want 1 progress dropped and 1 log unrouted", h.Notifications)
+	}
+	if !slices.ContainsFunc(h.Warnings, func(w string) bool { return strings.Contains(w, "1 progress notifications dropped") }) {
+		t.Errorf("warnings %q: want the dropped progress", h.Warnings)
 	}
 }

@@ -280,3 +280,49 @@ func TestStdioEndOfInputIsCleanStop(t *testing.T) {
 		}
 	})
 }
+
+// A client that reads slowly over a real pipe gets every progress and log
+// notification of its call before the call's answer: the gateway waits for
+// them to be written (backpressure) rather than answering first and
+// dropping the rest.
+func TestSlowClientGetsEveryNotification(t *testing.T) {
+	const n = 1500 // progress notifications, and as many log messages
+	c := startRawUpstream(t, append([]string{"--profiles", filepath.Join(t.TempDir(), "none.toml"), "--telemetry", t.TempDir()},
+		pythonUpstream(t)...))
+	c.handshake("1", "2025-11-25")
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`)
+	if r := c.recv(); r.Error != nil {
+		t.Fatalf("logging/setLevel: %s", r.line)
+	}
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"flood","arguments":{"n":%d},"_meta":{"progressToken":"mine"}}}`, n))
+	progress, logs := 0, 0
+	for {
+		time.Sleep(200 * time.Microsecond) // a slow reader: the pipe fills, the gateway's writes block
+		line, err := c.out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v after %d progress, %d logs\n%s", err, progress, logs, c.stderr)
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProgressToken any `json:"progressToken"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		switch {
+		case m.Method == "notifications/progress" && m.Params.ProgressToken == "mine":
+			progress++
+		case m.Method == "notifications/message":
+			logs++
+		case string(m.ID) == "3":
+			if progress != n || logs != n {
+				t.Errorf("before the answer: %d progress notifications and %d log messages, want %d of each\n%s", progress, logs, n, c.stderr)
+			}
+			return
+		}
+	}
+}
