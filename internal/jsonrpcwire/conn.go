@@ -18,8 +18,25 @@ import (
 // Transport.MaxFrameBytes is 0: the go-sdk's own default line limit.
 const DefaultMaxFrameBytes = mcp.DefaultMaxLineLength
 
-// batchesUntil is the first MCP version without JSON-RPC batches.
-const batchesUntil = "2025-06-18"
+// BatchesUntil is the first MCP version without JSON-RPC batches.
+const BatchesUntil = "2025-06-18"
+
+// BatchRefused reports whether a session at the negotiated protocol
+// version ("": none yet) must refuse a JSON-RPC batch, and the message
+// saying so (-32600, id null).
+func BatchRefused(version string) (string, bool) {
+	switch {
+	case version == "":
+		return "JSON-RPC batch refused: the session has not negotiated a protocol version (initialize), and MCP " + BatchesUntil + " and later have no batches; send each message on its own", true
+	case version >= BatchesUntil:
+		return fmt.Sprintf("JSON-RPC batch refused: this session's protocol version %s has no batches (MCP removed them in %s); send each message on its own", version, BatchesUntil), true
+	}
+	return "", false
+}
+
+// ErrorLine is a JSON-RPC error answer with id null, as the transport
+// writes it.
+func ErrorLine(code int64, message string) []byte { return errorLine(nil, code, message) }
 
 // Transport serves one MCP session over newline-delimited JSON-RPC on
 // Reader and Writer (a process's stdin and stdout). Unlike the SDK's
@@ -176,12 +193,8 @@ func (c *Conn) decodeBatch(line []byte) []jsonrpc.Message {
 	c.mu.Lock()
 	version := c.version
 	c.mu.Unlock()
-	switch {
-	case version == "":
-		c.writeError(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batch refused: the session has not negotiated a protocol version (initialize), and MCP "+batchesUntil+" and later have no batches; send each message on its own line")
-		return nil
-	case version >= batchesUntil:
-		c.writeError(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("JSON-RPC batch refused: this session's protocol version %s has no batches (MCP removed them in %s); send each message on its own line", version, batchesUntil))
+	if msg, refused := BatchRefused(version); refused {
+		c.writeError(nil, jsonrpc.CodeInvalidRequest, msg)
 		return nil
 	}
 	var elems []json.RawMessage
