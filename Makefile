@@ -103,7 +103,11 @@ fuzz:
 # in-process gateway (real everything-server, real telemetry); prints p50/p99
 # latency and throughput, and checks calls recorded == calls made and no
 # goroutine leak. make test runs the same test at 20 x 10 with -race.
+# Then the batch flood: one session posts a batch of LOAD_FLOOD calls while
+# another calls on; it prints that session's p50 against its unloaded p50
+# (make test: 2,000).
 LOAD_SESSIONS ?= 200
 LOAD_CALLS    ?= 50
+LOAD_FLOOD    ?= 30000
 load:
-	TOOLPROF_LOAD_SESSIONS=$(LOAD_SESSIONS) TOOLPROF_LOAD_CALLS=$(LOAD_CALLS) $(GO) test ./cmd/server -run '^TestLoad$$' -count=1 -v
+	TOOLPROF_LOAD_SESSIONS=$(LOAD_SESSIONS) TOOLPROF_LOAD_CALLS=$(LOAD_CALLS) TOOLPROF_LOAD_FLOOD=$(LOAD_FLOOD) $(GO) test ./cmd/server -run '^TestLoad(BatchFlood)?$$' -count=1 -v
