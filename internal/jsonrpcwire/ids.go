@@ -7,9 +7,11 @@
 // requests whose ids differ only there collide. IDs avoids this: each
 // request id is replaced, before the SDK sees it, by a fresh small integer
 // (Map), and the raw bytes the client sent are put back in the response
-// (Restore, Splice). The safe integers are unique per IDs, so one IDs can
-// serve many sessions (an HTTP front) without two sessions' requests
-// colliding.
+// (Restore, Splice). One IDs serves one session: a raw id already in flight
+// maps to its safe id again, so that the SDK refuses the duplicate as it
+// would have. An HTTP front would keep one per Mcp-Session-Id (the SDK's
+// streamable handler decodes ids the same way); the gateway's HTTP path
+// does not use it yet.
 package jsonrpcwire
 
 import (
