@@ -104,9 +104,13 @@ fuzz:
 # latency and throughput, and checks calls recorded == calls made and no
 # goroutine leak. make test runs the same test at 20 x 10 with -race.
 # TestLoadIdleFlood holds LOAD_IDLE idle keep-alive connections while one
-# session calls, and prints its p50 against its p50 without them.
+# session calls, and prints its p50 against its p50 without them. Then the
+# batch flood: one session posts a batch of LOAD_FLOOD calls while another
+# calls on; it prints that session's p50 against its unloaded p50 (make
+# test: 2,000).
 LOAD_SESSIONS ?= 200
 LOAD_CALLS    ?= 50
 LOAD_IDLE     ?= 5000
+LOAD_FLOOD    ?= 30000
 load:
-	TOOLPROF_LOAD_SESSIONS=$(LOAD_SESSIONS) TOOLPROF_LOAD_CALLS=$(LOAD_CALLS) TOOLPROF_LOAD_IDLE=$(LOAD_IDLE) $(GO) test ./cmd/server -run '^TestLoad(IdleFlood)?$$' -count=1 -v
+	TOOLPROF_LOAD_SESSIONS=$(LOAD_SESSIONS) TOOLPROF_LOAD_CALLS=$(LOAD_CALLS) TOOLPROF_LOAD_IDLE=$(LOAD_IDLE) TOOLPROF_LOAD_FLOOD=$(LOAD_FLOOD) $(GO) test ./cmd/server -run '^TestLoad(IdleFlood|BatchFlood)?$$' -count=1 -v

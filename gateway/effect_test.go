@@ -369,7 +369,7 @@ func documentedCodes(t *testing.T) (doc, comment []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range regexp.MustCompile(`(?m)^//\t([a-z_]+) +(policy|upstream|validation) `).FindAllStringSubmatch(string(src), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^//\t([a-z_]+) +(policy|upstream|validation|capacity) `).FindAllStringSubmatch(string(src), -1) {
 		comment = append(comment, m[1])
 	}
 	return doc, comment
@@ -395,6 +395,9 @@ enforce = "reject"
 	withProject := append(slices.Clone(cat.Tools), &mcp.Tool{Name: "store", InputSchema: map[string]any{
 		"type": "object", "properties": map[string]any{"project_id": map[string]any{"type": "string"}}}})
 	ctxCat := &catalog.Catalog{Tools: withProject}
+	// busy: another session's call holds the only place first.
+	held := make(chan struct{}, 1)
+	holds := map[string]chan struct{}{CodeBusy: held}
 	tests := []struct {
 		code    string
 		opts    Options
@@ -410,11 +413,19 @@ enforce = "reject"
 		{CodeUpstreamUnavailable, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", nil},
 		{CodeUpstreamTimeout, Options{Upstream: &hangingFakeUpstream{tools: cat.Tools}, CallTimeout: 20 * time.Millisecond}, FullProfile, "save", nil},
 		{CodeResultTooLarge, Options{Upstream: &tooLargeFakeUpstream{tools: cat.Tools}}, FullProfile, "save", nil},
+		{CodeBusy, Options{Upstream: &hangingFakeUpstream{tools: cat.Tools, started: held}, MaxCalls: 1}, FullProfile, "save", nil},
 	}
 	var produced []string
 	for _, tt := range tests {
 		t.Run(tt.code, func(t *testing.T) {
 			g := newGateway(t, tt.opts)
+			if hold := holds[tt.code]; hold != nil {
+				other := connect(t, g, tt.profile)
+				ctx, cancel := context.WithCancel(context.Background())
+				t.Cleanup(cancel) // before other's cleanup, which waits for the call
+				go other.CallTool(ctx, &mcp.CallToolParams{Name: tt.tool})
+				<-hold
+			}
 			env := callEnvelope(t, connect(t, g, tt.profile), tt.tool, tt.args)
 			if env.Code != tt.code {
 				t.Fatalf("got %+v, want code %s", env, tt.code)

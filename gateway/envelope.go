@@ -26,6 +26,7 @@ import (
 //	upstream_unavailable        upstream    yes        the upstream is down, not yet connected, or died during the call
 //	upstream_timeout            upstream    yes        the upstream did not answer within --call-timeout
 //	result_too_large            upstream    no         the upstream's answer was over the limit on one message; it was dropped
+//	busy                        capacity    yes        the session or the gateway has its bound of calls in flight
 //
 // The policy and validation codes are answered before anything is sent.
 // upstream_unavailable is answered without sending when the upstream is
@@ -73,12 +74,17 @@ const (
 	// go on. The message names the size and the limit. Category
 	// "upstream", not retryable as is.
 	CodeResultTooLarge = "result_too_large"
+	// CodeBusy: the session already has Options.MaxSessionCalls calls in
+	// flight, or all sessions together Options.MaxCalls. The call never
+	// reaches the upstream and is not recorded. Category "capacity",
+	// retryable.
+	CodeBusy = "busy"
 )
 
 // Codes lists every envelope code the gateway produces, in documentation
 // order.
 func Codes() []string {
-	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout, CodeResultTooLarge}
+	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout, CodeResultTooLarge, CodeBusy}
 }
 
 // Envelope categories.
@@ -86,6 +92,7 @@ const (
 	CategoryPolicy     = "policy"
 	CategoryUpstream   = "upstream"
 	CategoryValidation = "validation"
+	CategoryCapacity   = "capacity"
 )
 
 // result turns the envelope into an isError tool result.

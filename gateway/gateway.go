@@ -113,6 +113,13 @@ type Options struct {
 	CallTimeout time.Duration
 	// HTTP configures HTTPHandler (http.go).
 	HTTP HTTPOptions
+	// MaxSessionCalls bounds the tools/call one session has in flight: a
+	// call over it is answered at once with CodeBusy (admission.go). 0:
+	// DefaultMaxSessionCalls.
+	MaxSessionCalls int
+	// MaxCalls bounds the tools/call in flight across all sessions, the
+	// same way. 0: DefaultMaxCalls.
+	MaxCalls int
 }
 
 // Gateway serves one upstream under profiles.
@@ -135,6 +142,7 @@ type Gateway struct {
 
 	relay     relay      // pass-through state (passthrough.go)
 	refreshMu sync.Mutex // one ToolsChanged at a time
+	admission admission  // calls in flight (admission.go)
 }
 
 // serverKey names one cached server: a profile served over a transport.
@@ -155,6 +163,15 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxSessionCalls < 0 || opts.MaxCalls < 0 {
+		return nil, fmt.Errorf("gateway: calls in flight %d per session, %d in all: must not be negative (0: the default)", opts.MaxSessionCalls, opts.MaxCalls)
+	}
+	if opts.MaxSessionCalls == 0 {
+		opts.MaxSessionCalls = DefaultMaxSessionCalls
+	}
+	if opts.MaxCalls == 0 {
+		opts.MaxCalls = DefaultMaxCalls
 	}
 	if opts.Explore < 0 || opts.Explore > 1 {
 		return nil, fmt.Errorf("gateway: explore rate %v: must be between 0 and 1", opts.Explore)

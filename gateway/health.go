@@ -29,6 +29,30 @@ type Health struct {
 	// OperatingContext describes the sidecar; absent when the gateway runs
 	// without one.
 	OperatingContext *ContextHealth `json:"operating_context,omitempty"`
+	// Calls counts tools/call in flight and the ones refused busy.
+	Calls CallsHealth `json:"calls"`
+	// Notifications counts what upstreams sent during calls and was not
+	// relayed; a progress notification dropped also adds a warning.
+	Notifications NotificationsHealth `json:"notifications"`
+}
+
+// NotificationsHealth counts upstream notifications not relayed.
+type NotificationsHealth struct {
+	// ProgressDropped: progress notifications naming a call that had
+	// ended (a client that stopped reading past the bound of the wait).
+	ProgressDropped uint64 `json:"progress_dropped"`
+	// LogsUnrouted: log messages sent with no call in flight on their
+	// upstream (by design delivered to no session).
+	LogsUnrouted uint64 `json:"logs_unrouted"`
+}
+
+// CallsHealth describes the tools/call admission (admission.go).
+type CallsHealth struct {
+	InFlight int `json:"in_flight"`
+	// Busy counts the calls answered with CodeBusy since start.
+	Busy            uint64 `json:"busy"`
+	MaxSessionCalls int    `json:"max_session_calls"`
+	MaxCalls        int    `json:"max_calls"`
 }
 
 // UpstreamHealth describes the upstream as last seen.
@@ -56,10 +80,23 @@ func (g *Gateway) Health() Health {
 		ReadOnly:     g.opts.ReadOnly,
 
 		OperatingContext: contextHealth(g.opts.OperatingContext),
+		Calls: CallsHealth{
+			InFlight:        int(g.admission.calls.Load()),
+			Busy:            g.admission.busy.Load(),
+			MaxSessionCalls: g.opts.MaxSessionCalls,
+			MaxCalls:        g.opts.MaxCalls,
+		},
 	}
 	if u, ok := g.opts.Upstream.(interface{ Health() []upstream.Health }); ok {
 		h.Upstreams = u.Health()
 		h.Upstream.State = upstreamsState(h.Upstreams)
+	}
+	h.Notifications = NotificationsHealth{
+		ProgressDropped: g.relay.progressDropped.Load(),
+		LogsUnrouted:    g.relay.logsUnrouted.Load(),
+	}
+	if n := h.Notifications.ProgressDropped; n > 0 {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("%d progress notifications dropped: the call they reported on had ended before they could be written to its client", n))
 	}
 	if h.Warnings == nil {
 		h.Warnings = []string{}

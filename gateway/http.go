@@ -91,6 +91,9 @@ func (g *Gateway) HTTPHandler() http.Handler {
 			http.Error(w, err.Error(), status)
 			return
 		}
+		if g.refuseBatch(w, r) { // batch.go
+			return
+		}
 		h.ServeHTTP(w, r)
 	}
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {

@@ -82,6 +82,11 @@ type relay struct {
 	subs    map[string]map[*mcp.ServerSession]bool
 	watched map[*mcp.ServerSession]bool // sessions whose end releases their subscriptions
 	level   mcp.LoggingLevel            // most verbose level any session asked for
+
+	// progressDropped counts progress notifications naming a call no
+	// longer in flight; logsUnrouted log messages with no call in flight.
+	progressDropped atomic.Uint64
+	logsUnrouted    atomic.Uint64
 }
 
 // inflight is one tools/call forwarded to an upstream and not answered yet.
@@ -100,6 +105,46 @@ type inflight struct {
 	// ending is set (under relay.mu) when forward returns, before the
 	// relayed requests are withdrawn; none is relayed after it.
 	ending atomic.Bool
+	// delivering counts the progress and log notifications being written
+	// to the client now; delivered is when the last one was (Unix ns).
+	delivering atomic.Int32
+	delivered  atomic.Int64
+}
+
+// Bounds of drain.
+const (
+	drainQuiet = 20 * time.Millisecond
+	drainMax   = 30 * time.Second
+)
+
+// deliver writes one notification of c to its client, noting it for drain.
+func (c *inflight) deliver(send func() error) error {
+	c.delivering.Add(1)
+	defer func() {
+		c.delivered.Store(time.Now().UnixNano())
+		c.delivering.Add(-1)
+	}()
+	return send()
+}
+
+// drain waits, once the upstream has answered c, until the notifications
+// relayed for c have been written to its client: none is being written and
+// none was for drainQuiet. A client that reads slowly so holds the answer
+// back (backpressure) instead of losing the notifications the upstream
+// sent before it, which would find no call in flight. A call that relayed
+// none returns at once; ctx and drainMax bound a client that stops reading.
+func drain(ctx context.Context, c *inflight) {
+	deadline := time.Now().Add(drainMax)
+	for {
+		quiet := time.Since(time.Unix(0, c.delivered.Load())) >= drainQuiet
+		if c.delivering.Load() == 0 && quiet {
+			return
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (g *Gateway) features() (Features, bool) {
@@ -364,6 +409,7 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, params *mcp.Call
 	r.calls = append(r.calls, c)
 	r.mu.Unlock()
 	defer func() {
+		drain(ctx, c)
 		r.mu.Lock()
 		r.calls = slices.DeleteFunc(r.calls, func(x *inflight) bool { return x == c })
 		c.ending.Store(true)
@@ -427,15 +473,23 @@ func (g *Gateway) newestCall(server string) *inflight {
 
 // Progress relays an upstream's progress notification to the session whose
 // call it reports on, with that session's own token. A notification for no
-// call in flight is dropped.
+// call in flight is dropped, and counted (Health).
 func (g *Gateway) Progress(_ context.Context, server string, p *mcp.ProgressNotificationParams) {
 	c := g.callFor(p.ProgressToken)
-	if c == nil || c.ss == nil || c.token == nil {
+	if c == nil {
+		if s, ok := p.ProgressToken.(string); ok && strings.HasPrefix(s, progressPrefix) {
+			if n := g.relay.progressDropped.Add(1); n&(n-1) == 0 { // 1, 2, 4, ...: a flood logs little
+				g.logger.Warn("progress notification dropped: its call is no longer in flight", "server", server, "dropped", n)
+			}
+		}
+		return
+	}
+	if c.ss == nil || c.token == nil {
 		return
 	}
 	out := *p
 	out.ProgressToken = c.token
-	if err := c.ss.NotifyProgress(c.ctx, &out); err != nil {
+	if err := c.deliver(func() error { return c.ss.NotifyProgress(c.ctx, &out) }); err != nil {
 		g.logger.Debug("progress not relayed", "server", server, "error", err)
 	}
 }
@@ -445,10 +499,11 @@ func (g *Gateway) Progress(_ context.Context, server string, p *mcp.ProgressNoti
 func (g *Gateway) Log(_ context.Context, server string, p *mcp.LoggingMessageParams) {
 	c := g.newestCall(server)
 	if c == nil {
+		g.relay.logsUnrouted.Add(1)
 		g.logger.Debug("upstream log message with no call in flight: not relayed", "server", server)
 		return
 	}
-	if err := c.ss.Log(c.ctx, p); err != nil {
+	if err := c.deliver(func() error { return c.ss.Log(c.ctx, p) }); err != nil {
 		g.logger.Debug("log message not relayed", "server", server, "error", err)
 	}
 }

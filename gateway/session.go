@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,6 +37,8 @@ type session struct {
 	seq      uint64
 
 	groups sessionGroups // tool groups switched on (groups.go)
+
+	calls atomic.Int64 // tools/call in flight (admission.go)
 }
 
 // middleware answers tools/list and tools/call for sessions of server
@@ -288,6 +291,11 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 	if params == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: missing params"}
 	}
+	release, ok := g.admit(s)
+	if !ok {
+		return g.busy(s, params.Name).result(), nil // never ran: not recorded
+	}
+	defer release()
 	call := telemetry.Call{Tool: params.Name, Start: time.Now()}
 	if b, err := json.Marshal(params); err == nil {
 		call.RequestBytes = len(b)

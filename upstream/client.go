@@ -401,7 +401,7 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		dropped := func(n int64) {
 			c.opts.Logger.Warn("upstream message over the size limit dropped", "server", c.srv.Name, "bytes", n, "limit", c.opts.MaxMessageBytes)
 		}
-		return &stdioTransport{cmd: cmd, terminate: c.opts.TerminateDuration, limit: c.opts.MaxMessageBytes, dropped: dropped}, cmd, nil
+		return &stdioTransport{cmd: cmd, terminate: c.opts.TerminateDuration, limit: c.opts.MaxMessageBytes, dropped: dropped, stray: c.stray}, cmd, nil
 	case launch.StreamableHTTP:
 		return &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
@@ -409,6 +409,16 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", c.srv.Transport)
+}
+
+// stray logs a line a stdio server wrote to stdout that is not JSON (a
+// greeting, a debug print): skipped, so that the session goes on.
+func (c *Client) stray(line []byte) {
+	const show = 200
+	if len(line) > show {
+		line = line[:show]
+	}
+	c.opts.Logger.Warn("upstream wrote a line that is not JSON-RPC to stdout; skipped", "server", c.srv.Name, "line", c.srv.Scrub(string(line)))
 }
 
 // headerTransport adds the declared headers to every request.

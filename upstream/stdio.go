@@ -62,9 +62,12 @@ func asTooLarge(rpc *jsonrpc.Error) (tooLargeData, bool) {
 }
 
 // stdioTransport runs a stdio server as mcp.CommandTransport does, with
-// two differences: every line the server writes passes a lineGuard first,
-// so one oversized answer fails its own request instead of the SDK's
-// decoder ending the session (and every other call with it); and a server
+// three differences: every line the server writes passes a lineGuard
+// first, so one oversized answer fails its own request instead of the
+// SDK's decoder ending the session (and every other call with it); a line
+// that is not a JSON-RPC message (a greeting or a debug line printed to
+// stdout, which MCP forbids and many servers do) is handed to stray and
+// skipped, where the SDK would end the session on it; and a server
 // that had to be signalled because it did not exit after its stdin closed
 // has ended normally, since toolprof stopped it.
 type stdioTransport struct {
@@ -74,6 +77,9 @@ type stdioTransport struct {
 	// dropped is told of each line dropped without an answer to put in
 	// its place (a notification or a server's request, or no id found).
 	dropped func(bytes int64)
+	// stray receives each line skipped for not being JSON (without its
+	// line ending); nil skips them silently.
+	stray func(line []byte)
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -89,6 +95,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	g := newLineGuard(stdout, t.limit, t.dropped)
+	g.stray = t.stray
 	// The guard bounds every line, so the SDK's own cap, which would end
 	// the session, is off.
 	it := &mcp.IOTransport{Reader: io.NopCloser(g), Writer: &stdioProcess{cmd: t.cmd, stdin: stdin, terminate: t.terminate}, MaxLineLength: -1}
@@ -161,6 +168,7 @@ type lineGuard struct {
 	r       *bufio.Reader
 	limit   int
 	dropped func(int64)
+	stray   func([]byte) // lines that are not JSON, skipped
 
 	out  []byte // what Read hands out next
 	line []byte // the line being gathered
@@ -187,10 +195,25 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 			return 0, g.err
 		}
 		g.next()
+		if line := g.out[:contentLen(g.out)]; !startsJSON(line) {
+			if len(bytes.TrimSpace(line)) > 0 && g.stray != nil {
+				g.stray(line)
+			}
+			g.out = nil
+		}
 	}
 	n := copy(p, g.out)
 	g.out = g.out[n:]
 	return n, nil
+}
+
+// startsJSON reports whether line can be a JSON-RPC message or batch: its
+// first byte that is not white space opens an object or an array. Only
+// the first byte is looked at, so a message costs no extra scan; a line
+// that starts like JSON but is not still reaches the SDK's decoder.
+func startsJSON(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t\r\n")
+	return len(line) > 0 && (line[0] == '{' || line[0] == '[')
 }
 
 // contentLen is a line's length without its line ending.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -264,4 +265,134 @@ func TestLoadIdleFlood(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("server: %v\n%s", err, stderr)
 	}
+}
+
+// loadFloodEnv sizes the batch flood: one 2025-03-26 HTTP session posts a
+// batch of that many tools/call (make load: 30,000).
+const loadFloodEnv = "TOOLPROF_LOAD_FLOOD"
+
+// rssKB is this process's resident set (the in-process server's too).
+func rssKB() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return n
+		}
+	}
+	return 0
+}
+
+// p50 of ds (sorted in place).
+func p50(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// TestLoadBatchFlood: one session's batch of thousands of calls is answered
+// (those over --max-session-calls with busy) while another session's calls
+// go on. It reports the other session's p50 during the flood against its
+// p50 unloaded, and the RSS, as figures; it asserts no time.
+func TestLoadBatchFlood(t *testing.T) {
+	flood := envInt(t, loadFloodEnv, 2000)
+	url, stderr, stop := inProcessServer(t, "--profiles", profilesFile, "--telemetry", filepath.Join(t.TempDir(), "telemetry"))
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("server: %v\n%s", err, stderr)
+		}
+	}()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "victim", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func() time.Duration {
+		t0 := time.Now()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"}); err != nil {
+			t.Fatalf("victim call: %v", err)
+		}
+		return time.Since(t0)
+	}
+	var unloaded []time.Duration
+	for range 30 {
+		unloaded = append(unloaded, call())
+	}
+
+	// The flooding session: raw HTTP at 2025-03-26, whose batches MCP allows.
+	_, session, body := postVersioned(t, url, "", "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`)
+	if session == "" {
+		t.Fatalf("flood initialize: %s", body)
+	}
+	postVersioned(t, url, session, "2025-03-26", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	var batch strings.Builder
+	batch.WriteByte('[')
+	for i := range flood {
+		if i > 0 {
+			batch.WriteByte(',')
+		}
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`, i+1)
+	}
+	batch.WriteByte(']')
+	rssBefore := rssKB()
+	done := make(chan string, 1)
+	go func() {
+		_, _, b := postVersioned(t, url, session, "2025-03-26", batch.String())
+		done <- b
+	}()
+	var during []time.Duration
+	var answer string
+	for answer == "" {
+		during = append(during, call())
+		select {
+		case answer = <-done:
+		default:
+		}
+	}
+	for len(during) < 5 {
+		during = append(during, call()) // too few to compare: the flood was shorter than a call
+	}
+	rssAfter := rssKB()
+	answered := strings.Count(answer, `"jsonrpc":"2.0"`)
+	busy := strings.Count(answer, `"structuredContent":{"code":"busy"`)
+	if answered != flood {
+		t.Errorf("flood of %d calls: %d answers", flood, answered)
+	}
+	if flood > 32 && busy == 0 {
+		t.Errorf("flood of %d calls on one session: none answered busy (--max-session-calls 32)", flood)
+	}
+	base, loaded := p50(unloaded), p50(during)
+	t.Logf("batch flood: %d calls in one batch, %d answered busy; other session p50 %v unloaded, %v during the flood (%d calls): ratio %.2f; RSS %d MB before, %d MB after",
+		flood, busy, base, loaded, len(during), float64(loaded)/float64(base), rssBefore/1024, rssAfter/1024)
+}
+
+// postVersioned is one raw streamable-HTTP POST (session and version "" leave
+// their headers out); it returns the status, the session header and the
+// body.
+func postVersioned(t *testing.T, url, session, version, body string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, "", ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
 }

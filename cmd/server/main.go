@@ -34,6 +34,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/opcontext"
@@ -105,6 +106,11 @@ type config struct {
 	requireAll      bool
 	upstream        []string
 	hard            hardening // auth.go
+	// maxFrameBytes bounds one stdio message; sessionCalls and calls bound
+	// the tools/call in flight per session and in the gateway.
+	maxFrameBytes int
+	sessionCalls  int
+	calls         int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -137,6 +143,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.StringVar(&c.persona, "persona", "", "merge personas/`NAME`.mcp.json (beside the --launch file) over it; its entries replace same-named ones")
 	fset.BoolVar(&c.requireAll, "require-all", false, "exit when any --launch server fails to start (default: serve the others and retry it)")
 	c.hard.addFlags(fset)
+	fset.IntVar(&c.maxFrameBytes, "max-frame-bytes", jsonrpcwire.DefaultMaxFrameBytes, "over stdio, answer a message (one line) longer than `N` bytes with a JSON-RPC error and skip it")
+	fset.IntVar(&c.sessionCalls, "max-session-calls", gateway.DefaultMaxSessionCalls, "answer a tools/call with the retryable envelope busy while `N` calls of its session are in flight")
+	fset.IntVar(&c.calls, "max-calls", gateway.DefaultMaxCalls, "answer a tools/call with the retryable envelope busy while `N` calls of all sessions are in flight")
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -167,6 +176,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.rotate < 0 {
 		return nil, usagef("--rotate %v: must not be negative", c.rotate)
+	}
+	if c.maxFrameBytes < 1 {
+		return nil, usagef("--max-frame-bytes %d: must be at least 1", c.maxFrameBytes)
+	}
+	if c.sessionCalls < 1 {
+		return nil, usagef("--max-session-calls %d: must be at least 1", c.sessionCalls)
+	}
+	if c.calls < 1 {
+		return nil, usagef("--max-calls %d: must be at least 1", c.calls)
 	}
 	if err := c.hard.check(c.httpAddr); err != nil {
 		return nil, err
@@ -297,6 +315,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Resolve:          resolve,
 		CallTimeout:      c.hard.callTimeout,
 		HTTP:             c.hard.httpOptions(),
+		MaxSessionCalls:  c.sessionCalls,
+		MaxCalls:         c.calls,
 	}
 	if c.budget.set() {
 		if err := checkHandshake(ctx, opts, resolved.Default, c.budget, stderr); err != nil {
@@ -340,8 +360,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		go g.ToolsChanged(ctx, "")
 	}
 	serveErr := serve(ctx, c, g, stdin, stdout, stderr)
-	if err := g.Close(); err != nil && serveErr == nil {
-		serveErr = err
+	if err := g.Close(); err != nil {
+		// The client has left or a signal came: ending the upstreams is
+		// cleanup, and how one exits then (a status, a signal) is not the
+		// gateway's failure.
+		fmt.Fprintln(stderr, "server: warning:", err)
 	}
 	if closeRec != nil {
 		closeRec()
@@ -393,7 +416,7 @@ func serve(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, 
 			}
 			return err
 		}
-		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+		t := &jsonrpcwire.Transport{Reader: stdin, Writer: stdout, MaxFrameBytes: c.maxFrameBytes}
 		return g.ServeStdio(ctx, "", t)
 	}
 }
@@ -440,11 +463,6 @@ func cursorKey(v string) ([]byte, error) {
 	}
 	return k, nil
 }
-
-// nopWriteCloser keeps stdout open when the session closes its writer.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // openRecorder opens the telemetry directory.
 func openRecorder(c *config) (*telemetry.Recorder, error) {
