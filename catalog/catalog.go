@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,18 @@ type Catalog struct {
 	// A key beside "tools" that a plain tools/list result lacks: older
 	// catalogs have none and read as servers without instructions. The
 	// Hash covers the tools only.
+	Instructions []ServerInstructions `json:"instructions,omitempty"`
+
+	// raw holds, by name, tools' definitions as the file or the server
+	// holds them: mcp.Tool drops what it does not know (execution) and
+	// fills in annotation defaults, and a catalog prices what is served,
+	// which is the server's own definition.
+	raw map[string]json.RawMessage
+}
+
+// file is a catalog as encoded: the tools as raw definitions.
+type file struct {
+	Tools        []json.RawMessage    `json:"tools"`
 	Instructions []ServerInstructions `json:"instructions,omitempty"`
 }
 
@@ -60,15 +73,20 @@ func Load(path string) (*Catalog, error) {
 // appear twice.
 func Decode(r io.Reader) (*Catalog, error) {
 	dec := json.NewDecoder(r)
-	var c Catalog
-	if err := dec.Decode(&c); err != nil {
+	var f file
+	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf(`decode: %w (want a tools/list result: {"tools": [...]})`, err)
 	}
-	if c.Tools == nil {
+	if f.Tools == nil {
 		return nil, fmt.Errorf(`no "tools" array (want a tools/list result: {"tools": [...]})`)
 	}
-	seen := make(map[string]int, len(c.Tools))
-	for i, t := range c.Tools {
+	c := &Catalog{Tools: make([]*mcp.Tool, len(f.Tools)), Instructions: f.Instructions, raw: make(map[string]json.RawMessage, len(f.Tools))}
+	seen := make(map[string]int, len(f.Tools))
+	for i, raw := range f.Tools {
+		var t *mcp.Tool
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
 		if t == nil || t.Name == "" {
 			return nil, fmt.Errorf("tools[%d]: missing name", i)
 		}
@@ -76,15 +94,74 @@ func Decode(r io.Reader) (*Catalog, error) {
 			return nil, fmt.Errorf("tools[%d]: name %q already used by tools[%d]", i, t.Name, j)
 		}
 		seen[t.Name] = i
+		c.Tools[i] = t
+		c.raw[t.Name] = raw
 	}
-	return &c, nil
+	return c, nil
+}
+
+// RawTool is the definition of the tool called name as the catalog file
+// (or the server it was recorded from) holds it.
+func (c *Catalog) RawTool(name string) (json.RawMessage, bool) {
+	raw, ok := c.raw[name]
+	return raw, ok
+}
+
+// SetRawTool records raw, the server's own definition of t, to be written
+// in t's place: with t's name (a catalog may name tools as a gateway
+// serves them, server__tool), and only when it is the definition t was
+// parsed from, so the file reads back as the same tools.
+func (c *Catalog) SetRawTool(t *mcp.Tool, raw json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	var err error
+	if obj["name"], err = json.Marshal(t.Name); err != nil {
+		return err
+	}
+	named, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	var parsed mcp.Tool
+	if err := json.Unmarshal(named, &parsed); err != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	a, errA := json.Marshal(&parsed)
+	b, errB := json.Marshal(t)
+	if err := errors.Join(errA, errB); err != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	if !bytes.Equal(a, b) {
+		return fmt.Errorf("tool %q: the definition given is not the one listed", t.Name)
+	}
+	if c.raw == nil {
+		c.raw = make(map[string]json.RawMessage)
+	}
+	c.raw[t.Name] = named
+	return nil
 }
 
 // Write encodes c as indented JSON, tools in the order given.
+// A tool whose own definition is known (RawTool) is written as that
+// definition.
 func (c *Catalog) Write(w io.Writer) error {
+	f := file{Tools: make([]json.RawMessage, len(c.Tools)), Instructions: c.Instructions}
+	for i, t := range c.Tools {
+		if raw, ok := c.raw[t.Name]; ok {
+			f.Tools[i] = raw
+			continue
+		}
+		b, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("encode tool %q: %w", t.Name, err)
+		}
+		f.Tools[i] = b
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
-	return enc.Encode(c)
+	return enc.Encode(f)
 }
 
 // Names returns the tool names in catalog order.

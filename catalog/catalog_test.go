@@ -2,8 +2,11 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestDecode(t *testing.T) {
@@ -101,5 +104,42 @@ func TestInstructions(t *testing.T) {
 	buf.Reset()
 	if err := old.Write(&buf); err != nil || strings.Contains(buf.String(), "instructions") {
 		t.Errorf("a catalog without instructions writes %q, want no instructions key (%v)", buf.String(), err)
+	}
+}
+
+// A catalog keeps each tool's definition as its file (or server) holds it:
+// what mcp.Tool cannot hold (execution) and annotations left out are
+// written back as they were, and SetRawTool takes only the definition the
+// tool was parsed from, under the tool's name.
+func TestRawToolsKept(t *testing.T) {
+	const in = `{"tools": [{"name": "a", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}, "annotations": {"readOnlyHint": true}}]}`
+	c, err := Decode(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := c.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"execution"`, `"taskSupport": "optional"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("written catalog lacks %s:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "destructiveHint") {
+		t.Errorf("written catalog fills in annotation defaults:\n%s", out.String())
+	}
+
+	served := &mcp.Tool{Name: "srv__a", InputSchema: map[string]any{"type": "object"}}
+	c2 := &Catalog{Tools: []*mcp.Tool{served}}
+	if err := c2.SetRawTool(served, json.RawMessage(`{"name": "a", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := c2.RawTool("srv__a")
+	if !ok || !strings.Contains(string(raw), `"name":"srv__a"`) || !strings.Contains(string(raw), "taskSupport") {
+		t.Errorf("RawTool(srv__a) = %s, %v; want the definition under the served name", raw, ok)
+	}
+	if err := c2.SetRawTool(served, json.RawMessage(`{"name": "a", "description": "another listing", "inputSchema": {"type": "object"}}`)); err == nil {
+		t.Error("SetRawTool took a definition the tool was not parsed from")
 	}
 }

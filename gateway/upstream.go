@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -96,6 +97,12 @@ type CatalogUpstream struct {
 // NewCatalogUpstream serves cat.
 func NewCatalogUpstream(cat *catalog.Catalog) *CatalogUpstream {
 	return &CatalogUpstream{cat: cat}
+}
+
+// RawTool is the catalog's own definition of the tool called name, so a
+// catalog is served as the server it was recorded from served it.
+func (u *CatalogUpstream) RawTool(name string) (json.RawMessage, bool) {
+	return u.cat.RawTool(name)
 }
 
 // ErrRecordedCatalog is returned by CatalogUpstream.CallTool.

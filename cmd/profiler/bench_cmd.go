@@ -193,18 +193,30 @@ func (s *sourceFlags) open(ctx context.Context, stderr io.Writer) (*toolSource, 
 		return &toolSource{up: set, desc: "launch document " + filepath.ToSlash(s.launch), close: set.Close}, nil
 	default:
 		// One upstream.Client, as the gateway connects it (capabilities,
-		// protocol version), not a Set: a plain upstream, it is served with
-		// tools only, so its exchange prices as a recorded catalog's does.
-		// The command was typed on this command line: it gets the whole
-		// environment.
+		// protocol version), not a Set: a plain upstream, served with its
+		// tools and instructions, so its exchange prices as a recorded
+		// catalog's does. The command was typed on this command line: it
+		// gets the whole environment.
 		c := upstream.NewClient(launch.ResolvedServer{Name: "upstream", Transport: launch.Stdio, Command: s.command[0], Args: s.command[1:]},
 			upstream.Options{Stderr: stderr, ProtocolVersion: upstream.ProtocolVersion, InheritEnv: environNames()})
 		if err := c.Start(ctx); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("start upstream %q: %w", strings.Join(s.command, " "), err)
 		}
-		return &toolSource{up: c, desc: "upstream " + strings.Join(s.command, " "), close: c.Close}, nil
+		return &toolSource{up: commandUpstream{c}, desc: "upstream " + strings.Join(s.command, " "), close: c.Close}, nil
 	}
+}
+
+// commandUpstream is the one server of -- CMD ARGS, its instructions
+// named as a gateway in front of one command names them.
+type commandUpstream struct{ *upstream.Client }
+
+func (u commandUpstream) Instructions() []catalog.ServerInstructions {
+	text := u.Client.Instructions()
+	if text == "" {
+		return nil
+	}
+	return []catalog.ServerInstructions{{Server: gateway.ClientUpstreamName, Instructions: text}}
 }
 
 // runBench measures what each profile's initialize + tools/list exchange

@@ -36,6 +36,16 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		return fmt.Errorf("list tools of %s: %w", source.desc, err)
 	}
 	cat := &catalog.Catalog{Tools: tools}
+	if ru, ok := source.up.(gateway.RawToolsUpstream); ok {
+		// The servers' own definitions, as the gateway serves them.
+		for _, t := range tools {
+			if raw, ok := ru.RawTool(t.Name); ok {
+				if err := cat.SetRawTool(t, raw); err != nil {
+					fmt.Fprintf(stderr, "catalog: %v; writing the tool as parsed\n", err)
+				}
+			}
+		}
+	}
 	if iu, ok := source.up.(gateway.InstructionsUpstream); ok {
 		cat.Instructions = iu.Instructions() // served after the profile's, so bench prices them
 	}

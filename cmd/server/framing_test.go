@@ -257,7 +257,7 @@ func TestStdioEndOfInputIsCleanStop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"--profiles", filepath.Join(t.TempDir(), "none.toml"), "--telemetry", t.TempDir()}, tt.upstream(t)...)
+			args := append([]string{"--telemetry", t.TempDir()}, tt.upstream(t)...)
 			cmd := exec.Command(bins.server, args...)
 			cmd.Stdin = strings.NewReader("")
 			stderr := &syncbuf.Buffer{}
@@ -271,7 +271,7 @@ func TestStdioEndOfInputIsCleanStop(t *testing.T) {
 		})
 	}
 	t.Run("greeting skipped, session served", func(t *testing.T) {
-		c := startRawUpstream(t, append([]string{"--profiles", filepath.Join(t.TempDir(), "none.toml"), "--telemetry", t.TempDir()},
+		c := startRawUpstream(t, append([]string{"--telemetry", t.TempDir()},
 			pythonUpstream(t, "--banner", "/srv/mcp/upstream.py: ready")...))
 		c.handshake("1", "2025-11-25")
 		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
@@ -287,7 +287,7 @@ func TestStdioEndOfInputIsCleanStop(t *testing.T) {
 // dropping the rest.
 func TestSlowClientGetsEveryNotification(t *testing.T) {
 	const n = 1500 // progress notifications, and as many log messages
-	c := startRawUpstream(t, append([]string{"--profiles", filepath.Join(t.TempDir(), "none.toml"), "--telemetry", t.TempDir()},
+	c := startRawUpstream(t, append([]string{"--telemetry", t.TempDir()},
 		pythonUpstream(t)...))
 	c.handshake("1", "2025-11-25")
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`)
