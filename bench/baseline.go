@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -42,7 +43,7 @@ func LoadBaseline(path string) (*Baseline, error) {
 			return nil, fmt.Errorf("baseline %s: %w", path, err)
 		}
 		for _, p := range r.Profiles {
-			b.Profiles[p.Name] = BaselineProfile{Tools: p.Tools, Bytes: p.Bytes, TokensO200k: p.Tokens[O200kBase]}
+			b.Profiles[p.Name] = BaselineProfile{Tools: p.Tools, Bytes: p.Bytes, TokensO200k: p.Tokens[price.O200kBase]}
 		}
 		return b, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/toolprof/toolprof/price"
 )
 
 // Report is the per-profile cost report. Its JSON encoding is the shape
@@ -67,14 +68,14 @@ type ProfileInput struct {
 // shares against full (the whole catalog served by the same server code) and
 // the cost of every catalog tool.
 func BuildReport(inputs []ProfileInput, full *Exchange, catalogTools []*mcp.Tool, c *Counter) (*Report, error) {
-	if full == nil || full.Tokens[O200kBase] == 0 {
+	if full == nil || full.Tokens[price.O200kBase] == 0 {
 		return nil, errors.New("build report: no measured full-catalog exchange to compare against")
 	}
 	costs, err := ToolCosts(catalogTools, c)
 	if err != nil {
 		return nil, fmt.Errorf("build report: %w", err)
 	}
-	r := &Report{Tokenizers: TokenizerNames(), ToolCosts: costs, Missing: map[string][]string{}}
+	r := &Report{Tokenizers: price.TokenizerNames(), ToolCosts: costs, Missing: map[string][]string{}}
 	for _, in := range inputs {
 		ex := in.Exchange
 		if ex == nil {
@@ -91,7 +92,7 @@ func BuildReport(inputs []ProfileInput, full *Exchange, catalogTools []*mcp.Tool
 			InstructionsChars: utf8.RuneCountInString(ex.Instructions),
 			Bytes:             ex.Bytes,
 			Tokens:            ex.Tokens,
-			ShareOfFull:       round4(float64(ex.Tokens[O200kBase]) / float64(full.Tokens[O200kBase])),
+			ShareOfFull:       round4(float64(ex.Tokens[price.O200kBase]) / float64(full.Tokens[price.O200kBase])),
 			Coverage:          in.Coverage,
 			HoldoutCoverage:   in.HoldoutCoverage,
 			Effects:           in.Effects,
@@ -147,7 +148,7 @@ type Unit string
 
 // Budget units: o200k_base tokens of the exchange, or its bytes.
 const (
-	UnitTokens Unit = O200kBase
+	UnitTokens Unit = price.O200kBase
 	UnitBytes  Unit = "bytes"
 )
 
@@ -182,7 +183,7 @@ func (p *ProfileCost) used(u Unit) int {
 	if u == UnitBytes {
 		return p.Bytes
 	}
-	return p.Tokens[O200kBase]
+	return p.Tokens[price.O200kBase]
 }
 
 // CheckBudgets returns the budgets exceeded, in the order given. A budget
@@ -255,11 +256,11 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 	}
 	entryTokens := make(map[string]int, len(r.ToolCosts))
 	for _, tc := range r.ToolCosts {
-		entryTokens[tc.Name] = tc.Tokens[O200kBase]
+		entryTokens[tc.Name] = tc.Tokens[price.O200kBase]
 	}
 	fullTokens := -1
 	if full := r.Profile("full"); full != nil {
-		fullTokens = full.Tokens[O200kBase]
+		fullTokens = full.Tokens[price.O200kBase]
 	}
 	var rows [][]string
 	for _, p := range r.Profiles {
@@ -268,9 +269,9 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 			strconv.Itoa(p.Tools),
 			strconv.Itoa(p.InstructionsChars),
 			strconv.Itoa(p.Bytes),
-			strconv.Itoa(p.Tokens[O200kBase]),
-			strconv.Itoa(p.Tokens[Cl100kBase]),
-			"~" + strconv.Itoa(EstimateTokens(p.Bytes)),
+			strconv.Itoa(p.Tokens[price.O200kBase]),
+			strconv.Itoa(p.Tokens[price.Cl100kBase]),
+			"~" + strconv.Itoa(price.EstimateTokens(p.Bytes)),
 			percent(&p.ShareOfFull),
 			saved(p, fullTokens),
 			percent(p.Coverage),
@@ -287,7 +288,7 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 			}
 		}
 		if opts.Baseline != nil {
-			after := p.Tokens[O200kBase]
+			after := p.Tokens[price.O200kBase]
 			if opts.Baseline.Entries {
 				after = 0
 				for _, t := range p.ToolNames {
@@ -357,7 +358,7 @@ func saved(p ProfileCost, fullTokens int) string {
 	if fullTokens < 0 {
 		return "-"
 	}
-	return strconv.Itoa(fullTokens - p.Tokens[O200kBase])
+	return strconv.Itoa(fullTokens - p.Tokens[price.O200kBase])
 }
 
 func percent(x *float64) string {

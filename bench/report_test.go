@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/price"
 )
 
 func ptr(f float64) *float64 { return &f }
 
 // exchangeOf is a measured exchange reduced to what the report reads.
 func exchangeOf(tools int, bytes, o200k, cl100k int, instructions string) *Exchange {
-	ex := &Exchange{Bytes: bytes, Tokens: map[string]int{O200kBase: o200k, Cl100kBase: cl100k}, Instructions: instructions}
+	ex := &Exchange{Bytes: bytes, Tokens: map[string]int{price.O200kBase: o200k, price.Cl100kBase: cl100k}, Instructions: instructions}
 	for range tools {
 		ex.Tools = append(ex.Tools, &mcp.Tool{Name: "t"})
 	}
@@ -99,8 +100,8 @@ func TestReportJSONShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Profile("core").Tokens[O200kBase] != 250 {
-		t.Errorf("decoded core o200k = %d", back.Profile("core").Tokens[O200kBase])
+	if back.Profile("core").Tokens[price.O200kBase] != 250 {
+		t.Errorf("decoded core o200k = %d", back.Profile("core").Tokens[price.O200kBase])
 	}
 }
 
@@ -347,10 +348,10 @@ func TestBaselineOfEntries(t *testing.T) {
 	}
 	byName := map[string]int{}
 	for _, tc := range costs {
-		byName[tc.Name] = tc.Tokens[O200kBase]
+		byName[tc.Name] = tc.Tokens[price.O200kBase]
 	}
-	full := &Exchange{Bytes: 5000, Tokens: map[string]int{O200kBase: 2000, Cl100kBase: 2100}, Tools: cat.Tools}
-	core := &Exchange{Bytes: 900, Tokens: map[string]int{O200kBase: 400, Cl100kBase: 420}, Tools: cat.Tools[:2]}
+	full := &Exchange{Bytes: 5000, Tokens: map[string]int{price.O200kBase: 2000, price.Cl100kBase: 2100}, Tools: cat.Tools}
+	core := &Exchange{Bytes: 900, Tokens: map[string]int{price.O200kBase: 400, price.Cl100kBase: 420}, Tools: cat.Tools[:2]}
 	r, err := BuildReport([]ProfileInput{{Name: "core", Exchange: core}, {Name: "full", Exchange: full}}, full, cat.Tools, c)
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,14 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/price"
 )
 
 // BenchmarkChoose measures choosing groups on the mixed workload; compare
 // with BenchmarkDeriveBaseline (the static family on the same sessions) in
 // the same run: go test -bench . ./groups/
 func BenchmarkChoose(b *testing.B) {
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func BenchmarkChoose(b *testing.B) {
 }
 
 func BenchmarkDeriveBaseline(b *testing.B) {
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func BenchmarkDeriveBaseline(b *testing.B) {
 	}
 	tools := make([]derive.Tool, len(costs))
 	for i, c := range costs {
-		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[price.O200kBase]}
 	}
 	ds := make([]derive.Session, len(sessions))
 	for i, s := range sessions {

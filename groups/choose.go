@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -42,7 +43,7 @@ func DefaultResolutions() []float64 { return []float64{0, 0.25, 0.5, 1, 1.5, 2, 
 // Config is a derivation of groups' input besides the sessions.
 type Config struct {
 	Catalog []*mcp.Tool
-	Counter *bench.Counter
+	Counter *price.Counter
 	// Costs, when set, prices each tool by name (for example as the gateway
 	// lists it, with the _meta it adds); nil prices the catalog entries as
 	// given. Every catalog tool must have a cost.
@@ -193,7 +194,7 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 		index[t.Name] = i
 		s.names[i] = t.Name
 		s.upstream[i] = Upstream(t.Name)
-		s.price[i] = costs[i].Tokens[bench.O200kBase]
+		s.price[i] = costs[i].Tokens[price.O200kBase]
 		s.bytes[i] = costs[i].Bytes
 		s.full += s.price[i]
 		s.reachable[i] = cfg.AllowDestructive || profiles.EffectOf(t, cfg.Policy).Kind != profiles.KindDestructive
@@ -202,7 +203,7 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("groups: price enable_tools: %w", err)
 	}
-	s.header = header[0].Tokens[bench.O200kBase]
+	s.header = header[0].Tokens[price.O200kBase]
 
 	used, grouped, counts := selectSessions(sessions, index, cfg.Prior)
 	train, test := split(used, grouped, cfg.Holdout)
@@ -396,7 +397,7 @@ func (s *searcher) finish(res *Result, st *state, testSigs []weighted) error {
 			if err != nil {
 				return fmt.Errorf("groups: price enable_tools: %w", err)
 			}
-			p.enable = c[0].Tokens[bench.O200kBase]
+			p.enable = c[0].Tokens[price.O200kBase]
 			res.EnableTokens = p.enable
 		}
 	}

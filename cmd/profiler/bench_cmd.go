@@ -23,6 +23,7 @@ import (
 	"github.com/toolprof/toolprof/internal/atomicfile"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/upstream"
 )
@@ -252,7 +253,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 	}
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		return err
 	}
@@ -316,7 +317,7 @@ type measureConfig struct {
 	pageSize int
 	paginate bool
 	budgets  []bench.Budget
-	counter  *bench.Counter
+	counter  *price.Counter
 }
 
 // measured is what measureSource found.

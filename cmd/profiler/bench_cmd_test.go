@@ -19,6 +19,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/internal/testupstream"
+	"github.com/toolprof/toolprof/price"
 )
 
 // Fixtures shared with the bench package's tests: three tools, and a
@@ -61,7 +62,7 @@ func TestBenchCommand(t *testing.T) {
 	if err := os.WriteFile(baseline, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	notesTokens := decodeBenchReport(t, out).Profile("notes").Tokens[bench.O200kBase]
+	notesTokens := decodeBenchReport(t, out).Profile("notes").Tokens[price.O200kBase]
 
 	// The tiny catalog without delete_note: not the catalog the profiles
 	// file says it was derived on.
@@ -233,7 +234,7 @@ func TestCatalogAndBenchAgainstEverythingServer(t *testing.T) {
 		t.Fatalf("bench live: exit %d: %s", code, stderr)
 	}
 	r := decodeBenchReport(t, live)
-	if full := r.Profile("full"); full == nil || full.Tools != len(testupstream.EverythingTools) || full.Tokens[bench.O200kBase] == 0 {
+	if full := r.Profile("full"); full == nil || full.Tools != len(testupstream.EverythingTools) || full.Tokens[price.O200kBase] == 0 {
 		t.Fatalf("live full profile = %+v", full)
 	}
 	for _, args := range [][]string{
@@ -364,7 +365,7 @@ tools = ["vanished_tool", "other_vanished"]
 	}
 	r := decodeBenchReport(t, out)
 	gone := r.Profile("gone")
-	if gone == nil || gone.Tools != 0 || gone.Bytes == 0 || gone.Tokens[bench.O200kBase] >= r.Profile("reader").Tokens[bench.O200kBase] {
+	if gone == nil || gone.Tools != 0 || gone.Bytes == 0 || gone.Tokens[price.O200kBase] >= r.Profile("reader").Tokens[price.O200kBase] {
 		t.Fatalf("gone = %+v, want measured with 0 tools and cheaper than reader", gone)
 	}
 	if !strings.Contains(stderr, `profile "gone" names tool "vanished_tool" that no upstream offers`) {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/internal/atomicfile"
 	"github.com/toolprof/toolprof/internal/servedcost"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -192,7 +193,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		CatalogHash: hash,
 		Method:      derive.Method,
 		Parameters:  res.Parameters(cfg),
-		Tokenizer:   bench.O200kBase,
+		Tokenizer:   price.O200kBase,
 	}
 	if !res.DataFrom.IsZero() {
 		file.Provenance.DataFrom = res.DataFrom.UTC().Format(time.RFC3339)
@@ -308,7 +309,7 @@ func loadDerivePolicy(f *deriveFlags) (*profiles.Policy, error) {
 
 // servedToolCosts prices every tool of cat as the gateway lists it
 // (servedcost.ToolCosts), for the groups step.
-func servedToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *bench.Counter) (map[string]bench.ToolCost, error) {
+func servedToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *price.Counter) (map[string]bench.ToolCost, error) {
 	return servedcost.ToolCosts(ctx, cat, policy, counter)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/internal/golden"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -388,7 +389,7 @@ func TestDeriveMeasuredEqualsBenchServedCosts(t *testing.T) {
 				t.Fatalf("bench priced no tool %q", tool)
 			}
 			size += c.Bytes
-			tokens += c.Tokens[bench.O200kBase]
+			tokens += c.Tokens[price.O200kBase]
 		}
 		if p.Measured == nil {
 			t.Fatalf("profile %s: no [profile.measured]", p.Name)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/price"
 )
 
 // handshakeBudget limits what the served profile's initialize + tools/list
@@ -48,7 +49,7 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 	if err != nil {
 		return fmt.Errorf("measure handshake: %w", err)
 	}
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		return fmt.Errorf("measure handshake: %w", err)
 	}
@@ -60,7 +61,7 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 		flag, unit   string
 		used, budget int
 	}{
-		{"--max-handshake-tokens", bench.O200kBase + " tokens", ex.Tokens[bench.O200kBase], b.tokens},
+		{"--max-handshake-tokens", price.O200kBase + " tokens", ex.Tokens[price.O200kBase], b.tokens},
 		{"--max-handshake-bytes", "bytes", ex.Bytes, b.bytes},
 	}
 	var over []string
@@ -75,7 +76,7 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 			return err
 		}
 		return fmt.Errorf("handshake of profile %q (initialize + tools/list, %d tools) costs %s; largest tools by %s tokens: %s; serve a smaller profile (--profile) or raise the budget",
-			profile, len(ex.Tools), strings.Join(over, " and "), bench.O200kBase, largest)
+			profile, len(ex.Tools), strings.Join(over, " and "), price.O200kBase, largest)
 	}
 	for _, f := range figures {
 		if f.budget > 0 {
@@ -88,17 +89,17 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 
 // largestTools names the exchange's largest tool entries by o200k tokens,
 // with their figures.
-func largestTools(ex *bench.Exchange, c *bench.Counter) (string, error) {
+func largestTools(ex *bench.Exchange, c *price.Counter) (string, error) {
 	costs, err := bench.ToolCosts(ex.Tools, c)
 	if err != nil {
 		return "", fmt.Errorf("measure handshake: %w", err)
 	}
 	slices.SortStableFunc(costs, func(a, b bench.ToolCost) int {
-		return cmp.Or(cmp.Compare(b.Tokens[bench.O200kBase], a.Tokens[bench.O200kBase]), strings.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(b.Tokens[price.O200kBase], a.Tokens[price.O200kBase]), strings.Compare(a.Name, b.Name))
 	})
 	var parts []string
 	for _, c := range costs[:min(largestShown, len(costs))] {
-		parts = append(parts, fmt.Sprintf("%s (%d)", c.Name, c.Tokens[bench.O200kBase]))
+		parts = append(parts, fmt.Sprintf("%s (%d)", c.Name, c.Tokens[price.O200kBase]))
 	}
 	if len(parts) == 0 {
 		return "none (the profile lists no tools)", nil
