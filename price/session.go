@@ -12,15 +12,15 @@ import (
 type CacheModel struct {
 	// Write is paid on every token of a prefix written to the cache: on the
 	// first turn, and from a turn whose tools differ from the last turn's.
-	Write float64
+	Write float64 `json:"write"`
 	// Read is paid on every token of a prefix read from the cache.
-	Read float64
+	Read float64 `json:"read"`
 	// Growth is the tokens of conversation (messages the model sees after
 	// the tools) each turn adds. They sit after the tools in the prompt, so
 	// a change of tools invalidates them too: that turn writes them again.
 	// The default, 0, assumes conversations the same under every profile
 	// and prices the tool prefix alone.
-	Growth int
+	Growth int `json:"growth"`
 }
 
 // DefaultCache is Anthropic's published prompt-caching multipliers (a 5
