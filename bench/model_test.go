@@ -176,7 +176,7 @@ func TestAddSessionCost(t *testing.T) {
 	}{
 		"full":    {fullMean, 0},
 		"rw":      {(cached(read+write, read+write) + cached(read+write, read+write)) / 2, 0},
-		"reader":  {(1.25*read + 1.25*all + cached(read, read)) / 2, 1},               // s1 refused at turn 1: full from there
+		"reader":  {(1.25*read + 1.25*all + cached(read, read)) / 2, 1},              // s1 refused at turn 1: full from there
 		"grouped": {(1.25*read + 1.25*(read+write+del) + cached(read, read)) / 2, 0}, // edit switched on at turn 1
 	}
 	for name, w := range want {
