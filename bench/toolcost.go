@@ -102,3 +102,20 @@ func addModelCosts(costs []ToolCost, tools []price.Tool, c *price.Counter) error
 	}
 	return nil
 }
+
+// ModelToolCosts is ToolCosts with each entry's model figures, from the
+// tools as given.
+func ModelToolCosts(tools []*mcp.Tool, c *price.Counter) ([]ToolCost, error) {
+	costs, err := ToolCosts(tools, c)
+	if err != nil {
+		return nil, err
+	}
+	mt, err := modelToolsOf(tools)
+	if err != nil {
+		return nil, fmt.Errorf("tool cost: %w", err)
+	}
+	if err := addModelCosts(costs, mt, c); err != nil {
+		return nil, fmt.Errorf("tool cost: %w", err)
+	}
+	return costs, nil
+}

@@ -30,13 +30,13 @@ func BenchmarkDeriveBaseline(b *testing.B) {
 		b.Fatal(err)
 	}
 	catalog, sessions := mixedCatalog(), mixedSessions(2000, 1)
-	costs, err := bench.ToolCosts(catalog, counter)
+	costs, err := bench.ModelToolCosts(catalog, counter)
 	if err != nil {
 		b.Fatal(err)
 	}
 	tools := make([]derive.Tool, len(costs))
 	for i, c := range costs {
-		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[price.O200kBase]}
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
 	}
 	ds := make([]derive.Session, len(sessions))
 	for i, s := range sessions {

@@ -171,7 +171,7 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 	costs := make([]bench.ToolCost, len(tools))
 	if cfg.Costs == nil {
 		var err error
-		if costs, err = bench.ToolCosts(tools, cfg.Counter); err != nil {
+		if costs, err = bench.ModelToolCosts(tools, cfg.Counter); err != nil {
 			return nil, fmt.Errorf("groups: %w", err)
 		}
 	} else {
@@ -194,16 +194,16 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 		index[t.Name] = i
 		s.names[i] = t.Name
 		s.upstream[i] = Upstream(t.Name)
-		s.price[i] = costs[i].Tokens[price.O200kBase]
+		s.price[i] = costs[i].Model[price.DefaultFamily]
 		s.bytes[i] = costs[i].Bytes
 		s.full += s.price[i]
 		s.reachable[i] = cfg.AllowDestructive || profiles.EffectOf(t, cfg.Policy).Kind != profiles.KindDestructive
 	}
-	header, err := bench.ToolCosts([]*mcp.Tool{EnableToolsTool(nil)}, cfg.Counter)
+	header, err := bench.ModelToolCosts([]*mcp.Tool{EnableToolsTool(nil)}, cfg.Counter)
 	if err != nil {
 		return nil, fmt.Errorf("groups: price enable_tools: %w", err)
 	}
-	s.header = header[0].Tokens[price.O200kBase]
+	s.header = header[0].Model[price.DefaultFamily]
 
 	used, grouped, counts := selectSessions(sessions, index, cfg.Prior)
 	train, test := split(used, grouped, cfg.Holdout)
@@ -393,11 +393,11 @@ func (s *searcher) finish(res *Result, st *state, testSigs []weighted) error {
 		l = newLayout(s.n, base, idx)
 		if len(res.Groups) > 0 {
 			res.Enable = EnableToolsTool(res.Groups)
-			c, err := bench.ToolCosts([]*mcp.Tool{res.Enable}, s.counter)
+			c, err := bench.ModelToolCosts([]*mcp.Tool{res.Enable}, s.counter)
 			if err != nil {
 				return fmt.Errorf("groups: price enable_tools: %w", err)
 			}
-			p.enable = c[0].Tokens[price.O200kBase]
+			p.enable = c[0].Model[price.DefaultFamily]
 			res.EnableTokens = p.enable
 		}
 	}

@@ -77,13 +77,13 @@ func newCounter(t *testing.T) *price.Counter {
 // with the derive package, as profiler derive would.
 func staticBases(t *testing.T, counter *price.Counter, catalog []*mcp.Tool, sessions []Session) ([]Base, *derive.Result) {
 	t.Helper()
-	costs, err := bench.ToolCosts(catalog, counter)
+	costs, err := bench.ModelToolCosts(catalog, counter)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tools := make([]derive.Tool, len(costs))
 	for i, c := range costs {
-		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[price.O200kBase]}
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
 	}
 	ds := make([]derive.Session, len(sessions))
 	for i, s := range sessions {
@@ -496,7 +496,7 @@ func TestChooseGivenCosts(t *testing.T) {
 	catalog := mixedCatalog()
 	costs := map[string]bench.ToolCost{}
 	for i, tl := range catalog {
-		costs[tl.Name] = bench.ToolCost{Name: tl.Name, Bytes: 40 + i, Tokens: map[string]int{price.O200kBase: 10 + i}}
+		costs[tl.Name] = bench.ToolCost{Name: tl.Name, Bytes: 40 + i, Tokens: map[string]int{price.O200kBase: 1000 + i}, Model: map[price.Family]int{price.DefaultFamily: 10 + i}}
 	}
 	res, err := Choose(mixedSessions(100, 4), Config{Catalog: catalog, Counter: newCounter(t), Costs: costs, Holdout: 0.2})
 	if err != nil {

@@ -63,7 +63,7 @@ func TestEvalRealData(t *testing.T) {
 			dtools := make([]derive.Tool, len(cat.Tools))
 			for i, tl := range cat.Tools {
 				c := costs[tl.Name]
-				dtools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[price.O200kBase]}
+				dtools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
 			}
 			dres, err := derive.Derive(dsessions, derive.Config{Tools: dtools, Specs: derive.DefaultSpecs(), Holdout: groups.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
 			if err != nil {

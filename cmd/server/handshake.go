@@ -16,8 +16,8 @@ import (
 // handshakeBudget limits what the served profile's initialize + tools/list
 // exchange may cost; 0 is no limit.
 type handshakeBudget struct {
-	tokens int // o200k_base tokens (--max-handshake-tokens)
-	bytes  int // bytes (--max-handshake-bytes)
+	tokens int // o200k_base tokens of the model measure (--max-handshake-tokens)
+	bytes  int // bytes on the wire (--max-handshake-bytes)
 }
 
 func (b handshakeBudget) set() bool { return b.tokens > 0 || b.bytes > 0 }
@@ -57,11 +57,16 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 	if err != nil {
 		return fmt.Errorf("measure handshake of profile %q: %w", profile, err)
 	}
+	model, err := bench.ModelMeasure(ex, counter)
+	if err != nil {
+		return fmt.Errorf("measure handshake of profile %q: %w", profile, err)
+	}
 	figures := []struct {
 		flag, unit   string
 		used, budget int
 	}{
-		{"--max-handshake-tokens", price.O200kBase + " tokens", ex.Tokens[price.O200kBase], b.tokens},
+		{"--max-handshake-tokens", fmt.Sprintf("%s tokens in the model measure (%s; %d on the wire)", price.O200kBase, price.DefaultFamily, ex.Tokens[price.O200kBase]),
+			model[price.DefaultFamily].Total[price.O200kBase], b.tokens},
 		{"--max-handshake-bytes", "bytes", ex.Bytes, b.bytes},
 	}
 	var over []string

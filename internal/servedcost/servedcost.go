@@ -74,7 +74,7 @@ func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Pol
 	for i, t := range cat.Tools {
 		c := costs[t.Name]
 		kind := profiles.EffectOf(t, policy).Kind
-		tools[i] = derive.Tool{Name: t.Name, Bytes: c.Bytes, Tokens: c.Tokens[price.O200kBase],
+		tools[i] = derive.Tool{Name: t.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily],
 			Destructive: kind == profiles.KindDestructive, Mutates: !kind.ReadOnly()}
 	}
 	return tools, nil
