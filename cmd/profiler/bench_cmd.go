@@ -209,12 +209,9 @@ func (s *sourceFlags) open(ctx context.Context, stderr io.Writer) (*toolSource, 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	stderr = &serialWriter{w: stderr}
 	fs := newCommandFlags("bench", "[flags] (--catalog FILE | --launch FILE | -- CMD ARGS)",
-		"Measures every profile as the gateway serves it in two measures: model, the tokens of\n"+
-			"the tools and instructions a client sends the model (anthropic and openai shapes; the\n"+
-			"headline, anthropic in o200k_base), and wire, the bytes and tokens (o200k_base,\n"+
-			"cl100k_base) of the initialize + tools/list exchange. With --trace, also the cost per\n"+
-			"session with prompt caching. Exits 1 when a profile is over a --max-tokens or\n"+
-			"--max-bytes budget.", stderr)
+		"Prices every profile as the gateway serves it: model (the tools and instructions sent to the\n"+
+			"model, the headline) and wire (the initialize + tools/list exchange); with --trace, the\n"+
+			"cost per session with prompt caching. Exits 1 over a --max-tokens or --max-bytes budget.", stderr)
 	var src sourceFlags
 	src.register(fs, true)
 	profilesPath := fs.String("profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in); when the default is absent, only the full catalog is measured")

@@ -26,7 +26,7 @@ func deriveFixture(t *testing.T, n int, extra ...string) (dir, catalogPath, trac
 	dir = t.TempDir()
 	var tools []map[string]any
 	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
-		tool := map[string]any{"name": name, "description": strings.Repeat("does "+name+" ", 3+len(tools)), "inputSchema": map[string]any{"type": "object"}}
+		tool := map[string]any{"name": name, "description": strings.Repeat("does "+name+" ", 12+len(tools)), "inputSchema": map[string]any{"type": "object"}}
 		if name == "e" {
 			tool["annotations"] = map[string]any{"destructiveHint": true}
 		}
@@ -389,7 +389,7 @@ func TestDeriveMeasuredEqualsBenchServedCosts(t *testing.T) {
 				t.Fatalf("bench priced no tool %q", tool)
 			}
 			size += c.Bytes
-			tokens += c.Tokens[price.O200kBase]
+			tokens += c.Model[price.DefaultFamily]
 		}
 		if p.Measured == nil {
 			t.Fatalf("profile %s: no [profile.measured]", p.Name)

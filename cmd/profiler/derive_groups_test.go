@@ -223,7 +223,7 @@ func TestDeriveGroupsApply(t *testing.T) {
 	}
 	full := 0
 	for _, c := range served {
-		full += c.Tokens[price.O200kBase]
+		full += c.Model[price.DefaultFamily]
 	}
 	if rep.Holdout.FullTokens != full {
 		t.Errorf("full catalog %d tokens in the groups report, %d as the gateway lists it (derive's pricing)", rep.Holdout.FullTokens, full)
@@ -327,7 +327,7 @@ func mailTokens(t *testing.T, cat *catalog.Catalog) int {
 	n := 0
 	for name, c := range costs {
 		if strings.HasPrefix(name, "mail__") {
-			n += c.Tokens[price.O200kBase]
+			n += c.Model[price.DefaultFamily]
 		}
 	}
 	return n
