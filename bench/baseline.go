@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -15,7 +16,10 @@ type Baseline struct {
 	// Entries is set when the figures are sums of the tools' own entries
 	// (a profiles file's measured figures, from the derivation) rather than
 	// whole exchanges; the comparison then sums entries too.
-	Entries  bool
+	Entries bool
+	// Wire is set when the figures are wire tokens: a JSON report written
+	// before reports had the model measure.
+	Wire     bool
 	Profiles map[string]BaselineProfile
 }
 
@@ -42,7 +46,11 @@ func LoadBaseline(path string) (*Baseline, error) {
 			return nil, fmt.Errorf("baseline %s: %w", path, err)
 		}
 		for _, p := range r.Profiles {
-			b.Profiles[p.Name] = BaselineProfile{Tools: p.Tools, Bytes: p.Bytes, TokensO200k: p.Tokens[O200kBase]}
+			tokens := p.modelTokens()
+			if p.Model == nil {
+				b.Wire, tokens = true, p.Tokens[price.O200kBase]
+			}
+			b.Profiles[p.Name] = BaselineProfile{Tools: p.Tools, Bytes: p.Bytes, TokensO200k: tokens}
 		}
 		return b, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/price"
 )
 
 func evalCatalogs(t *testing.T) []string {
@@ -39,7 +40,7 @@ func evalCatalogs(t *testing.T) []string {
 // commas make up the served tools array. It logs what the gateway adds to the
 // raw catalog's entries and how far bytes/4 is from the real count.
 func TestEvalRealCatalogs(t *testing.T) {
-	c, err := bench.NewCounter()
+	c, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestEvalRealCatalogs(t *testing.T) {
 			}
 			rawTokens := 0
 			for _, tc := range rawCosts {
-				rawTokens += tc.Tokens[bench.O200kBase]
+				rawTokens += tc.Tokens[price.O200kBase]
 			}
 			byName := map[string]bench.ToolCost{}
 			for _, tc := range costs {
@@ -99,12 +100,12 @@ func TestEvalRealCatalogs(t *testing.T) {
 				if !ok {
 					t.Fatalf("served tool %q is not in the catalog", tool.Name)
 				}
-				entryTokens += tc.Tokens[bench.O200kBase]
+				entryTokens += tc.Tokens[price.O200kBase]
 				served, err := c.Count(string(entries[i]))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(entries[i]) != tc.Bytes || served[bench.O200kBase] != tc.Tokens[bench.O200kBase] || served[bench.Cl100kBase] != tc.Tokens[bench.Cl100kBase] {
+				if len(entries[i]) != tc.Bytes || served[price.O200kBase] != tc.Tokens[price.O200kBase] || served[price.Cl100kBase] != tc.Tokens[price.Cl100kBase] {
 					mismatches++
 					if mismatches <= 3 {
 						t.Errorf("%s: served entry %d bytes %v tokens, priced %d bytes %v tokens",
@@ -122,10 +123,10 @@ func TestEvalRealCatalogs(t *testing.T) {
 			if sum != len(resp.Result.Tools) {
 				t.Errorf("priced entries + separators = %d bytes, served tools array %d", sum, len(resp.Result.Tools))
 			}
-			o200k := ex.Tokens[bench.O200kBase]
-			est := bench.EstimateTokens(ex.Bytes)
+			o200k := ex.Tokens[price.O200kBase]
+			est := price.EstimateTokens(ex.Bytes)
 			t.Logf("%d tools: exchange %d bytes, %d o200k_base, %d cl100k_base; served entries %d o200k_base (the raw catalog's entries %d: %+d added by the gateway); bytes/4 = %d (%+.1f%%)",
-				len(cat.Tools), ex.Bytes, o200k, ex.Tokens[bench.Cl100kBase], entryTokens, rawTokens, entryTokens-rawTokens, est, 100*float64(est-o200k)/float64(o200k))
+				len(cat.Tools), ex.Bytes, o200k, ex.Tokens[price.Cl100kBase], entryTokens, rawTokens, entryTokens-rawTokens, est, 100*float64(est-o200k)/float64(o200k))
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/internal/golden"
+	"github.com/toolprof/toolprof/price"
 )
 
 // transcript renders an exchange as the stdio stream it was, one message a
@@ -84,7 +85,7 @@ func TestMeasureExchangeSDKServerGolden(t *testing.T) {
 	if ex.Bytes != bytesSum || len(transcript(ex)) <= ex.Bytes {
 		t.Errorf("Bytes = %d, want %d", ex.Bytes, bytesSum)
 	}
-	for _, name := range TokenizerNames() {
+	for _, name := range price.TokenizerNames() {
 		if ex.Tokens[name] != tokSum[name] || tokSum[name] == 0 {
 			t.Errorf("Tokens[%s] = %d, want %d (non-zero)", name, ex.Tokens[name], tokSum[name])
 		}
@@ -120,7 +121,7 @@ func TestToolCostsMatchServedEntries(t *testing.T) {
 			t.Errorf("cost %d is %q, want %q (served order)", i, tc.Name, ex.Tools[i].Name)
 		}
 		sum += tc.Bytes
-		for _, name := range TokenizerNames() {
+		for _, name := range price.TokenizerNames() {
 			if tc.Tokens[name] <= 0 || tc.Tokens[name] > tc.Bytes {
 				t.Errorf("%s: %s tokens = %d for %d bytes", tc.Name, name, tc.Tokens[name], tc.Bytes)
 			}

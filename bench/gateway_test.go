@@ -14,6 +14,7 @@ import (
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/golden"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -51,7 +52,7 @@ func tinyGateway(t testing.TB, pageSize int) (*gateway.Gateway, *profiles.Resolv
 // TestGatewayExchangeGolden captures the exchange of each served profile of
 // the tiny catalog and compares it byte for byte with testdata.
 func TestGatewayExchangeGolden(t *testing.T) {
-	c, err := bench.NewCounter()
+	c, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestGatewayExchangeGolden(t *testing.T) {
 // TestMeasureProfilesReportsMissingTools: a profile naming a tool the
 // catalog lacks is measured without it and reported, not a failure.
 func TestMeasureProfilesReportsMissingTools(t *testing.T) {
-	c, err := bench.NewCounter()
+	c, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +137,8 @@ func TestMeasureProfilesReportsMissingTools(t *testing.T) {
 		t.Error("reader has no measured figures; coverage should be absent")
 	}
 	// Rounded to four places, as the report rounds it.
-	if want := math.Round(float64(notes.Tokens[bench.O200kBase])/float64(full.Tokens[bench.O200kBase])*1e4) / 1e4; notes.ShareOfFull != want {
-		t.Errorf("share %v, want %v (%d of %d tokens)", notes.ShareOfFull, want, notes.Tokens[bench.O200kBase], full.Tokens[bench.O200kBase])
+	if want := math.Round(float64(notes.Tokens[price.O200kBase])/float64(full.Tokens[price.O200kBase])*1e4) / 1e4; notes.ShareOfFull != want {
+		t.Errorf("share %v, want %v (%d of %d tokens)", notes.ShareOfFull, want, notes.Tokens[price.O200kBase], full.Tokens[price.O200kBase])
 	}
 	if notes.Effects["read"] != 1 || notes.Effects["mutate"] != 1 || notes.Effects["destructive"] != 0 || full.Effects["destructive"] != 1 {
 		t.Errorf("effects notes %v full %v", notes.Effects, full.Effects)
@@ -158,7 +159,7 @@ func TestMeasureProfilesReportsMissingTools(t *testing.T) {
 // each equals the served entry's own bytes, and is dearer than the same
 // tool priced from the raw catalog whenever the gateway adds to it.
 func TestServedToolCosts(t *testing.T) {
-	c, err := bench.NewCounter()
+	c, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}

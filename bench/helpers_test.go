@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/price"
 	"go.uber.org/goleak"
 )
 
@@ -34,4 +35,13 @@ func newSDKServer(tools []*mcp.Tool, opts *mcp.ServerOptions) *mcp.Server {
 		})
 	}
 	return s
+}
+
+func newTestCounter(t testing.TB) *price.Counter {
+	t.Helper()
+	c, err := price.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

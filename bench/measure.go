@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -23,6 +24,10 @@ type MeasureOptions struct {
 	// Missing lists, per profile, tools it names that no upstream offers
 	// (see MissingTools); they are reported, not measured.
 	Missing map[string][]string
+	// Sessions, when set, are priced per profile with prompt caching
+	// under Cache (Report.AddSessionCost).
+	Sessions []price.Session
+	Cache    price.CacheModel
 }
 
 // MeasureProfiles captures the exchange of every profile in r, in r.Order,
@@ -51,6 +56,16 @@ func MeasureProfiles(ctx context.Context, r *profiles.Resolved, serve ServeFunc,
 			return nil, fmt.Errorf("measure profile %q: %w", name, err)
 		}
 		in := ProfileInput{Name: name, Exchange: ex, Missing: opts.Missing[name], Effects: effectCounts(r, rp.Tools)}
+		for _, g := range rp.Groups {
+			tools, err := r.GroupTools(name, g)
+			if err != nil {
+				return nil, fmt.Errorf("measure profile %q: %w", name, err)
+			}
+			if in.Groups == nil {
+				in.Groups = map[string][]string{}
+			}
+			in.Groups[g] = tools
+		}
 		if m := rp.Measured; m != nil {
 			in.Coverage, in.HoldoutCoverage = m.Coverage, m.HoldoutCoverage
 		}
@@ -62,7 +77,16 @@ func MeasureProfiles(ctx context.Context, r *profiles.Resolved, serve ServeFunc,
 	if full == nil {
 		return nil, fmt.Errorf("measure profiles: no %q profile to compare against", profiles.FullProfile)
 	}
-	return BuildReport(inputs, full, full.Tools, c)
+	rep, err := BuildReport(inputs, full, full.Tools, c)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Sessions != nil {
+		if err := rep.AddSessionCost(opts.Sessions, opts.Cache); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
 }
 
 // effectCounts counts tools per effect kind, and those with an external side

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/toolprof/toolprof/price"
 )
 
 // Report is the per-profile cost report. Its JSON encoding is the shape
@@ -24,6 +25,8 @@ type Report struct {
 	Tokenizers []string      `json:"tokenizers"`
 	Profiles   []ProfileCost `json:"profiles"`
 	ToolCosts  []ToolCost    `json:"tool_costs"`
+	// Sessions is the per-session cost summary, when a trace was priced.
+	Sessions *SessionSummary `json:"sessions,omitempty"`
 
 	// Missing lists, per profile, the tools it names that the catalog lacks.
 	Missing map[string][]string `json:"-"`
@@ -44,10 +47,31 @@ type ProfileCost struct {
 	ShareOfFull     float64  `json:"share_of_full"`
 	Coverage        *float64 `json:"coverage"`
 	HoldoutCoverage *float64 `json:"holdout_coverage"`
+	// Model is the model measure: the tokens of what a client sends the
+	// model (package price), per family and tokenizer.
+	Model map[price.Family]map[string]int `json:"model"`
+	// ModelShareOfFull is the headline share: Model under
+	// price.DefaultFamily in o200k_base over full's.
+	ModelShareOfFull float64 `json:"model_share_of_full"`
+	// InstructionTokens prices the instructions alone, under "wire" (the
+	// JSON string in the initialize result) and under each family.
+	InstructionTokens map[string]map[string]int `json:"instructions_tokens"`
+	// IconTokens are the tokens of the tool entries' "icons" members on
+	// the wire; the model measure sends none of them.
+	IconTokens map[string]int `json:"icons_tokens"`
+	// SessionCost is the per-session cost with prompt caching, when a
+	// trace was priced.
+	SessionCost *SessionCost `json:"session_cost,omitempty"`
+	// Groups are the profile's tool groups, by name: a session switches one
+	// on to list its tools.
+	Groups map[string][]string `json:"-"`
 	// Effects counts the profile's tools per effect kind, when known.
 	Effects map[string]int `json:"-"`
 	// ToolNames are the tools served, for sums of entry costs.
 	ToolNames []string `json:"-"`
+	// entries are the model entries (price.DefaultFamily, o200k_base) of
+	// the tools served, by name, the gateway's own included.
+	entries map[string]int
 }
 
 // ProfileInput is one measured profile for BuildReport.
@@ -61,41 +85,94 @@ type ProfileInput struct {
 	Missing []string
 	// Effects counts the profile's tools per effect kind; nil when unknown.
 	Effects map[string]int
+	// Groups are the profile's tool groups and their tools.
+	Groups map[string][]string
 }
 
 // BuildReport assembles the report of the profiles, in the order given, with
 // shares against full (the whole catalog served by the same server code) and
 // the cost of every catalog tool.
 func BuildReport(inputs []ProfileInput, full *Exchange, catalogTools []*mcp.Tool, c *Counter) (*Report, error) {
-	if full == nil || full.Tokens[O200kBase] == 0 {
+	if full == nil || full.Tokens[price.O200kBase] == 0 {
 		return nil, errors.New("build report: no measured full-catalog exchange to compare against")
 	}
 	costs, err := ToolCosts(catalogTools, c)
 	if err != nil {
 		return nil, fmt.Errorf("build report: %w", err)
 	}
-	r := &Report{Tokenizers: TokenizerNames(), ToolCosts: costs, Missing: map[string][]string{}}
+	fullTools, err := ModelTools(full)
+	if err != nil {
+		return nil, fmt.Errorf("build report: full: %w", err)
+	}
+	catModel, err := modelToolsOf(catalogTools)
+	if err != nil {
+		return nil, fmt.Errorf("build report: %w", err)
+	}
+	// The tools as full served them, where it did: their schemas' key order
+	// as they travelled.
+	if err := addModelCosts(costs, append(catModel, fullTools...), c); err != nil {
+		return nil, fmt.Errorf("build report: %w", err)
+	}
+	fullModel, err := ModelMeasure(full, c)
+	if err != nil {
+		return nil, fmt.Errorf("build report: full: %w", err)
+	}
+	r := &Report{Tokenizers: price.TokenizerNames(), ToolCosts: costs, Missing: map[string][]string{}}
 	for _, in := range inputs {
 		ex := in.Exchange
 		if ex == nil {
 			return nil, fmt.Errorf("build report: profile %q has no measured exchange", in.Name)
 		}
+		model, err := ModelMeasure(ex, c)
+		if err != nil {
+			return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
+		}
+		icons, err := iconTokens(ex, c)
+		if err != nil {
+			return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
+		}
+		wireInstr := map[string]int{}
+		if ex.Instructions != "" {
+			b, _ := EncodeAsServed(ex.Instructions) // a string always encodes
+			if wireInstr, err = c.Count(string(b)); err != nil {
+				return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
+			}
+		}
+		pc := ProfileCost{
+			Model:             map[price.Family]map[string]int{},
+			InstructionTokens: map[string]map[string]int{"wire": wireInstr},
+			IconTokens:        icons,
+			Groups:            in.Groups,
+		}
+		mt, err := ModelTools(ex)
+		if err != nil {
+			return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
+		}
+		tt, err := price.ToolTokens(c, price.DefaultFamily, mt)
+		if err != nil {
+			return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
+		}
+		pc.entries = make(map[string]int, len(mt))
+		for i, t := range mt {
+			pc.entries[t.Name] = tt[i]
+		}
+		for f, m := range model {
+			pc.Model[f] = m.Total
+			pc.InstructionTokens[string(f)] = m.Instructions
+		}
+		if d := fullModel[price.DefaultFamily].Total[price.O200kBase]; d > 0 {
+			pc.ModelShareOfFull = round4(float64(pc.Model[price.DefaultFamily][price.O200kBase]) / float64(d))
+		}
 		names := make([]string, len(ex.Tools))
 		for i, t := range ex.Tools {
 			names[i] = t.Name
 		}
-		r.Profiles = append(r.Profiles, ProfileCost{
-			ToolNames:         names,
-			Name:              in.Name,
-			Tools:             len(ex.Tools),
-			InstructionsChars: utf8.RuneCountInString(ex.Instructions),
-			Bytes:             ex.Bytes,
-			Tokens:            ex.Tokens,
-			ShareOfFull:       round4(float64(ex.Tokens[O200kBase]) / float64(full.Tokens[O200kBase])),
-			Coverage:          in.Coverage,
-			HoldoutCoverage:   in.HoldoutCoverage,
-			Effects:           in.Effects,
-		})
+		pc.ToolNames, pc.Name, pc.Tools = names, in.Name, len(ex.Tools)
+		pc.InstructionsChars = utf8.RuneCountInString(ex.Instructions)
+		pc.Bytes, pc.Tokens = ex.Bytes, ex.Tokens
+		pc.ShareOfFull = round4(float64(ex.Tokens[price.O200kBase]) / float64(full.Tokens[price.O200kBase]))
+		pc.Coverage, pc.HoldoutCoverage, pc.Effects = in.Coverage, in.HoldoutCoverage, in.Effects
+		r.Profiles = append(r.Profiles, pc)
 		if len(in.Missing) > 0 {
 			r.Missing[in.Name] = in.Missing
 		}
@@ -142,12 +219,22 @@ func DecodeReport(rd io.Reader) (*Report, error) {
 	return &r, nil
 }
 
+// Client tool limits the report flags.
+const (
+	// CursorMaxTools is how many tools Cursor sends the model; it drops
+	// the rest.
+	CursorMaxTools = 40
+	// VSCodeMaxTools is the most tools VS Code accepts in a request.
+	VSCodeMaxTools = 128
+)
+
 // Unit is what a budget counts.
 type Unit string
 
-// Budget units: o200k_base tokens of the exchange, or its bytes.
+// Budget units: o200k_base tokens of the model measure (price.DefaultFamily),
+// or the bytes of the exchange on the wire.
 const (
-	UnitTokens Unit = O200kBase
+	UnitTokens Unit = price.O200kBase
 	UnitBytes  Unit = "bytes"
 )
 
@@ -172,17 +259,17 @@ func (o OverBudget) Error() string {
 
 func unitText(u Unit) string {
 	if u == UnitTokens {
-		return "o200k_base tokens"
+		return "o200k_base tokens (model measure, " + string(price.DefaultFamily) + ")"
 	}
 	return string(u)
 }
 
-// used is what p's exchange costs in unit u.
+// used is what p costs in unit u.
 func (p *ProfileCost) used(u Unit) int {
 	if u == UnitBytes {
 		return p.Bytes
 	}
-	return p.Tokens[O200kBase]
+	return p.modelTokens()
 }
 
 // CheckBudgets returns the budgets exceeded, in the order given. A budget
@@ -220,9 +307,16 @@ type RenderOptions struct {
 	Baseline *Baseline
 }
 
-// cells returns the header and rows shared by the table and the markdown.
+// cells returns the header and rows shared by the table and the markdown:
+// the model measure first (the headline), the wire measure beside it.
 func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
-	header := []string{"profile", "tools", "instr chars", "bytes", "o200k_base", "cl100k_base", "bytes/4 (estimate)", "share of full", "saved vs full", "coverage", "holdout coverage"}
+	header := []string{"profile", "tools",
+		"model anthropic", "model openai", "share of full (model)", "saved vs full (model)", "instr (model)",
+		"wire o200k", "wire cl100k", "wire bytes", "bytes/4 (estimate)", "share of full (wire)", "instr (wire)", "icons (wire)"}
+	if r.Sessions != nil {
+		header = append(header, "session mean", "session p50", "session p95", "session share of full", "refused sessions")
+	}
+	header = append(header, "coverage", "holdout coverage")
 	effects := r.effectKinds()
 	for _, k := range effects {
 		header = append(header, k)
@@ -240,42 +334,56 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 		if budget[u] != nil {
 			units = append(units, u)
 			if u == UnitTokens {
-				header = append(header, "budget (o200k)", "headroom")
+				header = append(header, "budget (model)", "headroom")
 			} else {
-				header = append(header, "budget (bytes)", "headroom (bytes)")
+				header = append(header, "budget (wire bytes)", "headroom (bytes)")
 			}
 		}
 	}
 	if opts.Baseline != nil {
-		if opts.Baseline.Entries {
-			header = append(header, "tools before", "o200k entries before", "o200k entries after", "delta", "delta %")
-		} else {
-			header = append(header, "tools before", "o200k before", "o200k after", "delta", "delta %")
+		switch {
+		case opts.Baseline.Entries:
+			header = append(header, "tools before", "model entries before", "model entries after", "delta", "delta %")
+		case opts.Baseline.Wire:
+			header = append(header, "tools before", "wire o200k before", "wire o200k after", "delta", "delta %")
+		default:
+			header = append(header, "tools before", "model before", "model after", "delta", "delta %")
 		}
 	}
 	entryTokens := make(map[string]int, len(r.ToolCosts))
 	for _, tc := range r.ToolCosts {
-		entryTokens[tc.Name] = tc.Tokens[O200kBase]
+		entryTokens[tc.Name] = tc.Model[price.DefaultFamily]
 	}
-	fullTokens := -1
+	fullModel := -1
 	if full := r.Profile("full"); full != nil {
-		fullTokens = full.Tokens[O200kBase]
+		fullModel = full.modelTokens()
 	}
 	var rows [][]string
 	for _, p := range r.Profiles {
 		row := []string{
 			p.Name,
 			strconv.Itoa(p.Tools),
-			strconv.Itoa(p.InstructionsChars),
+			strconv.Itoa(p.Model[price.Anthropic][price.O200kBase]),
+			strconv.Itoa(p.Model[price.OpenAI][price.O200kBase]),
+			percent(&p.ModelShareOfFull),
+			saved(p.modelTokens(), fullModel),
+			strconv.Itoa(p.InstructionTokens[string(price.DefaultFamily)][price.O200kBase]),
+			strconv.Itoa(p.Tokens[price.O200kBase]),
+			strconv.Itoa(p.Tokens[price.Cl100kBase]),
 			strconv.Itoa(p.Bytes),
-			strconv.Itoa(p.Tokens[O200kBase]),
-			strconv.Itoa(p.Tokens[Cl100kBase]),
-			"~" + strconv.Itoa(EstimateTokens(p.Bytes)),
+			"~" + strconv.Itoa(price.EstimateTokens(p.Bytes)),
 			percent(&p.ShareOfFull),
-			saved(p, fullTokens),
-			percent(p.Coverage),
-			percent(p.HoldoutCoverage),
+			strconv.Itoa(p.InstructionTokens["wire"][price.O200kBase]),
+			strconv.Itoa(p.IconTokens[price.O200kBase]),
 		}
+		if r.Sessions != nil {
+			if sc := p.SessionCost; sc != nil {
+				row = append(row, fmt.Sprintf("%.0f", sc.Mean), fmt.Sprintf("%.0f", sc.P50), fmt.Sprintf("%.0f", sc.P95), percent(&sc.ShareOfFull), strconv.Itoa(sc.Refused))
+			} else {
+				row = append(row, "-", "-", "-", "-", "-")
+			}
+		}
+		row = append(row, percent(p.Coverage), percent(p.HoldoutCoverage))
 		for _, k := range effects {
 			row = append(row, strconv.Itoa(p.Effects[k]))
 		}
@@ -287,12 +395,15 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 			}
 		}
 		if opts.Baseline != nil {
-			after := p.Tokens[O200kBase]
-			if opts.Baseline.Entries {
+			after := p.modelTokens()
+			switch {
+			case opts.Baseline.Entries:
 				after = 0
 				for _, t := range p.ToolNames {
 					after += entryTokens[t]
 				}
+			case opts.Baseline.Wire:
+				after = p.Tokens[price.O200kBase]
 			}
 			if before, ok := opts.Baseline.Profiles[p.Name]; ok {
 				d := after - before.TokensO200k
@@ -309,6 +420,10 @@ func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
 	}
 	return header, rows
 }
+
+// modelTokens is the headline figure: the model measure under
+// price.DefaultFamily in o200k_base.
+func (p *ProfileCost) modelTokens() int { return p.Model[price.DefaultFamily][price.O200kBase] }
 
 // effectKinds returns the effect kinds counted in any profile, sorted.
 func (r *Report) effectKinds() []string {
@@ -331,11 +446,34 @@ func (r *Report) notes(opts RenderOptions) []string {
 				p.Name, len(m), strings.Join(m, ", ")))
 		}
 	}
+	for _, p := range r.Profiles {
+		switch {
+		case p.Tools > VSCodeMaxTools:
+			notes = append(notes, fmt.Sprintf("profile %q lists %d tools: VS Code refuses more than %d tools, and Cursor sends only the first %d to the model", p.Name, p.Tools, VSCodeMaxTools, CursorMaxTools))
+		case p.Tools > CursorMaxTools:
+			notes = append(notes, fmt.Sprintf("profile %q lists %d tools: Cursor sends only the first %d to the model", p.Name, p.Tools, CursorMaxTools))
+		}
+		if icons, wire := p.IconTokens[price.O200kBase], p.Tokens[price.O200kBase]; wire > 0 && 4*icons > wire {
+			notes = append(notes, fmt.Sprintf("profile %q: icons are %d of the exchange's %d o200k_base tokens on the wire (%.0f%%); no client sends them to the model", p.Name, icons, wire, 100*float64(icons)/float64(wire)))
+		}
+	}
+	if s := r.Sessions; s != nil {
+		notes = append(notes, fmt.Sprintf("session cost: %d sessions, model measure (%s, o200k_base) of the tool prefix with prompt caching: first turn and any turn whose tools changed write it at %gx, other turns read it at %gx, %d tokens of conversation per turn; a session calling a tool outside the profile and its groups is priced on full from that turn and counted as refused",
+			s.Sessions, price.DefaultFamily, s.Cache.Write, s.Cache.Read, s.Cache.Growth))
+		notes = append(notes, fmt.Sprintf("session cost floor (each session's own tools, listed from its first turn): mean %.0f, p50 %.0f, p95 %.0f, %.1f%% of full",
+			s.Floor.Mean, s.Floor.P50, s.Floor.P95, 100*s.FloorShareOfFull))
+		if s.IgnoredCalls > 0 {
+			notes = append(notes, fmt.Sprintf("session cost: %d call(s) to tools full does not list (the gateway's own, or tools the catalog lacks) change no listing", s.IgnoredCalls))
+		}
+	}
 	for _, name := range r.Incomplete {
 		notes = append(notes, fmt.Sprintf("profile %q: the server offered a nextCursor the single tools/list request did not follow; figures cover the first page only", name))
 	}
 	if opts.Baseline != nil && opts.Baseline.Entries {
-		notes = append(notes, fmt.Sprintf("baseline %s is a profiles file: its measured figures are sums of the tools' own entries (as the derivation counts them), so before and after here are such sums too, not whole exchanges", opts.Baseline.Source))
+		notes = append(notes, fmt.Sprintf("baseline %s is a profiles file: its measured figures are sums of the tools' own model entries (as the derivation counts them), so before and after here are such sums too, not whole exchanges", opts.Baseline.Source))
+	}
+	if opts.Baseline != nil && opts.Baseline.Wire {
+		notes = append(notes, fmt.Sprintf("baseline %s has no model measure: before and after are wire o200k_base tokens", opts.Baseline.Source))
 	}
 	if opts.Baseline != nil {
 		var gone []string
@@ -352,12 +490,12 @@ func (r *Report) notes(opts RenderOptions) []string {
 	return notes
 }
 
-// saved is how many o200k tokens p's exchange saves against full's.
-func saved(p ProfileCost, fullTokens int) string {
-	if fullTokens < 0 {
+// saved is how many tokens used saves against full's.
+func saved(used, full int) string {
+	if full < 0 {
 		return "-"
 	}
-	return strconv.Itoa(fullTokens - p.Tokens[O200kBase])
+	return strconv.Itoa(full - used)
 }
 
 func percent(x *float64) string {

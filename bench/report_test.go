@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/price"
 )
 
 func ptr(f float64) *float64 { return &f }
 
 // exchangeOf is a measured exchange reduced to what the report reads.
 func exchangeOf(tools int, bytes, o200k, cl100k int, instructions string) *Exchange {
-	ex := &Exchange{Bytes: bytes, Tokens: map[string]int{O200kBase: o200k, Cl100kBase: cl100k}, Instructions: instructions}
+	ex := &Exchange{Bytes: bytes, Tokens: map[string]int{price.O200kBase: o200k, price.Cl100kBase: cl100k}, Instructions: instructions}
 	for range tools {
 		ex.Tools = append(ex.Tools, &mcp.Tool{Name: "t"})
 	}
@@ -68,7 +69,7 @@ func TestReportJSONShape(t *testing.T) {
 	}
 	profs := doc["profiles"].([]any)
 	core := profs[0].(map[string]any)
-	wantKeys := []string{"bytes", "coverage", "holdout_coverage", "instructions_chars", "name", "share_of_full", "tokens", "tools"}
+	wantKeys := []string{"bytes", "coverage", "holdout_coverage", "icons_tokens", "instructions_chars", "instructions_tokens", "model", "model_share_of_full", "name", "share_of_full", "tokens", "tools"}
 	if got := keysOf(core); !slices.Equal(got, wantKeys) {
 		t.Errorf("profile keys %v, want %v", got, wantKeys)
 	}
@@ -82,6 +83,21 @@ func TestReportJSONShape(t *testing.T) {
 	if tok := core["tokens"].(map[string]any); tok["o200k_base"] != 250.0 || tok["cl100k_base"] != 270.0 || len(tok) != 2 {
 		t.Errorf("core tokens = %v", tok)
 	}
+	model := core["model"].(map[string]any)
+	if got := keysOf(model); !slices.Equal(got, []string{"anthropic", "openai"}) {
+		t.Errorf("model keys %v, want anthropic, openai", got)
+	}
+	for f, m := range model {
+		if got := keysOf(m.(map[string]any)); !slices.Equal(got, []string{"cl100k_base", "o200k_base"}) {
+			t.Errorf("model.%s keys %v, want both tokenizers", f, got)
+		}
+	}
+	if got := keysOf(core["instructions_tokens"].(map[string]any)); !slices.Equal(got, []string{"anthropic", "openai", "wire"}) {
+		t.Errorf("instructions_tokens keys %v", got)
+	}
+	if _, ok := core["session_cost"]; ok {
+		t.Error("session_cost present without a trace")
+	}
 	full := profs[1].(map[string]any)
 	if full["coverage"] != nil || full["holdout_coverage"] != nil || full["share_of_full"] != 1.0 {
 		t.Errorf("full: coverage %v holdout %v share %v; want null, null, 1", full["coverage"], full["holdout_coverage"], full["share_of_full"])
@@ -90,7 +106,7 @@ func TestReportJSONShape(t *testing.T) {
 	if len(costs) != 3 {
 		t.Fatalf("%d tool costs, want 3", len(costs))
 	}
-	if got := keysOf(costs[0].(map[string]any)); !slices.Equal(got, []string{"bytes", "name", "tokens"}) {
+	if got := keysOf(costs[0].(map[string]any)); !slices.Equal(got, []string{"bytes", "model_o200k", "name", "tokens"}) {
 		t.Errorf("tool cost keys %v", got)
 	}
 
@@ -99,8 +115,8 @@ func TestReportJSONShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Profile("core").Tokens[O200kBase] != 250 {
-		t.Errorf("decoded core o200k = %d", back.Profile("core").Tokens[O200kBase])
+	if back.Profile("core").Tokens[price.O200kBase] != 250 {
+		t.Errorf("decoded core o200k = %d", back.Profile("core").Tokens[price.O200kBase])
 	}
 }
 
@@ -115,7 +131,11 @@ func TestBuildReportNeedsFull(t *testing.T) {
 }
 
 func TestCheckBudgets(t *testing.T) {
-	r := sampleReport(t) // core costs 250 o200k tokens in 1200 bytes
+	r := sampleReport(t) // core's model measure: m tokens; 1200 bytes on the wire
+	m := r.Profile("core").modelTokens()
+	if m == 0 || m == 250 {
+		t.Fatalf("core's model measure is %d: want it apart from its wire tokens (250)", m)
+	}
 	for _, tc := range []struct {
 		name     string
 		unit     Unit
@@ -123,9 +143,9 @@ func TestCheckBudgets(t *testing.T) {
 		wantOver int // over by, 0 for within
 		wantText string
 	}{
-		{"tokens under budget", UnitTokens, 300, 0, ""},
-		{"tokens exactly at budget", UnitTokens, 250, 0, ""},
-		{"tokens over budget", UnitTokens, 200, 50, "costs 250 o200k_base tokens, 50 over its budget of 200"},
+		{"tokens under budget", UnitTokens, m + 1, 0, ""},
+		{"tokens exactly at budget", UnitTokens, m, 0, ""},
+		{"tokens over budget", UnitTokens, m - 5, 5, fmt.Sprintf("costs %d o200k_base tokens (model measure, anthropic), 5 over its budget of %d", m, m-5)},
 		{"bytes under budget", UnitBytes, 1500, 0, ""},
 		{"bytes over budget", UnitBytes, 1000, 200, "costs 1200 bytes, 200 over its budget of 1000"},
 	} {
@@ -222,8 +242,9 @@ func TestMarkdownEscaping(t *testing.T) {
 
 func TestRenderColumnsAndNotes(t *testing.T) {
 	r := sampleReport(t)
+	m, fullM := r.Profile("core").modelTokens(), r.Profile("full").modelTokens()
 	base := &Baseline{Source: "old.json", Profiles: map[string]BaselineProfile{
-		"core":    {Tools: 2, TokensO200k: 500},
+		"core":    {Tools: 2, TokensO200k: 2 * m},
 		"retired": {Tools: 9, TokensO200k: 900},
 	}}
 	opts := RenderOptions{Budgets: []Budget{{Profile: "core", Unit: UnitTokens, Limit: 300}, {Profile: "full", Unit: UnitBytes, Limit: 4100}}, Baseline: base}
@@ -241,12 +262,13 @@ func TestRenderColumnsAndNotes(t *testing.T) {
 			}
 			out := buf.String()
 			for _, want := range []string{
-				"o200k_base", "cl100k_base", "bytes/4 (estimate)", "~300", // 1200 bytes / 4, labelled
-				"25.0%", "saved vs full", "750", "95.0%", "93.8%", // share, saved (1000 - 250), coverage, holdout
+				"model anthropic", "model openai", "wire o200k", "wire cl100k", "bytes/4 (estimate)", "~300", // 1200 bytes / 4, labelled
+				"25.0%", "saved vs full (model)", strconv.Itoa(fullM - m), "95.0%", "93.8%", // wire share, saved, coverage, holdout
+				"instr (model)", "instr (wire)", "icons (wire)",
 				"destructive", "mutate", "read", // effect kinds
-				"budget (o200k)", "headroom", "50", // 300 - 250
-				"budget (bytes)", "headroom (bytes)", "4100", "100", // full: 4100 - 4000
-				"o200k before", "500", "-250", "-50.0%", "new", // baseline: core halved, full new
+				"budget (model)", "headroom", strconv.Itoa(300 - m),
+				"budget (wire bytes)", "headroom (bytes)", "4100", "100", // full: 4100 - 4000
+				"model before", strconv.Itoa(2 * m), strconv.Itoa(-m), "-50.0%", "new", // baseline: core halved, full new
 				"gone_tool", // missing tool reported
 				`profile "retired" is in the baseline (old.json) but no longer served`,
 			} {
@@ -261,7 +283,7 @@ func TestRenderColumnsAndNotes(t *testing.T) {
 	if err := r.WriteTable(&buf, RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, absent := range []string{"headroom", "o200k before"} {
+	for _, absent := range []string{"headroom", "model before", "session mean"} {
 		if strings.Contains(buf.String(), absent) {
 			t.Errorf("plain table has %q:\n%s", absent, buf.String())
 		}
@@ -278,6 +300,14 @@ func TestLoadBaseline(t *testing.T) {
 	jsonPath := filepath.Join(dir, "before.json")
 	if err := os.WriteFile(jsonPath, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// A report from before the model measure: its figures are wire tokens.
+	oldPath := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(oldPath, []byte(`{"profiles":[{"name":"core","tools":1,"bytes":1200,"tokens":{"o200k_base":250}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := LoadBaseline(oldPath); err != nil || !b.Wire {
+		t.Errorf("old report: wire = %v, err %v; want its figures read as wire", b != nil && b.Wire, err)
 	}
 	tomlPath := filepath.Join(dir, "profiles.generated.toml")
 	if err := os.WriteFile(tomlPath, []byte(`version = 1
@@ -310,7 +340,8 @@ tools = ["read_note"]
 		want      map[string]BaselineProfile
 		wantError string
 	}{
-		{jsonPath, map[string]BaselineProfile{"core": {1, 1200, 250}, "full": {3, 4000, 1000}}, ""},
+		{jsonPath, map[string]BaselineProfile{"core": {1, 1200, r.Profile("core").modelTokens()}, "full": {3, 4000, r.Profile("full").modelTokens()}}, ""},
+		{oldPath, map[string]BaselineProfile{"core": {1, 1200, 250}}, ""},
 		{tomlPath, map[string]BaselineProfile{"core": {1, 700, 180}}, ""},
 		{badPath, nil, "nonsense"},
 		{filepath.Join(dir, "absent.json"), nil, "absent.json"},
@@ -341,28 +372,27 @@ tools = ["read_note"]
 func TestBaselineOfEntries(t *testing.T) {
 	c := newTestCounter(t)
 	cat := loadTiny(t)
-	costs, err := ToolCosts(cat.Tools, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]int{}
-	for _, tc := range costs {
-		byName[tc.Name] = tc.Tokens[O200kBase]
-	}
-	full := &Exchange{Bytes: 5000, Tokens: map[string]int{O200kBase: 2000, Cl100kBase: 2100}, Tools: cat.Tools}
-	core := &Exchange{Bytes: 900, Tokens: map[string]int{O200kBase: 400, Cl100kBase: 420}, Tools: cat.Tools[:2]}
+	full := &Exchange{Bytes: 5000, Tokens: map[string]int{price.O200kBase: 2000, price.Cl100kBase: 2100}, Tools: cat.Tools}
+	core := &Exchange{Bytes: 900, Tokens: map[string]int{price.O200kBase: 400, price.Cl100kBase: 420}, Tools: cat.Tools[:2]}
 	r, err := BuildReport([]ProfileInput{{Name: "core", Exchange: core}, {Name: "full", Exchange: full}}, full, cat.Tools, c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	byName := map[string]int{}
+	for _, tc := range r.ToolCosts {
+		byName[tc.Name] = tc.Model[price.Anthropic]
+	}
 	entries := byName[cat.Tools[0].Name] + byName[cat.Tools[1].Name]
+	if byName[cat.Tools[0].Name] == 0 {
+		t.Fatalf("no model entry price for %q", cat.Tools[0].Name)
+	}
 	for _, tc := range []struct {
 		entries    bool
 		wantHeader string
 		wantAfter  int
 	}{
-		{false, "o200k before", 400},
-		{true, "o200k entries before", entries},
+		{false, "model before", r.Profile("core").modelTokens()},
+		{true, "model entries before", entries},
 	} {
 		base := &Baseline{Source: "b", Entries: tc.entries, Profiles: map[string]BaselineProfile{"core": {Tools: 2, TokensO200k: 100}}}
 		header, rows := r.cells(RenderOptions{Baseline: base})

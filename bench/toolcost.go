@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/price"
 )
 
 // ToolCost is what one tool's own entry in a tools/list result costs: its
@@ -15,6 +16,9 @@ type ToolCost struct {
 	Name   string         `json:"name"`
 	Bytes  int            `json:"bytes"`
 	Tokens map[string]int `json:"tokens"`
+	// Model is the o200k_base tokens of the entry in each family's model
+	// measure (price.EncodeTool): what derive sums and minimises.
+	Model map[price.Family]int `json:"model_o200k"`
 }
 
 // ToolCosts returns the cost of each tool's entry, in the order given.
@@ -61,5 +65,57 @@ func ServedToolCosts(ctx context.Context, srv *mcp.Server, c *Counter) ([]ToolCo
 	if ex.NextCursor != "" {
 		return nil, fmt.Errorf("served tool costs: the server paged its listing (cursor %q); serve the full set to one request without cursor", ex.NextCursor)
 	}
-	return ToolCosts(ex.Tools, c)
+	costs, err := ToolCosts(ex.Tools, c)
+	if err != nil {
+		return nil, fmt.Errorf("served tool costs: %w", err)
+	}
+	mt, err := ModelTools(ex)
+	if err != nil {
+		return nil, fmt.Errorf("served tool costs: %w", err)
+	}
+	if err := addModelCosts(costs, mt, c); err != nil {
+		return nil, fmt.Errorf("served tool costs: %w", err)
+	}
+	return costs, nil
+}
+
+// addModelCosts sets each cost's model figures from the tool of the same
+// name in tools.
+func addModelCosts(costs []ToolCost, tools []price.Tool, c *price.Counter) error {
+	byName := make(map[string]price.Tool, len(tools))
+	for _, t := range tools {
+		byName[t.Name] = t
+	}
+	for i := range costs {
+		t, ok := byName[costs[i].Name]
+		if !ok {
+			return fmt.Errorf("model cost of %q: not among the tools listed", costs[i].Name)
+		}
+		costs[i].Model = map[price.Family]int{}
+		for _, f := range price.Families() {
+			n, err := price.ToolTokens(c, f, []price.Tool{t})
+			if err != nil {
+				return err
+			}
+			costs[i].Model[f] = n[0]
+		}
+	}
+	return nil
+}
+
+// ModelToolCosts is ToolCosts with each entry's model figures, from the
+// tools as given.
+func ModelToolCosts(tools []*mcp.Tool, c *price.Counter) ([]ToolCost, error) {
+	costs, err := ToolCosts(tools, c)
+	if err != nil {
+		return nil, err
+	}
+	mt, err := modelToolsOf(tools)
+	if err != nil {
+		return nil, fmt.Errorf("tool cost: %w", err)
+	}
+	if err := addModelCosts(costs, mt, c); err != nil {
+		return nil, fmt.Errorf("tool cost: %w", err)
+	}
+	return costs, nil
 }

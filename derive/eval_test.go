@@ -16,6 +16,7 @@ import (
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/internal/version"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -45,7 +46,7 @@ func measureServed(t *testing.T, cat *catalog.Catalog, res *derive.Result) (map[
 		t.Fatal(err)
 	}
 	defer g.Close()
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func measureServed(t *testing.T, cat *catalog.Catalog, res *derive.Result) (map[
 	}
 	entries := map[string]int{}
 	for _, tc := range rep.ToolCosts {
-		entries[tc.Name] = tc.Tokens[bench.O200kBase]
+		entries[tc.Name] = tc.Tokens[price.O200kBase]
 	}
 	return out, entries
 }
@@ -115,11 +116,11 @@ func TestEvalSharedData(t *testing.T) {
 					t.Errorf("%s: derive prices its entries at %d tokens, profiler bench at %d", p.Name, p.Tokens, sum)
 				}
 				line := fmt.Sprintf("%-9s | %5d %7d %6.1f%% %8d %5.1f%% %5.1f%% [%5.1f, %5.1f]     |", p.Name, len(p.Tools), p.Tokens, 100*float64(p.Tokens)/float64(full.Tokens),
-					ex.Tokens[bench.O200kBase], 100*ex.ShareOfFull, 100*hs, 100*lo, 100*hi)
+					ex.Tokens[price.O200kBase], 100*ex.ShareOfFull, 100*hs, 100*lo, 100*hi)
 				if bl := p.Baseline; bl != nil {
 					bs, _ := bl.Holdout.Share()
 					bx := served[baselineName(p.Name)]
-					line += fmt.Sprintf(" %5d %7d %8d %5.1f%% %5.1f%%", len(bl.Tools), bl.Tokens, bx.Tokens[bench.O200kBase], 100*bx.ShareOfFull, 100*bs)
+					line += fmt.Sprintf(" %5d %7d %8d %5.1f%% %5.1f%%", len(bl.Tools), bl.Tokens, bx.Tokens[price.O200kBase], 100*bx.ShareOfFull, 100*bs)
 					if lb := p.Solution.LowerBound; lb > 0 {
 						line += fmt.Sprintf("   (solver within %.1f%% of optimal)", 100*float64(p.Tokens-lb)/float64(lb))
 					}

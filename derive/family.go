@@ -112,7 +112,10 @@ type Config struct {
 	ToolCalls map[string]int
 	// PolicyPath names the policy in warnings; "" reads as profiles.toml.
 	PolicyPath string
-	Options    Options
+	// MaxTools, when > 0, caps every derived profile (not full) at that
+	// many tools (CapTools), for clients that take only so many.
+	MaxTools int
+	Options  Options
 }
 
 // ToolShare is a tool with its calls.
@@ -290,7 +293,15 @@ func Derive(sessions []Session, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("profile %q: %w", sp.Name, err)
 		}
-		if !sol.Feasible {
+		capped := cfg.MaxTools > 0 && len(sol.Tools) > cfg.MaxTools
+		if capped {
+			n := len(sol.Tools)
+			if sol, err = CapTools(p, sol, cfg.MaxTools); err != nil {
+				return nil, fmt.Errorf("profile %q: %w", sp.Name, err)
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: capped at %d tools (max tools) from the %d the goal chose; it covers %d of %d derive sessions", sp.Name, cfg.MaxTools, n, sol.Covered, sol.Total))
+		}
+		if !sol.Feasible && !capped {
 			if sp.Budget > 0 {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q: the pinned tools alone cost %d tokens, over the budget of %d", sp.Name, sol.Cost, sp.Budget))
 			} else {
@@ -608,6 +619,9 @@ func (res *Result) Parameters(cfg Config) []string {
 		} else {
 			ps = append(ps, fmt.Sprintf("profile.%s.target=%s", sp.Name, fmtShare(sp.Target)))
 		}
+	}
+	if cfg.MaxTools > 0 {
+		ps = append(ps, fmt.Sprintf("max_tools=%d", cfg.MaxTools))
 	}
 	c := res.Counts
 	ps = append(ps,

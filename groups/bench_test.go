@@ -5,13 +5,14 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/price"
 )
 
 // BenchmarkChoose measures choosing groups on the mixed workload; compare
 // with BenchmarkDeriveBaseline (the static family on the same sessions) in
 // the same run: go test -bench . ./groups/
 func BenchmarkChoose(b *testing.B) {
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -24,18 +25,18 @@ func BenchmarkChoose(b *testing.B) {
 }
 
 func BenchmarkDeriveBaseline(b *testing.B) {
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		b.Fatal(err)
 	}
 	catalog, sessions := mixedCatalog(), mixedSessions(2000, 1)
-	costs, err := bench.ToolCosts(catalog, counter)
+	costs, err := bench.ModelToolCosts(catalog, counter)
 	if err != nil {
 		b.Fatal(err)
 	}
 	tools := make([]derive.Tool, len(costs))
 	for i, c := range costs {
-		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
 	}
 	ds := make([]derive.Session, len(sessions))
 	for i, s := range sessions {

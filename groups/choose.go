@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -39,7 +40,7 @@ func DefaultResolutions() []float64 { return []float64{0, 0.25, 0.5, 1, 1.5, 2, 
 // Config is a derivation of groups' input besides the sessions.
 type Config struct {
 	Catalog []*mcp.Tool
-	Counter *bench.Counter
+	Counter *price.Counter
 	// Costs, when set, prices each tool by name (for example as the gateway
 	// lists it, with the _meta it adds); nil prices the catalog entries as
 	// given. Every catalog tool must have a cost.
@@ -170,7 +171,7 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 	costs := make([]bench.ToolCost, len(tools))
 	if cfg.Costs == nil {
 		var err error
-		if costs, err = bench.ToolCosts(tools, cfg.Counter); err != nil {
+		if costs, err = bench.ModelToolCosts(tools, cfg.Counter); err != nil {
 			return nil, fmt.Errorf("groups: %w", err)
 		}
 	} else {
@@ -193,16 +194,16 @@ func Choose(sessions []Session, cfg Config) (*Result, error) {
 		index[t.Name] = i
 		s.names[i] = t.Name
 		s.upstream[i] = Upstream(t.Name)
-		s.price[i] = costs[i].Tokens[bench.O200kBase]
+		s.price[i] = costs[i].Model[price.DefaultFamily]
 		s.bytes[i] = costs[i].Bytes
 		s.full += s.price[i]
 		s.reachable[i] = cfg.AllowDestructive || profiles.EffectOf(t, cfg.Policy).Kind != profiles.KindDestructive
 	}
-	header, err := bench.ToolCosts([]*mcp.Tool{EnableToolsTool(nil)}, cfg.Counter)
+	header, err := bench.ModelToolCosts([]*mcp.Tool{EnableToolsTool(nil)}, cfg.Counter)
 	if err != nil {
 		return nil, fmt.Errorf("groups: price enable_tools: %w", err)
 	}
-	s.header = header[0].Tokens[bench.O200kBase]
+	s.header = header[0].Model[price.DefaultFamily]
 
 	used, grouped, counts := selectSessions(sessions, index, cfg.Prior)
 	train, test := derive.Split(used, cfg.Holdout, grouped)
@@ -392,11 +393,11 @@ func (s *searcher) finish(res *Result, st *state, testSigs []weighted) error {
 		l = newLayout(s.n, base, idx)
 		if len(res.Groups) > 0 {
 			res.Enable = EnableToolsTool(res.Groups)
-			c, err := bench.ToolCosts([]*mcp.Tool{res.Enable}, s.counter)
+			c, err := bench.ModelToolCosts([]*mcp.Tool{res.Enable}, s.counter)
 			if err != nil {
 				return fmt.Errorf("groups: price enable_tools: %w", err)
 			}
-			p.enable = c[0].Tokens[bench.O200kBase]
+			p.enable = c[0].Model[price.DefaultFamily]
 			res.EnableTokens = p.enable
 		}
 	}

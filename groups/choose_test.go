@@ -14,6 +14,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/internal/golden"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -63,9 +64,9 @@ func mixedSessions(n int, seed uint64) []Session {
 	return out
 }
 
-func newCounter(t *testing.T) *bench.Counter {
+func newCounter(t *testing.T) *price.Counter {
 	t.Helper()
-	c, err := bench.NewCounter()
+	c, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,15 +75,15 @@ func newCounter(t *testing.T) *bench.Counter {
 
 // staticBases derives core and standard static profiles from the sessions
 // with the derive package, as profiler derive would.
-func staticBases(t *testing.T, counter *bench.Counter, catalog []*mcp.Tool, sessions []Session) ([]Base, *derive.Result) {
+func staticBases(t *testing.T, counter *price.Counter, catalog []*mcp.Tool, sessions []Session) ([]Base, *derive.Result) {
 	t.Helper()
-	costs, err := bench.ToolCosts(catalog, counter)
+	costs, err := bench.ModelToolCosts(catalog, counter)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tools := make([]derive.Tool, len(costs))
 	for i, c := range costs {
-		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
 	}
 	ds := make([]derive.Session, len(sessions))
 	for i, s := range sessions {
@@ -99,7 +100,7 @@ func staticBases(t *testing.T, counter *bench.Counter, catalog []*mcp.Tool, sess
 	return bases, res
 }
 
-func chooseMixed(t *testing.T, counter *bench.Counter, cfg Config) (*Result, *derive.Result) {
+func chooseMixed(t *testing.T, counter *price.Counter, cfg Config) (*Result, *derive.Result) {
 	t.Helper()
 	catalog := mixedCatalog()
 	sessions := mixedSessions(300, 11)
@@ -495,7 +496,7 @@ func TestChooseGivenCosts(t *testing.T) {
 	catalog := mixedCatalog()
 	costs := map[string]bench.ToolCost{}
 	for i, tl := range catalog {
-		costs[tl.Name] = bench.ToolCost{Name: tl.Name, Bytes: 40 + i, Tokens: map[string]int{bench.O200kBase: 10 + i}}
+		costs[tl.Name] = bench.ToolCost{Name: tl.Name, Bytes: 40 + i, Tokens: map[string]int{price.O200kBase: 1000 + i}, Model: map[price.Family]int{price.DefaultFamily: 10 + i}}
 	}
 	res, err := Choose(mixedSessions(100, 4), Config{Catalog: catalog, Counter: newCounter(t), Costs: costs, Holdout: 0.2})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/price"
 )
 
 // handLayout is the tiny example the expected-token tests compute by hand:
@@ -117,7 +118,7 @@ func TestUpperBound(t *testing.T) {
 // TestExchangeTokens pins what one switch's exchange costs: the tokens of
 // the request and the result JSON exactly as they travel.
 func TestExchangeTokens(t *testing.T) {
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}

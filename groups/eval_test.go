@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/internal/servedcost"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -27,7 +27,7 @@ const sharedData = "../../shared/data"
 // bfcl-multi-turn; tau-airline's figures are reported.
 // Run with: go test -tags eval ./groups/ -run Eval -v
 func TestEvalRealData(t *testing.T) {
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestEvalRealData(t *testing.T) {
 			dtools := make([]derive.Tool, len(cat.Tools))
 			for i, tl := range cat.Tools {
 				c := costs[tl.Name]
-				dtools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+				dtools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
 			}
 			dres, err := derive.Derive(dsessions, derive.Config{Tools: dtools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
 			if err != nil {

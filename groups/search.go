@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/price"
 )
 
 // group is one group during the search.
@@ -46,13 +47,13 @@ type searcher struct {
 	wFall     int
 	toolSigs  [][]int // tool -> live sigs using it
 	nm        *namer
-	counter   *bench.Counter
+	counter   *price.Counter
 	lines     map[string]int
 	exchs     map[string]int
 }
 
 func (s *searcher) count(text string) (int, error) {
-	ids, err := s.counter.Encode(bench.O200kBase, text)
+	ids, err := s.counter.Encode(price.O200kBase, text)
 	if err != nil {
 		return 0, err
 	}

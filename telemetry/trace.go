@@ -34,6 +34,10 @@ type TraceSession struct {
 	Started *time.Time  `json:"started,omitempty"`
 	Profile string      `json:"profile,omitempty"` // absent: the session saw every tool
 	Calls   []TraceCall `json:"calls"`
+	// Turns is how many entries the optional "turns" array (the user's
+	// words, one per turn) has; the words themselves are not kept, and
+	// are not written back.
+	Turns int `json:"-"`
 	// StartedNoZone is set by decoding when "started" had no zone offset
 	// and was read as UTC.
 	StartedNoZone bool `json:"-"`
@@ -45,12 +49,14 @@ func (ts *TraceSession) UnmarshalJSON(b []byte) error {
 	type plain TraceSession // without this method
 	var v struct {
 		plain
-		Started *string `json:"started"` // shadows plain.Started
+		Started *string           `json:"started"` // shadows plain.Started
+		Turns   []json.RawMessage `json:"turns"`   // counted, never kept
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*ts = TraceSession(v.plain)
+	ts.Turns = len(v.Turns)
 	ts.Started, ts.StartedNoZone = nil, false
 	if v.Started != nil {
 		t, noZone, err := ParseTraceTime(*v.Started)
@@ -91,6 +97,9 @@ type TraceCall struct {
 	OK        *bool           `json:"ok,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // replay only; never stored in telemetry
 	Outcome   string          `json:"outcome,omitempty"`
+	// Turn is the index in the session's "turns" of the turn the call
+	// answers; nil when the trace has no turns.
+	Turn *int `json:"turn,omitempty"`
 }
 
 // LineError is a malformed line of a trace file.

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -254,5 +255,29 @@ func TestDecodeTraceStarted(t *testing.T) {
 				t.Errorf("started %v no zone %v, want %v and %v", ts[0].Started, ts[0].StartedNoZone, tc.want, tc.noZone)
 			}
 		})
+	}
+}
+
+// TestDecodeTraceTurns reads the turn count and each call's turn, and keeps
+// none of the user's words, not even when the session is written back.
+func TestDecodeTraceTurns(t *testing.T) {
+	line := `{"session":"s1","client":{"name":"c","version":"1"},"turns":["secret words one","secret two"],"calls":[{"tool":"a","turn":0},{"tool":"b","turn":1}]}` + "\n" +
+		`{"session":"s2","client":{"name":"c","version":"1"},"calls":[{"tool":"a"}]}` + "\n"
+	ts, _, err := DecodeTrace(strings.NewReader(line), "t.jsonl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].Turns != 2 || ts[0].Calls[1].Turn == nil || *ts[0].Calls[1].Turn != 1 {
+		t.Errorf("s1: turns %d, calls %+v; want 2 turns, call b at turn 1", ts[0].Turns, ts[0].Calls)
+	}
+	if ts[1].Turns != 0 || ts[1].Calls[0].Turn != nil {
+		t.Errorf("s2: turns %d, turn %v; want none", ts[1].Turns, ts[1].Calls[0].Turn)
+	}
+	out, err := json.Marshal(ts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "secret") {
+		t.Errorf("the user's words were kept: %s", out)
 	}
 }

@@ -20,7 +20,9 @@ import (
 	"github.com/toolprof/toolprof/internal/atomicfile"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
 	"github.com/toolprof/toolprof/upstream"
 )
 
@@ -224,17 +226,22 @@ func (u commandUpstream) Instructions() []catalog.ServerInstructions {
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	stderr = &serialWriter{w: stderr}
 	fs := newCommandFlags("bench", "[flags] (--catalog FILE | --launch FILE | -- CMD ARGS)",
-		"Measures the bytes and tokens (o200k_base, cl100k_base) of the initialize + tools/list\n"+
-			"exchange of every profile, as the gateway serves it. Exits 1 when a profile is over a\n"+
-			"--max-tokens or --max-bytes budget.", stderr)
+		"Prices every profile as the gateway serves it: model (the tools and instructions sent to the\n"+
+			"model, the headline) and wire (the initialize + tools/list exchange); with --trace, the\n"+
+			"cost per session with prompt caching. Exits 1 over a --max-tokens or --max-bytes budget.", stderr)
 	var src sourceFlags
 	src.register(fs, true)
 	profilesPath := fs.String("profiles", "profiles.generated.toml", "generated profiles `FILE` (profiles.toml beside it is merged in); when the default is absent, only the full catalog is measured")
 	format := fs.String("format", "table", "output `format`: table, markdown or json")
 	baselinePath := fs.String("baseline", "", "earlier JSON report or profiles `FILE` to compare against (adds before/after/delta)")
 	var budgets []bench.Budget
-	fs.Var(budgetFlag{bench.UnitTokens, &budgets}, "max-tokens", "`NAME=N`: exit 1 when that profile's exchange costs more than N o200k_base tokens (repeatable)")
-	fs.Var(budgetFlag{bench.UnitBytes, &budgets}, "max-bytes", "`NAME=N`: exit 1 when that profile's exchange is more than N bytes (repeatable)")
+	fs.Var(budgetFlag{bench.UnitTokens, &budgets}, "max-tokens", "`NAME=N`: exit 1 when that profile costs more than N o200k_base tokens in the model measure (anthropic) (repeatable)")
+	fs.Var(budgetFlag{bench.UnitBytes, &budgets}, "max-bytes", "`NAME=N`: exit 1 when that profile's exchange is more than N bytes on the wire (repeatable)")
+	tracePath := fs.String("trace", "", "session JSON Lines `FILE` whose sessions are priced per profile with prompt caching (turns from \"turns\", else one per call plus one)")
+	cache := price.DefaultCache()
+	fs.Float64Var(&cache.Write, "cache-write", cache.Write, "with --trace: price `multiplier` of a turn that writes the tool prefix (the first, and any whose tools changed)")
+	fs.Float64Var(&cache.Read, "cache-read", cache.Read, "with --trace: price `multiplier` of a turn that reads the cached tool prefix")
+	fs.IntVar(&cache.Growth, "turn-growth", 0, "with --trace: `tokens` of conversation each turn adds after the tools, invalidated by a tool change (0: tool prefix only, conversations taken as equal under every profile)")
 	paginate := fs.Bool("paginate", false, "measure a client that pages tools/list (starting with cursor \""+gateway.StartCursor+"\") instead of one request without cursor")
 	pageSize := fs.Int("page-size", gateway.DefaultPageSize, "tools per page when paging")
 	out := fs.String("out", "", "write the report to `FILE` (atomically) instead of stdout")
@@ -250,6 +257,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	if *pageSize < 1 {
 		return usagef("bench: --page-size %d: must be at least 1", *pageSize)
+	}
+	if err := cache.Check(); err != nil {
+		return usagef("bench: --cache-write, --cache-read or --turn-growth: %v", err)
+	}
+	var sessions []price.Session
+	if *tracePath != "" {
+		if sessions, err = readPriceSessions(*tracePath); err != nil {
+			return err
+		}
 	}
 
 	var set *profiles.Set
@@ -269,7 +285,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 	}
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		return err
 	}
@@ -280,7 +296,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	defer source.closeInto(&err)
 	m, err := measureSource(ctx, source, set, *profilesPath, measureConfig{
-		pageSize: *pageSize, paginate: *paginate, budgets: budgets, counter: counter}, stderr)
+		pageSize: *pageSize, paginate: *paginate, budgets: budgets, counter: counter,
+		sessions: sessions, cache: cache}, stderr)
 	if err != nil {
 		return err
 	}
@@ -333,7 +350,9 @@ type measureConfig struct {
 	pageSize int
 	paginate bool
 	budgets  []bench.Budget
-	counter  *bench.Counter
+	counter  *price.Counter
+	sessions []price.Session // priced per profile when set
+	cache    price.CacheModel
 }
 
 // measured is what measureSource found.
@@ -395,7 +414,7 @@ func measureSource(ctx context.Context, source *toolSource, set *profiles.Set, p
 		cerr := g.Close()
 		source.close = func() error { return cerr }
 	}()
-	opts := bench.MeasureOptions{Missing: missing}
+	opts := bench.MeasureOptions{Missing: missing, Sessions: cfg.sessions, Cache: cfg.cache}
 	if cfg.paginate {
 		opts.Paginate, opts.FirstCursor = true, gateway.StartCursor
 	}
@@ -453,9 +472,10 @@ func writeResultsDocument(w io.Writer, r *bench.Report, opts bench.RenderOptions
 	default:
 		fmt.Fprintf(w, "- Catalog hash: %s; **the profiles were derived on another catalog, %s**\n", h.hash, h.derived)
 	}
-	fmt.Fprintf(w, "- Tokenizers: %s (tiktoken BPE, github.com/tiktoken-go/tokenizer, offline); share of full is on o200k_base\n", strings.Join(r.Tokenizers, ", "))
-	fmt.Fprintf(w, "- Exchange: the JSON-RPC messages a client speaking MCP %s sends and receives over stdio: initialize and its result, notifications/initialized, tools/list and its result; bytes exclude the newline framing\n", bench.ProtocolVersion)
-	fmt.Fprintf(w, "- Before is the full catalog (profile `full`), after each profile; saved vs full is in o200k_base tokens; bytes/4 is shown only as a labelled estimate\n\n")
+	fmt.Fprintf(w, "- Tokenizers: %s (tiktoken BPE, github.com/tiktoken-go/tokenizer, offline); o200k_base counts OpenAI models exactly and Claude models approximately (no offline Claude tokenizer exists)\n", strings.Join(r.Tokenizers, ", "))
+	fmt.Fprintf(w, "- Model measure (the headline): the tokens of the tools and instructions a client sends the model, as the %s and %s APIs carry them (see package price); share of full and saved vs full are on it, %s in o200k_base\n", price.Anthropic, price.OpenAI, price.DefaultFamily)
+	fmt.Fprintf(w, "- Wire measure, beside it: the JSON-RPC messages a client speaking MCP %s sends and receives over stdio: initialize and its result, notifications/initialized, tools/list and its result; bytes exclude the newline framing\n", bench.ProtocolVersion)
+	fmt.Fprintf(w, "- Before is the full catalog (profile `full`), after each profile; bytes/4 is shown only as a labelled estimate\n\n")
 	return r.WriteMarkdown(w, opts)
 }
 
@@ -468,4 +488,26 @@ func environNames() []string {
 		}
 	}
 	return names
+}
+
+// readPriceSessions reads a trace for the session cost: every line must be
+// well formed, since a skipped session would move the mean.
+func readPriceSessions(path string) ([]price.Session, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	defer fh.Close()
+	ts, _, err := telemetry.DecodeTrace(fh, path, false)
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := bench.SessionsFromTrace(ts)
+	if err != nil {
+		return nil, fmt.Errorf("trace %s: %w", path, err)
+	}
+	if len(sessions) == 0 {
+		return nil, fmt.Errorf("trace %s: no sessions to price", path)
+	}
+	return sessions, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/internal/testupstream"
+	"github.com/toolprof/toolprof/price"
 )
 
 // Fixtures shared with the bench package's tests: three tools, and a
@@ -61,7 +62,7 @@ func TestBenchCommand(t *testing.T) {
 	if err := os.WriteFile(baseline, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	notesTokens := decodeBenchReport(t, out).Profile("notes").Tokens[bench.O200kBase]
+	notesTokens := decodeBenchReport(t, out).Profile("notes").Tokens[price.O200kBase]
 
 	// The tiny catalog without delete_note: not the catalog the profiles
 	// file says it was derived on.
@@ -89,7 +90,7 @@ func TestBenchCommand(t *testing.T) {
 		checkFiles func(t *testing.T)
 	}{
 		{name: "table with a missing tool reported", args: with(), wantOut: []string{
-			"profile", "o200k_base", "cl100k_base", "bytes/4 (estimate)", "notes", "reader", "full", "95.0%", "80.0%",
+			"profile", "model anthropic", "wire o200k", "wire cl100k", "bytes/4 (estimate)", "notes", "reader", "full", "95.0%", "80.0%",
 			`profile "notes" names 1 tool(s) the catalog lacks, measured without them: vanished_tool`},
 			wantErr: []string{`warning: profile "notes" names tool "vanished_tool"`}},
 		{name: "json", args: with("--format", "json"), checkJSON: func(t *testing.T, r *bench.Report) {
@@ -107,21 +108,21 @@ func TestBenchCommand(t *testing.T) {
 				t.Errorf("notes = %+v", n)
 			}
 		}},
-		{name: "markdown", args: with("--format", "markdown"), wantOut: []string{"| profile | tools |", "| notes | 2 | 51 |", "- profile \"notes\" names 1 tool(s)"}},
+		{name: "markdown", args: with("--format", "markdown"), wantOut: []string{"| profile | tools |", "| notes | 2 | 115 |", "- profile \"notes\" names 1 tool(s)"}},
 		{name: "within budget", args: with("--max-tokens", "notes=100000", "--max-tokens", "full=100000"), wantOut: []string{"headroom"}},
 		{name: "at budget exactly", args: with("--max-tokens", "notes="+strconv.Itoa(notesTokens))},
 		{name: "over budget exits 1 naming the profile", args: with("--max-tokens", "notes=10", "--max-tokens", "full=100000"), wantCode: 1,
 			wantOut: []string{"headroom"},
 			wantErr: []string{`profile "notes" costs`, "over its budget of 10"}},
 		{name: "bytes over budget exits 1", args: with("--max-bytes", "reader=100", "--max-tokens", "reader=100000"), wantCode: 1,
-			wantOut: []string{"budget (bytes)", "headroom (bytes)", "budget (o200k)"},
+			wantOut: []string{"budget (wire bytes)", "headroom (bytes)", "budget (model)"},
 			wantErr: []string{`profile "reader" costs`, "bytes,", "over its budget of 100"}},
 		{name: "bytes within budget", args: with("--max-bytes", "reader=100000"), wantOut: []string{"headroom (bytes)"}},
 		{name: "same budget twice", args: with("--max-bytes", "reader=1", "--max-bytes", "reader=2"), wantCode: 2, wantErr: []string{"already has a budget"}},
 		{name: "baseline adds before and delta", args: with("--baseline", baseline, "--format", "markdown"),
-			wantOut: []string{"o200k before", "delta %", "+0.0%"}},
+			wantOut: []string{"model before", "delta %", "+0.0%"}},
 		{name: "baseline from a profiles file", args: with("--baseline", benchTinyProfiles),
-			wantOut: []string{"o200k entries before", "250", "new", "sums of the tools' own entries"}},
+			wantOut: []string{"model entries before", "250", "new", "sums of the tools' own model entries"}},
 		{name: "results document", args: with("--results", "--out", filepath.Join(dir, "RESULTS.md")), checkFiles: func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join(dir, "RESULTS.md"))
 			if err != nil {
@@ -233,7 +234,7 @@ func TestCatalogAndBenchAgainstEverythingServer(t *testing.T) {
 		t.Fatalf("bench live: exit %d: %s", code, stderr)
 	}
 	r := decodeBenchReport(t, live)
-	if full := r.Profile("full"); full == nil || full.Tools != len(testupstream.EverythingTools) || full.Tokens[bench.O200kBase] == 0 {
+	if full := r.Profile("full"); full == nil || full.Tools != len(testupstream.EverythingTools) || full.Tokens[price.O200kBase] == 0 {
 		t.Fatalf("live full profile = %+v", full)
 	}
 	for _, args := range [][]string{
@@ -364,7 +365,7 @@ tools = ["vanished_tool", "other_vanished"]
 	}
 	r := decodeBenchReport(t, out)
 	gone := r.Profile("gone")
-	if gone == nil || gone.Tools != 0 || gone.Bytes == 0 || gone.Tokens[bench.O200kBase] >= r.Profile("reader").Tokens[bench.O200kBase] {
+	if gone == nil || gone.Tools != 0 || gone.Bytes == 0 || gone.Tokens[price.O200kBase] >= r.Profile("reader").Tokens[price.O200kBase] {
 		t.Fatalf("gone = %+v, want measured with 0 tools and cheaper than reader", gone)
 	}
 	if !strings.Contains(stderr, `profile "gone" names tool "vanished_tool" that no upstream offers`) {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/internal/atomicfile"
 	"github.com/toolprof/toolprof/internal/servedcost"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -36,7 +37,7 @@ type deriveFlags struct {
 	catalog, policy, out            string
 	target, holdout, defaultTarget  float64
 	maxUnknownShare                 float64
-	minSessions, budget             int
+	minSessions, budget, maxTools   int
 	force, check, skipBad           bool
 	summary, plot                   string
 	groups                          *deriveGroupsFlags // --groups (derive_groups.go)
@@ -55,7 +56,8 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.StringVar(&f.out, "out", "profiles.generated.toml", "generated profiles `FILE`")
 	fl.Float64Var(&f.target, "target", 0, "derive a single profile, core, covering this `share` of sessions (instead of --profile)")
 	fl.Var(&f.profileSpecs, "profile", "derived profile `NAME=SHARE`, smallest first (repeatable; default core=0.8 standard=0.95); full is always added")
-	fl.IntVar(&f.budget, "budget-tokens", 0, "derive the smallest profile as the most sessions within `N` o200k tokens instead of a target")
+	fl.IntVar(&f.budget, "budget-tokens", 0, "derive the smallest profile as the most sessions within `N` o200k_base tokens of the model measure (anthropic: the tools as a client sends them to the model) instead of a target")
+	fl.IntVar(&f.maxTools, "max-tools", 0, "keep every derived profile (not full) at or under `N` tools, e.g. 40 for Cursor, 128 for VS Code (0: no cap)")
 	fl.Float64Var(&f.holdout, "holdout", derive.DefaultHoldout, "newest `share` of sessions held out to test")
 	fl.Float64Var(&f.defaultTarget, "default-target", derive.DefaultTarget, "the file's default is the smallest profile whose held-out coverage reaches this `share`")
 	fl.IntVar(&f.minSessions, "min-sessions", derive.DefaultMinSessions, "refuse to write with fewer unrestricted sessions than `N` (see --force)")
@@ -92,6 +94,8 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 		return nil, nil, usagef("derive: --max-unknown-share %v: want a share from 0 to 1", f.maxUnknownShare)
 	case f.minSessions < 0:
 		return nil, nil, usagef("derive: --min-sessions %d: want a count >= 0", f.minSessions)
+	case f.maxTools < 0:
+		return nil, nil, usagef("derive: --max-tools %d: want a tool count of at least 1 (0: no cap)", f.maxTools)
 	case f.budget < 0:
 		return nil, nil, usagef("derive: --budget-tokens %d: want a positive token count", f.budget)
 	case f.summary != "" && f.summary != "markdown":
@@ -157,7 +161,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions, ToolCalls: toolCalls,
+	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions, ToolCalls: toolCalls, MaxTools: f.maxTools,
 		PolicyPath: cmp.Or(f.policy, profiles.PolicyPathFor(f.out))}
 	res, err := derive.Derive(sessions, cfg)
 	if err != nil {
@@ -192,7 +196,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		CatalogHash: hash,
 		Method:      derive.Method,
 		Parameters:  res.Parameters(cfg),
-		Tokenizer:   bench.O200kBase,
+		Tokenizer:   price.O200kBase,
 	}
 	if !res.DataFrom.IsZero() {
 		file.Provenance.DataFrom = res.DataFrom.UTC().Format(time.RFC3339)
@@ -308,7 +312,7 @@ func loadDerivePolicy(f *deriveFlags) (*profiles.Policy, error) {
 
 // servedToolCosts prices every tool of cat as the gateway lists it
 // (servedcost.ToolCosts), for the groups step.
-func servedToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *bench.Counter) (map[string]bench.ToolCost, error) {
+func servedToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *price.Counter) (map[string]bench.ToolCost, error) {
 	return servedcost.ToolCosts(ctx, cat, policy, counter)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/internal/golden"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -25,7 +26,7 @@ func deriveFixture(t *testing.T, n int, extra ...string) (dir, catalogPath, trac
 	dir = t.TempDir()
 	var tools []map[string]any
 	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
-		tool := map[string]any{"name": name, "description": strings.Repeat("does "+name+" ", 3+len(tools)), "inputSchema": map[string]any{"type": "object"}}
+		tool := map[string]any{"name": name, "description": strings.Repeat("does "+name+" ", 12+len(tools)), "inputSchema": map[string]any{"type": "object"}}
 		if name == "e" {
 			tool["annotations"] = map[string]any{"destructiveHint": true}
 		}
@@ -388,7 +389,7 @@ func TestDeriveMeasuredEqualsBenchServedCosts(t *testing.T) {
 				t.Fatalf("bench priced no tool %q", tool)
 			}
 			size += c.Bytes
-			tokens += c.Tokens[bench.O200kBase]
+			tokens += c.Model[price.DefaultFamily]
 		}
 		if p.Measured == nil {
 			t.Fatalf("profile %s: no [profile.measured]", p.Name)

@@ -8,10 +8,10 @@ import (
 	"io"
 	"slices"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -89,7 +89,7 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 	if err != nil {
 		return err
 	}
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/opcontext"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -65,7 +66,7 @@ func groupsFixture(t *testing.T, n int) (dir string, cat *catalog.Catalog, sessi
 // its result and file (with a provenance).
 func deriveFile(t *testing.T, cat *catalog.Catalog, us []telemetry.Usage) ([]derive.Session, *derive.Result, *profiles.File) {
 	t.Helper()
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func deriveFile(t *testing.T, cat *catalog.Catalog, us []telemetry.Usage) ([]der
 	}
 	tools := make([]derive.Tool, len(costs))
 	for i, c := range costs {
-		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase]}
+		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[price.O200kBase]}
 	}
 	var ds []derive.Session
 	for _, u := range us {
@@ -86,7 +87,7 @@ func deriveFile(t *testing.T, cat *catalog.Catalog, us []telemetry.Usage) ([]der
 		t.Fatal(err)
 	}
 	f := res.File()
-	f.Provenance = &profiles.Provenance{Generator: "test", Sessions: len(ds), CatalogHash: "h", Method: "m", Tokenizer: bench.O200kBase, Parameters: []string{"holdout=0.2"}}
+	f.Provenance = &profiles.Provenance{Generator: "test", Sessions: len(ds), CatalogHash: "h", Method: "m", Tokenizer: price.O200kBase, Parameters: []string{"holdout=0.2"}}
 	return ds, res, f
 }
 
@@ -215,14 +216,14 @@ func TestDeriveGroupsApply(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil || rep.Holdout.Sessions != res.Counts.Holdout || len(rep.Groups) != len(f.Groups) {
 		t.Errorf("report: %v; held-out %d sessions (derive held out %d), %d groups", err, rep.Holdout.Sessions, res.Counts.Holdout, len(rep.Groups))
 	}
-	counter, _ := bench.NewCounter()
+	counter, _ := price.NewCounter()
 	served, err := servedToolCosts(context.Background(), cat, nil, counter)
 	if err != nil {
 		t.Fatal(err)
 	}
 	full := 0
 	for _, c := range served {
-		full += c.Tokens[bench.O200kBase]
+		full += c.Model[price.DefaultFamily]
 	}
 	if rep.Holdout.FullTokens != full {
 		t.Errorf("full catalog %d tokens in the groups report, %d as the gateway lists it (derive's pricing)", rep.Holdout.FullTokens, full)
@@ -315,7 +316,7 @@ func TestDeriveGroupsTelemetrySwitches(t *testing.T) {
 // them (as the gateway lists them).
 func mailTokens(t *testing.T, cat *catalog.Catalog) int {
 	t.Helper()
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func mailTokens(t *testing.T, cat *catalog.Catalog) int {
 	n := 0
 	for name, c := range costs {
 		if strings.HasPrefix(name, "mail__") {
-			n += c.Tokens[bench.O200kBase]
+			n += c.Model[price.DefaultFamily]
 		}
 	}
 	return n

@@ -147,16 +147,19 @@ func TestHandshakeBudget(t *testing.T) {
 	if err != nil {
 		t.Fatalf("within budget: %v\n%s", err, stderr)
 	}
-	fig := regexp.MustCompile(`handshake of profile "standard" costs (\d+) (o200k_base tokens|bytes) of a budget of (\d+) \((--max-handshake-\w+)\): headroom (\d+)`)
+	fig := regexp.MustCompile(`handshake of profile "standard" costs (\d+) (o200k_base tokens in the model measure \(anthropic; (\d+) on the wire\)|bytes) of a budget of (\d+) \((--max-handshake-\w+)\): headroom (\d+)`)
 	used := map[string]int{}
 	for _, m := range fig.FindAllStringSubmatch(stderr, -1) {
 		n, _ := strconv.Atoi(m[1])
-		budget, _ := strconv.Atoi(m[3])
-		headroom, _ := strconv.Atoi(m[5])
+		budget, _ := strconv.Atoi(m[4])
+		headroom, _ := strconv.Atoi(m[6])
 		if budget-n != headroom {
 			t.Errorf("headroom %d, want %d - %d", headroom, budget, n)
 		}
-		used[m[4]] = n
+		if wire, _ := strconv.Atoi(m[3]); m[3] != "" && n >= wire {
+			t.Errorf("tokens budget priced %d, not below the wire's %d: want the model measure", n, wire)
+		}
+		used[m[5]] = n
 	}
 	if len(used) != 2 || used["--max-handshake-tokens"] == 0 || used["--max-handshake-bytes"] <= used["--max-handshake-tokens"] {
 		t.Fatalf("figures %v from stderr:\n%s", used, stderr)

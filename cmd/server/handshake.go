@@ -10,13 +10,14 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/price"
 )
 
 // handshakeBudget limits what the served profile's initialize + tools/list
 // exchange may cost; 0 is no limit.
 type handshakeBudget struct {
-	tokens int // o200k_base tokens (--max-handshake-tokens)
-	bytes  int // bytes (--max-handshake-bytes)
+	tokens int // o200k_base tokens of the model measure (--max-handshake-tokens)
+	bytes  int // bytes on the wire (--max-handshake-bytes)
 }
 
 func (b handshakeBudget) set() bool { return b.tokens > 0 || b.bytes > 0 }
@@ -48,7 +49,7 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 	if err != nil {
 		return fmt.Errorf("measure handshake: %w", err)
 	}
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		return fmt.Errorf("measure handshake: %w", err)
 	}
@@ -56,11 +57,16 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 	if err != nil {
 		return fmt.Errorf("measure handshake of profile %q: %w", profile, err)
 	}
+	model, err := bench.ModelMeasure(ex, counter)
+	if err != nil {
+		return fmt.Errorf("measure handshake of profile %q: %w", profile, err)
+	}
 	figures := []struct {
 		flag, unit   string
 		used, budget int
 	}{
-		{"--max-handshake-tokens", bench.O200kBase + " tokens", ex.Tokens[bench.O200kBase], b.tokens},
+		{"--max-handshake-tokens", fmt.Sprintf("%s tokens in the model measure (%s; %d on the wire)", price.O200kBase, price.DefaultFamily, ex.Tokens[price.O200kBase]),
+			model[price.DefaultFamily].Total[price.O200kBase], b.tokens},
 		{"--max-handshake-bytes", "bytes", ex.Bytes, b.bytes},
 	}
 	var over []string
@@ -75,7 +81,7 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 			return err
 		}
 		return fmt.Errorf("handshake of profile %q (initialize + tools/list, %d tools) costs %s; largest tools by %s tokens: %s; serve a smaller profile (--profile) or raise the budget",
-			profile, len(ex.Tools), strings.Join(over, " and "), bench.O200kBase, largest)
+			profile, len(ex.Tools), strings.Join(over, " and "), price.O200kBase, largest)
 	}
 	for _, f := range figures {
 		if f.budget > 0 {
@@ -88,17 +94,17 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 
 // largestTools names the exchange's largest tool entries by o200k tokens,
 // with their figures.
-func largestTools(ex *bench.Exchange, c *bench.Counter) (string, error) {
+func largestTools(ex *bench.Exchange, c *price.Counter) (string, error) {
 	costs, err := bench.ToolCosts(ex.Tools, c)
 	if err != nil {
 		return "", fmt.Errorf("measure handshake: %w", err)
 	}
 	slices.SortStableFunc(costs, func(a, b bench.ToolCost) int {
-		return cmp.Or(cmp.Compare(b.Tokens[bench.O200kBase], a.Tokens[bench.O200kBase]), strings.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(b.Tokens[price.O200kBase], a.Tokens[price.O200kBase]), strings.Compare(a.Name, b.Name))
 	})
 	var parts []string
 	for _, c := range costs[:min(largestShown, len(costs))] {
-		parts = append(parts, fmt.Sprintf("%s (%d)", c.Name, c.Tokens[bench.O200kBase]))
+		parts = append(parts, fmt.Sprintf("%s (%d)", c.Name, c.Tokens[price.O200kBase]))
 	}
 	if len(parts) == 0 {
 		return "none (the profile lists no tools)", nil

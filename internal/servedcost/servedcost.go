@@ -15,6 +15,7 @@ import (
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/version"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -22,7 +23,7 @@ import (
 // "full" lists it (bench.ServedToolCosts). Of the policy (which may be nil)
 // only the effect rules bear on the entries; its profiles refine generated
 // ones that do not exist yet, so they are left out.
-func ToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *bench.Counter) (map[string]bench.ToolCost, error) {
+func ToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *price.Counter) (map[string]bench.ToolCost, error) {
 	set := &profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}}
 	if policy != nil {
 		set.Policy = &profiles.Policy{Version: policy.Version, Destructive: policy.Destructive, Effects: policy.Effects}
@@ -61,7 +62,7 @@ func ToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Polic
 // served (o200k_base tokens) and marked destructive, and as changing state,
 // under policy.
 func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy) ([]derive.Tool, error) {
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Pol
 	for i, t := range cat.Tools {
 		c := costs[t.Name]
 		kind := profiles.EffectOf(t, policy).Kind
-		tools[i] = derive.Tool{Name: t.Name, Bytes: c.Bytes, Tokens: c.Tokens[bench.O200kBase],
+		tools[i] = derive.Tool{Name: t.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily],
 			Destructive: kind == profiles.KindDestructive, Mutates: !kind.ReadOnly()}
 	}
 	return tools, nil

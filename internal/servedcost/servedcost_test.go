@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -25,7 +26,7 @@ func TestDeriveTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := bench.NewCounter()
+	counter, err := price.NewCounter()
 	if err != nil {
 		t.Fatal(err)
 	}

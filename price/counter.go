@@ -1,14 +1,4 @@
-// Package bench measures what a served tool profile costs a client: the bytes
-// and the tokens of the initialize + tools/list exchange as it travels, counted
-// with real BPE tokenizers that work offline, and the cost of each tool's own
-// entry. It renders the per-profile report of profiler bench.
-//
-// Costs are measured, not estimated from the definitions: each profile's
-// *mcp.Server (the gateway's own, through ServeFunc) is connected to a client
-// over stdio-framed pipes and every message of the exchange is recorded and
-// counted as it travels, so a figure includes what the gateway adds (effect
-// _meta, instructions) and is what a client receives.
-package bench
+package price
 
 import (
 	"fmt"
@@ -91,10 +81,3 @@ func (c *Counter) Decode(name string, ids []uint) (string, error) {
 // EstimateTokens is the bytes/4 rule of thumb. It is shown only as a labelled
 // estimate: on JSON it is commonly 25-30% off the real count.
 func EstimateTokens(bytes int) int { return (bytes + 3) / 4 }
-
-// addTokens adds b into a.
-func addTokens(a, b map[string]int) {
-	for k, v := range b {
-		a[k] += v
-	}
-}
