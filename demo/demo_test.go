@@ -180,14 +180,18 @@ func TestMakeDemo(t *testing.T) {
 			if !ok {
 				t.Fatalf("report has no row for %s: %v", name, rows)
 			}
-			tokens, err := strconv.Atoi(row["o200k_base"])
+			// The headline measure: what a client sends the model.
+			tokens, err := strconv.Atoi(row["model anthropic"])
 			if err != nil || tokens <= prev {
-				t.Errorf("%s: o200k_base %q, want a count above the smaller profile's %d", name, row["o200k_base"], prev)
+				t.Errorf("%s: model anthropic %q, want a count above the smaller profile's %d", name, row["model anthropic"], prev)
+			}
+			if wire, err := strconv.Atoi(row["wire o200k"]); err != nil || wire <= tokens {
+				t.Errorf("%s: wire o200k %q, want more than the model measure's %d (the wire carries JSON-RPC and _meta too)", name, row["wire o200k"], tokens)
 			}
 			prev = tokens
 			// core and standard carry the instructions of profiles.toml.
-			if chars, err := strconv.Atoi(row["instr chars"]); name != "full" && (err != nil || chars == 0) {
-				t.Errorf("%s: instr chars %q, want the instructions of profiles.toml counted", name, row["instr chars"])
+			if instr, err := strconv.Atoi(row["instr (model)"]); name != "full" && (err != nil || instr == 0) {
+				t.Errorf("%s: instr (model) %q, want the instructions of profiles.toml counted", name, row["instr (model)"])
 			}
 			if tools, _ := strconv.Atoi(row["tools"]); tools != len(byName[name].Tools) {
 				t.Errorf("%s: report says %s tools, the profile has %d", name, row["tools"], len(byName[name].Tools))

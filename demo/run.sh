@@ -95,6 +95,22 @@ start_server() {
 	exit 1
 }
 
+# wait_serving: waits until the gateway at $endpoint serves every upstream
+# (health "serving") with the catalog's tools: upstreams connect in the
+# background, so a slow one may join after the gateway has started.
+wait_serving() {
+	local health=${endpoint%/mcp}/healthz want got
+	want=$(grep -c '^  {$' "$OUT/catalog.json" || true)
+	for _ in $(seq 1 300); do
+		got=$(curl -fsS "$health" 2>/dev/null | grep -o '"upstream":{"state":"serving","tools":[0-9]*' | grep -o '[0-9]*$' || true)
+		[[ -n "$got" && "$got" -ge "$want" ]] && return 0
+		sleep 0.1
+	done
+	echo "demo: the gateway did not serve the catalog's $want tools within 30 s; health:" >&2
+	curl -sS "$health" >&2 || true
+	exit 1
+}
+
 step() { printf '\n== %s\n' "$*" >&2; }
 
 step "catalog of the upstreams in $LAUNCH"
@@ -107,6 +123,7 @@ step "gateway on HTTP, no profiles yet: every session sees every tool"
 OUT_ABS=$(cd "$OUT" && pwd)
 LAUNCH_ABS=$(pwd)/$LAUNCH
 start_server "$OUT/server.log" "$OUT_ABS" --telemetry "$OUT_ABS/telemetry" --launch "$LAUNCH_ABS"
+wait_serving
 echo "gateway at $endpoint (pid $server_pid)" >&2
 
 step "replay $TRACE through the gateway"
@@ -135,6 +152,7 @@ step "rehearsal: which trace sessions the derived default profile would refuse (
 
 step "rehearsal: the same trace replayed against the gateway serving the derived profiles"
 start_server "$OUT/rehearsal-server.log" . --profiles "$OUT/profiles.generated.toml" --telemetry "$OUT/rehearsal-telemetry" --launch "$LAUNCH"
+wait_serving
 "$BIN/profiler" replay --trace "$TRACE" --url "$endpoint" --concurrency "$CONCURRENCY" | tee "$OUT/rehearsal.txt"
 stop_server "$OUT/rehearsal-server.log"
 

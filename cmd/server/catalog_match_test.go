@@ -56,7 +56,13 @@ func TestCatalogMatchesServedTools(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
+			// The upstream joins when it is ready (a slow one after the
+			// gateway is serving): wait for its tools.
 			served := listedNames(t, cs)
+			for len(served) == 0 && ctx.Err() == nil {
+				time.Sleep(100 * time.Millisecond)
+				served = listedNames(t, cs)
+			}
 			slices.Sort(served)
 			if len(served) == 0 || !slices.Equal(recorded, served) {
 				b, _ := json.Marshal(map[string][]string{"catalog": recorded, "served": served})
