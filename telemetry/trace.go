@@ -34,6 +34,9 @@ type TraceSession struct {
 	Started *time.Time  `json:"started,omitempty"`
 	Profile string      `json:"profile,omitempty"` // absent: the session saw every tool
 	Calls   []TraceCall `json:"calls"`
+	// Turns holds the user's words, one entry per turn, for evaluating
+	// tool search offline; telemetry never records them.
+	Turns []string `json:"turns,omitempty"`
 	// StartedNoZone is set by decoding when "started" had no zone offset
 	// and was read as UTC.
 	StartedNoZone bool `json:"-"`
@@ -91,6 +94,7 @@ type TraceCall struct {
 	OK        *bool           `json:"ok,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // replay only; never stored in telemetry
 	Outcome   string          `json:"outcome,omitempty"`
+	Turn      *int            `json:"turn,omitempty"` // index into the session's Turns
 }
 
 // LineError is a malformed line of a trace file.
@@ -169,6 +173,9 @@ func decodeTraceLine(text []byte) (TraceSession, error) {
 	for i, c := range ts.Calls {
 		if c.Tool == "" {
 			return ts, fmt.Errorf(`calls[%d]: missing "tool"`, i)
+		}
+		if c.Turn != nil && (*c.Turn < 0 || *c.Turn >= len(ts.Turns)) {
+			return ts, fmt.Errorf(`calls[%d]: turn %d: want an index into "turns" (0 to %d)`, i, *c.Turn, len(ts.Turns)-1)
 		}
 		if valid := Outcomes(); c.Outcome != "" && !slices.Contains(valid, Outcome(c.Outcome)) {
 			return ts, fmt.Errorf(`calls[%d]: outcome %q: want one of %v`, i, c.Outcome, valid)

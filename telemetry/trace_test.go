@@ -33,6 +33,9 @@ func TestDecodeTrace(t *testing.T) {
 		{"duplicate session", good + "\n" + good, true, 1, []int{2}, ""},
 		{"two values on a line", good + good, false, 0, []int{1}, "more than one JSON value"},
 		{"started without a zone is UTC", `{"session": "s", "started": "2026-03-01T12:00:00.5", "calls": []}`, false, 1, nil, ""},
+		{"turns and a call's turn", `{"session": "s", "turns": ["list files"], "calls": [{"tool": "ls", "turn": 0}]}`, false, 1, nil, ""},
+		{"turn past the turns", `{"session": "s", "turns": ["list files"], "calls": [{"tool": "ls", "turn": 1}]}`, false, 0, []int{1}, `calls[0]: turn 1: want an index into "turns" (0 to 0)`},
+		{"turn without turns", `{"session": "s", "calls": [{"tool": "ls", "turn": 0}]}`, false, 0, []int{1}, `calls[0]: turn 0`},
 		{"started not a time", `{"session": "s", "started": "yesterday", "calls": []}`, false, 0, []int{1}, `t.jsonl:1: "started" "yesterday": want RFC 3339`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
