@@ -35,6 +35,7 @@ type session struct {
 	seq      uint64
 
 	groups sessionGroups // tool groups switched on (groups.go)
+	search sessionSearch // tools called, for search's co-usage (search.go)
 }
 
 // middleware answers tools/list and tools/call for sessions of server
@@ -327,6 +328,22 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 	if r, ok := g.enableTools(ctx, s, req, params, &call); ok {
 		return r, nil
 	}
+	if r, ok, err := g.findTools(s, params, &call); ok {
+		return r, err
+	}
+	viaSearch := false // call_tool: the call it carries passes every gate below (search.go)
+	if inner, env, ok := g.unwrapCallTool(s, params); ok {
+		if env != nil {
+			call.Outcome = telemetry.OutcomeDenied
+			return env, nil
+		}
+		params, viaSearch = inner, true
+		call.Tool, call.Search = inner.Name, true
+		if env, ok := checkArguments(inner.Name, inner.Arguments); !ok {
+			call.Outcome = telemetry.OutcomeDenied
+			return env.result(), nil
+		}
+	}
 	if _, ok := g.cat().tools[params.Name]; !ok {
 		call.Outcome = telemetry.OutcomeUnknownTool
 		return nil, &jsonrpc.Error{
@@ -341,7 +358,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 	// The ceiling is checked on every call, not only when a session is
 	// opened: a profile reload may have put a tool beyond it into the
 	// profile an open session is served.
-	if !g.inCeiling(params.Name) || (!g.cat().resolved.Allowed(s.profile, params.Name) && !g.switchedOn(s, params.Name)) {
+	if !g.inCeiling(params.Name) || (!g.cat().resolved.Allowed(s.profile, params.Name) && !g.switchedOn(s, params.Name) && !(viaSearch && g.searchable(s, params.Name))) {
 		call.Outcome = telemetry.OutcomeDenied
 		return g.notAllowed(s, params.Name).result(), nil
 	}
@@ -431,6 +448,9 @@ func (g *Gateway) notInProfile(profile, tool string) Envelope {
 // recordCall numbers and records one call, the name of a tool no upstream
 // offers bounded.
 func (g *Gateway) recordCall(s *session, c telemetry.Call) {
+	if c.Outcome == telemetry.OutcomeOK {
+		s.search.note(c.Tool)
+	}
 	if g.opts.Recorder == nil {
 		return
 	}
