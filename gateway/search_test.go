@@ -353,3 +353,59 @@ func mustListRapid(t *rapid.T, cs *mcp.ClientSession) []string {
 	b, _ := json.Marshal(res)
 	return []string{string(b)}
 }
+
+// BenchmarkFindTools500 answers find_tools over a 500-tool catalog, beside
+// a tools/list of the same catalog (the baseline), through the gateway over
+// an in-memory transport; compare the two in one run.
+func BenchmarkFindTools500(b *testing.B) {
+	var tools []*mcp.Tool
+	for i := range 500 {
+		tools = append(tools, &mcp.Tool{
+			Name:        fmt.Sprintf("server%d__tool_%d", i%20, i),
+			Description: fmt.Sprintf("Does thing %d with item %d and reports the %d result.", i%13, i%17, i%5),
+			InputSchema: map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}},
+		})
+	}
+	resolved, err := (&profiles.Set{File: &profiles.File{Version: 1, Default: "s", Profiles: []profiles.Profile{{Name: "s", Search: true}}}}).Resolve(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := New(context.Background(), Options{Upstream: &recordingFakeUpstream{tools: tools}, Profiles: resolved})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name    string
+		profile string
+		run     func(cs *mcp.ClientSession) error
+	}{
+		{"tools_list", FullProfile, func(cs *mcp.ClientSession) error { _, err := cs.ListTools(ctx, nil); return err }},
+		{"find_tools", "s", func(cs *mcp.ClientSession) error {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolsearch.FindToolsName, Arguments: map[string]any{"query": "report the result of thing 3 for item 4"}})
+			return err
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s, err := g.Server(bc.profile)
+			if err != nil {
+				b.Fatal(err)
+			}
+			st, ct := mcp.NewInMemoryTransports()
+			if _, err := s.Connect(ctx, st, nil); err != nil {
+				b.Fatal(err)
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			for b.Loop() {
+				if err := bc.run(cs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -25,7 +25,6 @@
 package toolsearch
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -166,7 +165,9 @@ func (ix *Index) Search(query string, used []string, limit int, allow func(name 
 		text[i] = ix.bm25(i, q)
 		best = max(best, text[i])
 	}
-	hits := make([]Hit, 0, len(ix.names))
+	// The best limit hits, kept sorted by insertion: limit is small, and a
+	// full sort of every tool would cost most of a search.
+	hits := make([]Hit, 0, min(limit, len(ix.names)))
 	w := ix.weights
 	for i, name := range ix.names {
 		if text[i] < 0 || slices.Contains(usedIdx, i) {
@@ -181,15 +182,31 @@ func (ix *Index) Search(query string, used []string, limit int, allow func(name 
 			co = max(co, ix.pairs[u][i])
 		}
 		s += w.CoUse * co
-		hits = append(hits, Hit{Name: name, Score: s})
-	}
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
+		h := Hit{Name: name, Score: s}
+		if len(hits) == limit && better(hits[limit-1], h) {
+			continue
 		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return hits[:min(limit, len(hits))]
+		at, _ := slices.BinarySearchFunc(hits, h, func(a, b Hit) int {
+			if better(a, b) {
+				return -1
+			}
+			return 1
+		})
+		if len(hits) < limit {
+			hits = append(hits, Hit{})
+		}
+		copy(hits[at+1:], hits[at:len(hits)-1])
+		hits[at] = h
+	}
+	return hits
+}
+
+// better reports whether a ranks before b: higher score, then name.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Name < b.Name
 }
 
 func (ix *Index) bm25(i int, q []string) float64 {
