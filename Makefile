@@ -48,7 +48,7 @@ bench: build
 TOOLPROF_DATA ?= $(abspath ../shared/data)
 export TOOLPROF_DATA
 eval: build
-	$(GO) test -tags eval -count=1 -run Eval -v ./derive ./groups ./bench
+	$(GO) test -tags eval -count=1 -run Eval -v ./derive ./groups ./bench ./evaluate
 	$(BIN)/profiler bench --profiles bench/bfcl/profiles.generated.toml --catalog $(TOOLPROF_DATA)/catalogs/bfcl-multi-turn.json --results --out bench/RESULTS-bfcl.md
 
 # make demo: the whole loop offline in about a minute: the gateway on HTTP in

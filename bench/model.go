@@ -128,7 +128,7 @@ func SessionsFromTrace(ts []telemetry.TraceSession) ([]price.Session, error) {
 				turns[i] = *c.Turn
 			}
 		}
-		s, err := price.NewSession(tools, turns, t.Turns)
+		s, err := price.NewSession(tools, turns, len(t.Turns))
 		if err != nil {
 			return nil, fmt.Errorf("session %q: %w", t.Session, err)
 		}

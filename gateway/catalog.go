@@ -44,6 +44,7 @@ type catalogState struct {
 	// servedRaw holds, for the tools whose server's own definition is
 	// known (RawToolsUpstream), that definition as listed (rawtools.go).
 	servedRaw map[string]json.RawMessage
+	search    *searchState // nil when no profile serves search (search.go)
 }
 
 // cat is the current catalog.
@@ -63,6 +64,9 @@ func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, resolved *p
 	}
 	st.served = servedTools(list, resolved)
 	st.servedRaw = servedRaw(opts.Upstream, list, st.served)
+	if st.search, err = newSearchState(list, resolved); err != nil {
+		return nil, err
+	}
 	scratch := &Gateway{opts: opts, logger: logger}
 	scratch.catalog.Store(st)
 	listed := scratch.listedTools()

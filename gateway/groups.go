@@ -177,7 +177,7 @@ func (g *Gateway) switchedLocked(profile string, sg *sessionGroups) []string {
 // enable_tools definition when its profile offers groups (nil otherwise).
 // Without groups it is the profile's listing, unchanged.
 func (g *Gateway) sessionListed(s *session) ([]string, *mcp.Tool) {
-	base := g.cat().listed[s.profile]
+	base := g.withSearchTools(s.profile, g.cat().listed[s.profile]) // search.go
 	offered := g.offeredGroups(s.profile)
 	if offered == nil {
 		return base, nil
@@ -202,8 +202,10 @@ func (g *Gateway) listedTool(name string, enable *mcp.Tool) (*mcp.Tool, bool) {
 	if enable != nil && name == groups.EnableToolsName {
 		return enable, true
 	}
-	t, ok := g.cat().served[name]
-	return t, ok
+	if t, ok := g.cat().served[name]; ok {
+		return t, true
+	}
+	return g.searchTool(name)
 }
 
 // switchedOn reports whether a group s switched on lets it call tool.

@@ -38,7 +38,8 @@ type session struct {
 
 	groups sessionGroups // tool groups switched on (groups.go)
 
-	calls atomic.Int64 // tools/call in flight (admission.go)
+	calls  atomic.Int64  // tools/call in flight (admission.go)
+	search sessionSearch // tools called, for search's co-usage (search.go)
 }
 
 // middleware answers tools/list and tools/call for sessions of server
@@ -336,6 +337,22 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 	if r, ok := g.enableTools(ctx, s, req, params, &call); ok {
 		return r, nil
 	}
+	if r, ok, err := g.findTools(s, params, &call); ok {
+		return r, err
+	}
+	viaSearch := false // call_tool: the call it carries passes every gate below (search.go)
+	if inner, env, ok := g.unwrapCallTool(s, params); ok {
+		if env != nil {
+			call.Outcome = telemetry.OutcomeDenied
+			return env, nil
+		}
+		params, viaSearch = inner, true
+		call.Tool, call.Search = inner.Name, true
+		if env, ok := checkArguments(inner.Name, inner.Arguments); !ok {
+			call.Outcome = telemetry.OutcomeDenied
+			return env.result(), nil
+		}
+	}
 	if _, ok := g.cat().tools[params.Name]; !ok {
 		if o, isSet := g.opts.Upstream.(unlistedOwner); isSet {
 			if err := o.Unavailable(params.Name); err != nil {
@@ -356,7 +373,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 	// The ceiling is checked on every call, not only when a session is
 	// opened: a profile reload may have put a tool beyond it into the
 	// profile an open session is served.
-	if !g.inCeiling(params.Name) || (!g.cat().resolved.Allowed(s.profile, params.Name) && !g.switchedOn(s, params.Name)) {
+	if !g.inCeiling(params.Name) || (!g.cat().resolved.Allowed(s.profile, params.Name) && !g.switchedOn(s, params.Name) && !(viaSearch && g.searchable(s, params.Name))) {
 		call.Outcome = telemetry.OutcomeDenied
 		return g.notAllowed(s, params.Name).result(), nil
 	}
@@ -444,6 +461,9 @@ func (g *Gateway) notInProfile(profile, tool string) Envelope {
 // recordCall numbers and records one call, the name of a tool no upstream
 // offers bounded.
 func (g *Gateway) recordCall(s *session, c telemetry.Call) {
+	if c.Outcome == telemetry.OutcomeOK {
+		s.search.note(c.Tool)
+	}
 	if g.opts.Recorder == nil {
 		return
 	}

@@ -366,6 +366,7 @@ func validateFile(f *File, name string, loc *keyLines) []*Error {
 		}
 		problems = append(problems, checkNames(p.Tools, key+".tools", "tool", name, loc, nil)...)
 		problems = append(problems, checkNames(p.Groups, key+".groups", "group", name, loc, nil)...)
+		problems = append(problems, checkNames(p.Searchable, key+".searchable", "tool or pattern", name, loc, nil)...)
 		for j, g := range p.Groups {
 			if !groups[g] {
 				gkey := fmt.Sprintf("%s.groups[%d]", key, j)
@@ -380,6 +381,9 @@ func validateFile(f *File, name string, loc *keyLines) []*Error {
 		if m := p.Measured; m != nil {
 			problems = append(problems, validateMeasured(m, key+".measured", name, loc)...)
 		}
+	}
+	if f.Search != nil {
+		problems = append(problems, validateSearch(f.Search, name, loc)...)
 	}
 	names := fileProfileNames(f)
 	if f.Default == "" {
@@ -477,6 +481,7 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 		}
 		problems = append(problems, checkNames(pp.Pin, key+".pin", "tool", name, loc, nil)...)
 		problems = append(problems, checkNames(pp.Deny, key+".deny", "tool", name, loc, nil)...)
+		problems = append(problems, checkNames(pp.Searchable, key+".searchable", "tool or pattern", name, loc, nil)...)
 		for _, k := range []struct {
 			key  string
 			list []string

@@ -71,7 +71,7 @@ tools = []
 name = "b"
 tools = []
 tool = ["x"]
-`, wantLine: 9, wantKey: "profile[1].tool", wantMsg: "valid keys: name, tools, instructions, groups, read_only, measured"},
+`, wantLine: 9, wantKey: "profile[1].tool", wantMsg: "valid keys: name, tools, instructions, groups, read_only, search, searchable, measured"},
 		{name: "unknown key in measured", src: `version = 1
 default = "a"
 [[profile]]

@@ -98,6 +98,12 @@ func (e *encoder) file(f *File) {
 		if p.ReadOnly {
 			e.line("read_only = true")
 		}
+		if p.Search {
+			e.line("search = true")
+		}
+		if len(p.Searchable) > 0 {
+			e.list("searchable", sortedCopy(p.Searchable), false)
+		}
 		if m := p.Measured; m != nil {
 			e.line("")
 			e.line("[profile.measured]")
@@ -127,6 +133,7 @@ func (e *encoder) file(f *File) {
 		e.str("description", g.Description)
 		e.list("tools", sortedCopy(g.Tools), true)
 	}
+	e.search(f.Search)
 }
 
 // comment summarises the provenance for a human skimming the file.

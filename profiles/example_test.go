@@ -90,5 +90,5 @@ tool = ["read_file"]
 `), "profiles.generated.toml")
 	fmt.Println(err)
 	// Output:
-	// profiles.generated.toml:6: profile[0].tool: unknown key "tool" in profile[0]; valid keys: name, tools, instructions, groups, read_only, measured
+	// profiles.generated.toml:6: profile[0].tool: unknown key "tool" in profile[0]; valid keys: name, tools, instructions, groups, read_only, search, searchable, measured
 }

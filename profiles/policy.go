@@ -31,6 +31,11 @@ type PolicyProfile struct {
 	AllowDestructive bool `toml:"allow_destructive,omitempty"`
 	// ReadOnly, when set, overrides the generated read_only flag.
 	ReadOnly *bool `toml:"read_only,omitempty"`
+	// Search, when set, overrides the generated search flag: serve
+	// find_tools and call_tool over the tools the profile does not list.
+	Search *bool `toml:"search,omitempty"`
+	// Searchable, when set, replaces the generated searchable patterns.
+	Searchable []string `toml:"searchable,omitempty"`
 	// UpstreamInstructions drops or replaces upstreams' instructions in
 	// this profile, over the top-level entry.
 	UpstreamInstructions *UpstreamInstructions `toml:"upstream_instructions,omitempty"`

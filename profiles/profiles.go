@@ -75,6 +75,8 @@ type File struct {
 	Provenance *Provenance `toml:"provenance,omitempty"`
 	Profiles   []Profile   `toml:"profile"`
 	Groups     []Group     `toml:"group,omitempty"`
+	// Search holds the ranking priors of find_tools (search.go).
+	Search *SearchPriors `toml:"search,omitempty"`
 }
 
 // Provenance records where a generated file came from. It carries no
@@ -96,8 +98,10 @@ type Profile struct {
 	Name         string    `toml:"name"`
 	Tools        []string  `toml:"tools"`
 	Instructions string    `toml:"instructions,omitempty"`
-	Groups       []string  `toml:"groups,omitempty"`    // tool groups a session may switch on
-	ReadOnly     bool      `toml:"read_only,omitempty"` // only read and evaluate tools
+	Groups       []string  `toml:"groups,omitempty"`     // tool groups a session may switch on
+	ReadOnly     bool      `toml:"read_only,omitempty"`  // only read and evaluate tools
+	Search       bool      `toml:"search,omitempty"`     // serve find_tools and call_tool (search.go)
+	Searchable   []string  `toml:"searchable,omitempty"` // names or '*' patterns search may return; empty: any
 	Measured     *Measured `toml:"measured,omitempty"`
 }
 

@@ -102,8 +102,11 @@ type Resolved struct {
 	Tools []string
 	// Order is the profile names in file order: generated profiles, then
 	// profiles defined only in profiles.toml, then "full".
-	Order   []string
-	effects map[string]Effect
+	Order []string
+	// SearchPriors are the generated file's ranking priors; nil when it
+	// has none.
+	SearchPriors *SearchPriors
+	effects      map[string]Effect
 }
 
 // ResolvedProfile is one servable profile.
@@ -116,7 +119,11 @@ type ResolvedProfile struct {
 	UpstreamInstructions UpstreamInstructions
 	Groups               []string
 	ReadOnly             bool
-	Measured             *Measured
+	// Search serves find_tools and call_tool over the tools Searchable
+	// reports; SearchPatterns narrow them (empty: no narrowing).
+	Search         bool
+	SearchPatterns []string
+	Measured       *Measured
 	// AllowDestructive is set for "full" and for profiles that profiles.toml
 	// allows to hold destructive tools; it bounds what a group may switch on.
 	AllowDestructive bool
@@ -287,6 +294,7 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 		if gen != nil {
 			rp.Instructions, rp.ReadOnly, rp.Measured = gen.Instructions, gen.ReadOnly, gen.Measured
 			rp.Groups = slices.Clone(gen.Groups)
+			rp.Search, rp.SearchPatterns = gen.Search, slices.Clone(gen.Searchable)
 			for _, t := range gen.Tools {
 				if !r.Offers(t) {
 					warn("profile %q names tool %q that no upstream offers", name, t)
@@ -323,6 +331,12 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 				rp.ReadOnly = *pp.ReadOnly
 			}
 			rp.AllowDestructive = pp.AllowDestructive
+			if pp.Search != nil {
+				rp.Search = *pp.Search
+			}
+			if pp.Searchable != nil {
+				rp.SearchPatterns = slices.Clone(pp.Searchable)
+			}
 		}
 		for _, t := range slices.Sorted(maps.Keys(members)) {
 			eff := r.effects[t]
@@ -374,6 +388,7 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 	}
 	r.Profiles[FullProfile] = full
 	r.Order = append(r.Order, FullProfile)
+	r.SearchPriors = s.File.Search
 
 	for _, g := range s.File.Groups {
 		rg := &Group{Name: g.Name, Description: g.Description}

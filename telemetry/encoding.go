@@ -79,8 +79,17 @@ func appendCall(b []byte, snum, tool uint32, c *Call) []byte {
 		b = appendString(b, string(c.Outcome))
 	}
 	b = binary.AppendUvarint(b, uint64(max(c.RequestBytes, 0)))
-	return binary.AppendUvarint(b, uint64(max(c.ResponseBytes, 0)))
+	b = binary.AppendUvarint(b, uint64(max(c.ResponseBytes, 0)))
+	// Trailing flags, written only when set: records without them read as
+	// before, and readers before them ignore the trailing bytes.
+	if c.Search {
+		b = binary.AppendUvarint(b, callSearch)
+	}
+	return b
 }
+
+// Call flags, a trailing uvarint absent when zero.
+const callSearch = 1 << 0
 
 // recordReader decodes varint-packed fields, remembering the first error.
 type recordReader struct {
@@ -198,6 +207,9 @@ func decodeCall(k, v []byte) (c Call, snum, tool uint32, err error) {
 	c.Outcome = r.outcome()
 	c.RequestBytes = int(r.uvarint())
 	c.ResponseBytes = int(r.uvarint())
+	if r.err == nil && len(r.b) > 0 {
+		c.Search = r.uvarint()&callSearch != 0
+	}
 	c.Start = keyTime(k)
 	return c, snum, tool, r.err
 }

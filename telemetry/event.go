@@ -84,4 +84,7 @@ type Call struct {
 	Outcome       Outcome
 	RequestBytes  int
 	ResponseBytes int
+	// Search marks a call made through call_tool, of a tool the session
+	// found with find_tools rather than one it was listed.
+	Search bool
 }

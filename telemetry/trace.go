@@ -34,10 +34,10 @@ type TraceSession struct {
 	Started *time.Time  `json:"started,omitempty"`
 	Profile string      `json:"profile,omitempty"` // absent: the session saw every tool
 	Calls   []TraceCall `json:"calls"`
-	// Turns is how many entries the optional "turns" array (the user's
-	// words, one per turn) has; the words themselves are not kept, and
-	// are not written back.
-	Turns int `json:"-"`
+	// Turns holds the user's words, one entry per turn ("turns"), for
+	// evaluating tool search offline. Decoding reads them; encoding never
+	// writes them back, and telemetry never records them.
+	Turns []string `json:"-"`
 	// StartedNoZone is set by decoding when "started" had no zone offset
 	// and was read as UTC.
 	StartedNoZone bool `json:"-"`
@@ -49,14 +49,14 @@ func (ts *TraceSession) UnmarshalJSON(b []byte) error {
 	type plain TraceSession // without this method
 	var v struct {
 		plain
-		Started *string           `json:"started"` // shadows plain.Started
-		Turns   []json.RawMessage `json:"turns"`   // counted, never kept
+		Started *string  `json:"started"` // shadows plain.Started
+		Turns   []string `json:"turns"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*ts = TraceSession(v.plain)
-	ts.Turns = len(v.Turns)
+	ts.Turns = v.Turns
 	ts.Started, ts.StartedNoZone = nil, false
 	if v.Started != nil {
 		t, noZone, err := ParseTraceTime(*v.Started)
@@ -97,9 +97,7 @@ type TraceCall struct {
 	OK        *bool           `json:"ok,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"` // replay only; never stored in telemetry
 	Outcome   string          `json:"outcome,omitempty"`
-	// Turn is the index in the session's "turns" of the turn the call
-	// answers; nil when the trace has no turns.
-	Turn *int `json:"turn,omitempty"`
+	Turn      *int            `json:"turn,omitempty"` // index into the session's Turns
 }
 
 // LineError is a malformed line of a trace file.
@@ -178,6 +176,9 @@ func decodeTraceLine(text []byte) (TraceSession, error) {
 	for i, c := range ts.Calls {
 		if c.Tool == "" {
 			return ts, fmt.Errorf(`calls[%d]: missing "tool"`, i)
+		}
+		if c.Turn != nil && (*c.Turn < 0 || *c.Turn >= len(ts.Turns)) {
+			return ts, fmt.Errorf(`calls[%d]: turn %d: want an index into "turns" (0 to %d)`, i, *c.Turn, len(ts.Turns)-1)
 		}
 		if valid := Outcomes(); c.Outcome != "" && !slices.Contains(valid, Outcome(c.Outcome)) {
 			return ts, fmt.Errorf(`calls[%d]: outcome %q: want one of %v`, i, c.Outcome, valid)

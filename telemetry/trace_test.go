@@ -34,6 +34,9 @@ func TestDecodeTrace(t *testing.T) {
 		{"duplicate session", good + "\n" + good, true, 1, []int{2}, ""},
 		{"two values on a line", good + good, false, 0, []int{1}, "more than one JSON value"},
 		{"started without a zone is UTC", `{"session": "s", "started": "2026-03-01T12:00:00.5", "calls": []}`, false, 1, nil, ""},
+		{"turns and a call's turn", `{"session": "s", "turns": ["list files"], "calls": [{"tool": "ls", "turn": 0}]}`, false, 1, nil, ""},
+		{"turn past the turns", `{"session": "s", "turns": ["list files"], "calls": [{"tool": "ls", "turn": 1}]}`, false, 0, []int{1}, `calls[0]: turn 1: want an index into "turns" (0 to 0)`},
+		{"turn without turns", `{"session": "s", "calls": [{"tool": "ls", "turn": 0}]}`, false, 0, []int{1}, `calls[0]: turn 0`},
 		{"started not a time", `{"session": "s", "started": "yesterday", "calls": []}`, false, 0, []int{1}, `t.jsonl:1: "started" "yesterday": want RFC 3339`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,8 +261,8 @@ func TestDecodeTraceStarted(t *testing.T) {
 	}
 }
 
-// TestDecodeTraceTurns reads the turn count and each call's turn, and keeps
-// none of the user's words, not even when the session is written back.
+// TestDecodeTraceTurns reads the turns and each call's turn, and never
+// writes the user's words back when the session is encoded.
 func TestDecodeTraceTurns(t *testing.T) {
 	line := `{"session":"s1","client":{"name":"c","version":"1"},"turns":["secret words one","secret two"],"calls":[{"tool":"a","turn":0},{"tool":"b","turn":1}]}` + "\n" +
 		`{"session":"s2","client":{"name":"c","version":"1"},"calls":[{"tool":"a"}]}` + "\n"
@@ -267,11 +270,11 @@ func TestDecodeTraceTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ts[0].Turns != 2 || ts[0].Calls[1].Turn == nil || *ts[0].Calls[1].Turn != 1 {
-		t.Errorf("s1: turns %d, calls %+v; want 2 turns, call b at turn 1", ts[0].Turns, ts[0].Calls)
+	if len(ts[0].Turns) != 2 || ts[0].Calls[1].Turn == nil || *ts[0].Calls[1].Turn != 1 {
+		t.Errorf("s1: turns %q, calls %+v; want 2 turns, call b at turn 1", ts[0].Turns, ts[0].Calls)
 	}
-	if ts[1].Turns != 0 || ts[1].Calls[0].Turn != nil {
-		t.Errorf("s2: turns %d, turn %v; want none", ts[1].Turns, ts[1].Calls[0].Turn)
+	if len(ts[1].Turns) != 0 || ts[1].Calls[0].Turn != nil {
+		t.Errorf("s2: turns %q, turn %v; want none", ts[1].Turns, ts[1].Calls[0].Turn)
 	}
 	out, err := json.Marshal(ts[0])
 	if err != nil {

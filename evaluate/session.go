@@ -1,0 +1,101 @@
+// Package evaluate replays held-out sessions against ways of serving tools
+// (arms: the full catalog, a static profile, groups, search, always-load
+// with client search) and reports, per arm, the share of needed tool uses
+// served, the recall of search and the expected model-token cost per
+// session. profiler evaluate prints its report; make eval checks its
+// figures on the real traces.
+//
+// A needed tool use is a tool's first call in a session. It is served when
+// the arm lists the tool, or when a search returned it within the search
+// limit. A search is made for a needed use that nothing listed or found
+// yet: it asks with the call's turn's user words, and the tools the
+// session called before as history. A tool once found stays callable for
+// the rest of the session.
+package evaluate
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// Session is one replayed session: its turns' words and its calls in order.
+type Session struct {
+	ID    string
+	Start time.Time
+	Turns []string
+	Calls []Call
+}
+
+// Call is one call: the tool and the index of the turn it answers (-1 when
+// the trace does not say).
+type Call struct {
+	Tool string
+	Turn int
+}
+
+// FromTrace converts trace sessions, in order.
+func FromTrace(ts []telemetry.TraceSession) []Session {
+	out := make([]Session, 0, len(ts))
+	for _, t := range ts {
+		s := Session{ID: t.Session, Turns: t.Turns}
+		if t.Started != nil {
+			s.Start = *t.Started
+		}
+		for _, c := range t.Calls {
+			turn := -1
+			if c.Turn != nil {
+				turn = *c.Turn
+			}
+			s.Calls = append(s.Calls, Call{Tool: c.Tool, Turn: turn})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Split orders sessions by start (as derive does; sessions without one
+// keep their place) and returns the older part and the newest holdout
+// share, which derive never learns from.
+func Split(sessions []Session, holdout float64) (train, test []Session) {
+	starts := make([]time.Time, len(sessions))
+	for i, s := range sessions {
+		starts[i] = s.Start
+	}
+	ordered := sessions
+	if order := derive.TimeOrderIndex(starts); order != nil {
+		ordered = make([]Session, len(sessions))
+		for i, o := range order {
+			ordered[i] = sessions[o]
+		}
+	}
+	cut := len(ordered) - int(math.Round(holdout*float64(len(ordered))))
+	return ordered[:cut], ordered[cut:]
+}
+
+// Tools returns the distinct tools s called, sorted.
+func (s Session) Tools() []string {
+	var out []string
+	for _, c := range s.Calls {
+		out = append(out, c.Tool)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// query is what a search for a call of turn i asks: the turn's words, or
+// when it has none (a turn that only answers the assistant, or a trace
+// that left it blank) the latest earlier turn's with words, since a model
+// writes its query from the conversation so far. "" when there are none.
+func (s Session) query(i int) string {
+	for i = min(i, len(s.Turns)-1); i >= 0; i-- {
+		if strings.TrimSpace(s.Turns[i]) != "" {
+			return s.Turns[i]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,319 @@
+// Package toolsearch ranks tools for a search query: BM25 over each tool's
+// name, description and parameter names, plus priors measured from
+// sessions (how often a tool is used, and how often it is used with the
+// tools a session already called).
+//
+// It imports nothing beyond the standard library, so both the gateway,
+// which answers find_tools with it, and the analysis side, which learns
+// the priors (Learn) and evaluates search (profiler evaluate), use the
+// same ranking.
+//
+// # Score
+//
+// For a query q and the tools a session already used U, tool t scores
+//
+//	Text·bm25(q, t)/max bm25(q, ·) + Popularity·pop(t) + CoUse·max_{u∈U} co(u, t)
+//
+// where pop(t) is the share of learning sessions that used t and co(u, t)
+// the Jaccard index of the sessions using u and those using t (Priors).
+// The text part is normalised to [0, 1] by the best match among the
+// candidates, so the weights mean the same for short and long queries.
+// Ties break by name: the same index, query and history always give the
+// same order.
+//
+// An Index is immutable once built and safe for concurrent use.
+package toolsearch
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Doc is what the index reads of one tool.
+type Doc struct {
+	Name        string
+	Description string
+	Params      []string // the input schema's property names
+}
+
+// Priors are measured from sessions; the zero value ranks by text alone.
+type Priors struct {
+	// Tools maps a tool to the share of sessions that used it (0 to 1).
+	Tools map[string]float64
+	// Pairs maps a tool to the tools used with it and their Jaccard index
+	// (sessions using both over sessions using either), in both
+	// directions.
+	Pairs map[string]map[string]float64
+}
+
+// Weights weigh the parts of a score.
+type Weights struct {
+	Text, Popularity, CoUse float64
+}
+
+// DefaultWeights are used when an Index is built with zero Weights: the
+// best recall@5 on a validation part of the learning sessions of
+// bfcl-multi-turn and tau-airline (never their held-out part), over a
+// grid of 0 to 3.
+func DefaultWeights() Weights { return Weights{Text: 1, Popularity: 2, CoUse: 1.5} }
+
+// BM25 parameters (Robertson's usual values).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// Index ranks a fixed set of tools.
+type Index struct {
+	names   []string
+	byName  map[string]int
+	tf      []map[string]int // per tool: term counts
+	length  []int            // per tool: terms
+	avgLen  float64
+	idf     map[string]float64
+	pop     []float64
+	pairs   []map[int]float64 // per tool: co-used tool -> Jaccard
+	weights Weights
+}
+
+// New builds an index over docs (names distinct; a repeated name keeps the
+// first) with priors p (nil: none) and weights w (zero: DefaultWeights).
+func New(docs []Doc, p *Priors, w Weights) *Index {
+	if w == (Weights{}) {
+		w = DefaultWeights()
+	}
+	ix := &Index{byName: make(map[string]int, len(docs)), idf: map[string]float64{}, weights: w}
+	df := map[string]int{}
+	for _, d := range docs {
+		if _, dup := ix.byName[d.Name]; dup || d.Name == "" {
+			continue
+		}
+		ix.byName[d.Name] = len(ix.names)
+		ix.names = append(ix.names, d.Name)
+		terms := docTerms(d)
+		tf := make(map[string]int, len(terms))
+		for _, t := range terms {
+			tf[t]++
+		}
+		for t := range tf {
+			df[t]++
+		}
+		ix.tf = append(ix.tf, tf)
+		ix.length = append(ix.length, len(terms))
+		ix.avgLen += float64(len(terms))
+	}
+	n := float64(len(ix.names))
+	if n > 0 {
+		ix.avgLen /= n
+	}
+	for t, d := range df {
+		ix.idf[t] = math.Log(1 + (n-float64(d)+0.5)/(float64(d)+0.5))
+	}
+	ix.pop = make([]float64, len(ix.names))
+	ix.pairs = make([]map[int]float64, len(ix.names))
+	if p != nil {
+		for i, name := range ix.names {
+			ix.pop[i] = p.Tools[name]
+			for other, j := range p.Pairs[name] {
+				if k, ok := ix.byName[other]; ok && k != i {
+					if ix.pairs[i] == nil {
+						ix.pairs[i] = map[int]float64{}
+					}
+					ix.pairs[i][k] = j
+				}
+			}
+		}
+	}
+	return ix
+}
+
+// Len returns the number of tools indexed.
+func (ix *Index) Len() int { return len(ix.names) }
+
+// Hit is one ranked tool.
+type Hit struct {
+	Name  string
+	Score float64
+}
+
+// Search returns up to limit tools for query, best first, given the tools
+// the session already used (used; unknown names are ignored) and a filter
+// (nil: every tool) that a returned tool must pass. Tools the filter
+// rejects never appear, whatever their score, and neither do the used
+// ones: the session has their definitions already, and a search is for
+// the tools it lacks.
+func (ix *Index) Search(query string, used []string, limit int, allow func(name string) bool) []Hit {
+	if limit <= 0 || len(ix.names) == 0 {
+		return nil
+	}
+	q := uniq(Terms(query))
+	var usedIdx []int
+	for _, u := range used {
+		if i, ok := ix.byName[u]; ok && !slices.Contains(usedIdx, i) {
+			usedIdx = append(usedIdx, i)
+		}
+	}
+	text := make([]float64, len(ix.names))
+	var best float64
+	for i := range ix.names {
+		if allow != nil && !allow(ix.names[i]) {
+			text[i] = -1
+			continue
+		}
+		text[i] = ix.bm25(i, q)
+		best = max(best, text[i])
+	}
+	// The best limit hits, kept sorted by insertion: limit is small, and a
+	// full sort of every tool would cost most of a search.
+	hits := make([]Hit, 0, min(limit, len(ix.names)))
+	w := ix.weights
+	for i, name := range ix.names {
+		if text[i] < 0 || slices.Contains(usedIdx, i) {
+			continue
+		}
+		s := w.Popularity * ix.pop[i]
+		if best > 0 {
+			s += w.Text * text[i] / best
+		}
+		var co float64
+		for _, u := range usedIdx {
+			co = max(co, ix.pairs[u][i])
+		}
+		s += w.CoUse * co
+		h := Hit{Name: name, Score: s}
+		if len(hits) == limit && better(hits[limit-1], h) {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(hits, h, func(a, b Hit) int {
+			if better(a, b) {
+				return -1
+			}
+			return 1
+		})
+		if len(hits) < limit {
+			hits = append(hits, Hit{})
+		}
+		copy(hits[at+1:], hits[at:len(hits)-1])
+		hits[at] = h
+	}
+	return hits
+}
+
+// better reports whether a ranks before b: higher score, then name.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Name < b.Name
+}
+
+func (ix *Index) bm25(i int, q []string) float64 {
+	var s float64
+	tf, norm := ix.tf[i], bm25K1*(1-bm25B+bm25B*float64(ix.length[i])/max(ix.avgLen, 1))
+	for _, t := range q {
+		f := float64(tf[t])
+		if f == 0 {
+			continue
+		}
+		s += ix.idf[t] * f * (bm25K1 + 1) / (f + norm)
+	}
+	return s
+}
+
+// docTerms are a tool's terms: its name's words count twice (a name is
+// the tool's most deliberate description), then its description's and
+// its parameter names'.
+func docTerms(d Doc) []string {
+	name := Terms(d.Name)
+	out := append(slices.Clone(name), name...)
+	out = append(out, Terms(d.Description)...)
+	for _, p := range d.Params {
+		out = append(out, Terms(p)...)
+	}
+	return out
+}
+
+func uniq(ts []string) []string {
+	slices.Sort(ts)
+	return slices.Compact(ts)
+}
+
+// Terms splits text into lower-case, lightly stemmed words: at anything
+// not a letter or digit and at lower-to-upper case changes
+// (listIssues, get_me, repo.list), stop words dropped.
+func Terms(text string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		w := stem(string(cur))
+		cur = cur[:0]
+		if len(w) > 1 && !stopWords[w] {
+			out = append(out, w)
+		}
+	}
+	var prev rune
+	for _, r := range text {
+		switch {
+		case unicode.IsUpper(r):
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+				flush()
+			}
+			cur = append(cur, unicode.ToLower(r))
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			cur = append(cur, r)
+		default:
+			flush()
+		}
+		prev = r
+	}
+	flush()
+	return out
+}
+
+// stem strips common English inflections, enough to match "files" with
+// "file" and "listing" with "list"; it never leaves fewer than three
+// letters.
+func stem(w string) string {
+	for _, suf := range []string{"ies", "ing", "ed", "es", "s"} {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
+			base := w[:len(w)-len(suf)]
+			switch suf {
+			case "ies":
+				return base + "y"
+			case "es":
+				// "boxes" -> "box", but "files" -> "file"
+				if strings.HasSuffix(base, "x") || strings.HasSuffix(base, "sh") || strings.HasSuffix(base, "ch") || strings.HasSuffix(base, "ss") {
+					return base
+				}
+				return w[:len(w)-1]
+			case "s":
+				if strings.HasSuffix(w, "ss") {
+					return w
+				}
+			}
+			return base
+		}
+	}
+	return w
+}
+
+var stopWords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "by": true,
+	"can": true, "do": true, "for": true, "from": true, "have": true, "how": true, "if": true, "in": true,
+	"into": true, "is": true, "it": true, "its": true, "me": true, "my": true, "of": true, "on": true,
+	"or": true, "please": true, "so": true, "that": true, "the": true, "their": true, "them": true,
+	"then": true, "there": true, "this": true, "to": true, "we": true, "what": true, "when": true,
+	"which": true, "will": true, "with": true, "would": true, "you": true, "your": true, "i": true,
+	"thi": true, "ha": true, "wa": true, "also": true, "want": true, "like": true, "could": true,
+}
+
+// Has reports whether the index holds tool name.
+func (ix *Index) Has(name string) bool {
+	_, ok := ix.byName[name]
+	return ok
+}
