@@ -221,6 +221,9 @@ type telemetryStats struct {
 	Tools    []toolStat `json:"tools"`
 	Clients  []toolStat `json:"clients"`
 	Outcomes []toolStat `json:"outcomes"`
+	// Attribution splits sessions and calls by the rule that grouped them:
+	// connection (protocol sessions), trace or caller (2026-07-28).
+	Attribution []toolStat `json:"attribution"`
 	// Effects counts per effect kind; only with --catalog.
 	Effects []effectStat `json:"effects,omitempty"`
 }
@@ -238,7 +241,7 @@ func buildTelemetryStats(snap *telemetry.Snapshot) telemetryStats {
 		st.Skipped = append(st.Skipped, s.Path)
 	}
 	var first, last time.Time
-	client := map[string]string{}
+	client, rule := map[string]string{}, map[string]string{}
 	for _, s := range snap.Sessions {
 		if first.IsZero() || s.Start.Before(first) {
 			first = s.Start
@@ -252,6 +255,7 @@ func buildTelemetryStats(snap *telemetry.Snapshot) telemetryStats {
 			name += " " + s.ClientVersion
 		}
 		client[s.ID] = name
+		rule[s.ID] = s.Attribution.Name()
 	}
 	type acc struct {
 		calls    int
@@ -266,19 +270,24 @@ func buildTelemetryStats(snap *telemetry.Snapshot) telemetryStats {
 		a.calls++
 		a.sessions[session] = true
 	}
-	tools, clients, outcomes := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}
+	tools, clients, outcomes, rules := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, map[string]*acc{}
 	for _, s := range snap.Sessions { // sessions without calls still count
-		a := clients[client[s.ID]]
-		if a == nil {
-			a = &acc{sessions: map[string]bool{}}
-			clients[client[s.ID]] = a
+		for m, k := range map[*map[string]*acc]string{&clients: client[s.ID], &rules: rule[s.ID]} {
+			a := (*m)[k]
+			if a == nil {
+				a = &acc{sessions: map[string]bool{}}
+				(*m)[k] = a
+			}
+			a.sessions[s.ID] = true
 		}
-		a.sessions[s.ID] = true
 	}
 	for _, c := range snap.Calls {
 		last = later(last, c.Start.Add(c.Duration))
 		tally(tools, c.Tool, c.Session)
 		tally(clients, client[c.Session], c.Session)
+		if r, ok := rule[c.Session]; ok {
+			tally(rules, r, c.Session)
+		}
 		o := string(c.Outcome)
 		if o == "" {
 			o = "(not recorded)"
@@ -298,7 +307,7 @@ func buildTelemetryStats(snap *telemetry.Snapshot) telemetryStats {
 		})
 		return out
 	}
-	st.Tools, st.Clients, st.Outcomes = rows(tools), rows(clients), rows(outcomes)
+	st.Tools, st.Clients, st.Outcomes, st.Attribution = rows(tools), rows(clients), rows(outcomes), rows(rules)
 	if !first.IsZero() {
 		st.Since, st.Until = &first, &last
 	}
@@ -390,7 +399,7 @@ func (st telemetryStats) sections() []struct {
 	return []struct {
 		title string
 		rows  []toolStat
-	}{{"tool", st.Tools}, {"client", st.Clients}, {"outcome", st.Outcomes}}
+	}{{"tool", st.Tools}, {"client", st.Clients}, {"outcome", st.Outcomes}, {"attribution", st.Attribution}}
 }
 
 func writeStatsTable(w io.Writer, st telemetryStats) error {

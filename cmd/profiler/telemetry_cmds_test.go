@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -315,5 +316,19 @@ func TestReadersLeaveOutALiveSegment(t *testing.T) {
 	}
 	if segs := segmentCount(t, dir); segs != 1 {
 		t.Errorf("%d segments after the recorder closed, want its one", segs)
+	}
+}
+
+// TestStatsAttributionSplit: stats splits sessions and calls by the rule
+// that attributed them.
+func TestStatsAttributionSplit(t *testing.T) {
+	snap := &telemetry.Snapshot{
+		Sessions: []telemetry.Session{{ID: "a"}, {ID: "b", Attribution: telemetry.AttributionTrace}, {ID: "c", Attribution: telemetry.AttributionTrace}, {ID: "d", Attribution: telemetry.AttributionCaller}},
+		Calls:    []telemetry.Call{{Session: "a", Tool: "x"}, {Session: "b", Tool: "x"}, {Session: "b", Tool: "x"}, {Session: "c", Tool: "x"}},
+	}
+	got := buildTelemetryStats(snap).Attribution
+	want := []toolStat{{"trace", 3, 2}, {"connection", 1, 1}, {"caller", 0, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("attribution %+v, want %+v", got, want)
 	}
 }
