@@ -120,6 +120,10 @@ type Options struct {
 	// MaxCalls bounds the tools/call in flight across all sessions, the
 	// same way. 0: DefaultMaxCalls.
 	MaxCalls int
+	// UsageIdleGap ends a usage session of sessionless (2026-07-28)
+	// requests attributed by caller after this long without a request
+	// (stateless.go). 0: DefaultUsageIdleGap.
+	UsageIdleGap time.Duration
 }
 
 // Gateway serves one upstream under profiles.
@@ -140,14 +144,22 @@ type Gateway struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// usage holds the open usage sessions of sessionless requests, swept
+	// for idle ones at usageSwept (stateless.go); guarded by mu.
+	usage      map[usageKey]*usageEntry
+	usageSwept time.Time
+	refused    refusals // bad input refused (credentials.go)
+
 	relay     relay      // pass-through state (passthrough.go)
 	refreshMu sync.Mutex // one ToolsChanged at a time
 	admission admission  // calls in flight (admission.go)
 }
 
-// serverKey names one cached server: a profile served over a transport.
+// serverKey names one cached server: a profile served over a transport,
+// to sessionless requests or to protocol sessions.
 type serverKey struct {
 	profile, transport string
+	sessionless        bool
 }
 
 // New lists the upstream's tools and resolves the profiles against them.
@@ -172,6 +184,12 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	if opts.MaxCalls == 0 {
 		opts.MaxCalls = DefaultMaxCalls
+	}
+	if opts.UsageIdleGap < 0 {
+		return nil, fmt.Errorf("gateway: usage idle gap %v: must not be negative", opts.UsageIdleGap)
+	}
+	if opts.UsageIdleGap == 0 {
+		opts.UsageIdleGap = DefaultUsageIdleGap
 	}
 	if opts.Explore < 0 || opts.Explore > 1 {
 		return nil, fmt.Errorf("gateway: explore rate %v: must be between 0 and 1", opts.Explore)
@@ -212,6 +230,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		cursorKey: key,
 		servers:   make(map[serverKey]*mcp.Server),
 		sessions:  make(map[*mcp.ServerSession]*session),
+		usage:     make(map[usageKey]*usageEntry),
 	}
 	g.catalog.Store(cat)
 	if opts.MaxProfile != "" {
@@ -255,9 +274,13 @@ type ProfileError struct {
 	Name    string
 	Valid   []string // profiles that can be served
 	Ceiling string   // set when Name exists but lies beyond the ceiling
+	Why     string   // set when a credential's binding refused it
 }
 
 func (e *ProfileError) Error() string {
+	if e.Why != "" {
+		return e.Why
+	}
 	if e.Ceiling != "" {
 		return fmt.Sprintf("profile %q holds tools outside the ceiling profile %q (--max-profile); profiles within it: %s",
 			e.Name, e.Ceiling, strings.Join(e.Valid, ", "))
@@ -317,6 +340,11 @@ func (g *Gateway) Server(profile string) (*mcp.Server, error) {
 }
 
 func (g *Gateway) server(profile, transport string) (*mcp.Server, error) {
+	return g.serverFor(profile, transport, false)
+}
+
+// serverFor is server, for sessionless requests when sessionless is set.
+func (g *Gateway) serverFor(profile, transport string, sessionless bool) (*mcp.Server, error) {
 	if profile == "" {
 		profile = g.cat().resolved.Default
 	}
@@ -325,12 +353,12 @@ func (g *Gateway) server(profile, transport string) (*mcp.Server, error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	k := serverKey{profile, transport}
+	k := serverKey{profile, transport, sessionless}
 	if s, ok := g.servers[k]; ok {
 		return s, nil
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}, g.serverOptions())
-	s.AddReceivingMiddleware(g.middleware(profile, transport))
+	s.AddReceivingMiddleware(g.middleware(profile, transport, sessionless))
 	g.serveGroups(s, profile)
 	g.servers[k] = s
 	return s, nil
@@ -366,6 +394,7 @@ func (g *Gateway) close() error {
 		ss.Close()
 	}
 	g.ending.Wait()
+	g.closeUsage()
 	if c, ok := g.opts.Upstream.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			return fmt.Errorf("close upstream: %w", err)

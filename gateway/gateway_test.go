@@ -324,7 +324,7 @@ func TestHTTPHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	if h.Default != "core" || h.Ceiling != "standard" || !reflect.DeepEqual(h.Profiles, []string{"core", "standard"}) ||
-		h.Upstream.Tools != 28 || h.OpenSessions != 1 || !strings.HasPrefix(h.Telemetry, "recording") {
+		h.Upstream.Tools != 28 || h.OpenSessions != 0 || h.UsageSessions != 1 || !strings.HasPrefix(h.Telemetry, "recording") {
 		t.Errorf("health %+v", h)
 	}
 }
@@ -473,7 +473,7 @@ func TestIdleHTTPSessionEnds(t *testing.T) {
 	srv := httptest.NewServer(g.HTTPHandler())
 	defer srv.Close()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

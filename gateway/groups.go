@@ -122,6 +122,15 @@ func (g *Gateway) offeredGroups(profile string) []profiles.Group {
 	return out
 }
 
+// offeredTo is offeredGroups for session s: none for a sessionless one,
+// whose list may not change as a side effect of its requests.
+func (g *Gateway) offeredTo(s *session) []profiles.Group {
+	if s.sessionless {
+		return nil
+	}
+	return g.offeredGroups(s.profile)
+}
+
 // groupAdds returns the tools switching group on adds to a session of
 // profile: GroupTools, less those not read or evaluate when the profile is
 // served read-only; and those of them outside the ceiling.
@@ -178,7 +187,7 @@ func (g *Gateway) switchedLocked(profile string, sg *sessionGroups) []string {
 // Without groups it is the profile's listing, unchanged.
 func (g *Gateway) sessionListed(s *session) ([]string, *mcp.Tool) {
 	base := g.withSearchTools(s.profile, g.cat().listed[s.profile]) // search.go
-	offered := g.offeredGroups(s.profile)
+	offered := g.offeredTo(s)
 	if offered == nil {
 		return base, nil
 	}
@@ -210,7 +219,7 @@ func (g *Gateway) listedTool(name string, enable *mcp.Tool) (*mcp.Tool, bool) {
 
 // switchedOn reports whether a group s switched on lets it call tool.
 func (g *Gateway) switchedOn(s *session, tool string) bool {
-	if g.offeredGroups(s.profile) == nil {
+	if g.offeredTo(s) == nil {
 		return false
 	}
 	return slices.Contains(g.switchedTools(s), tool)
@@ -220,7 +229,7 @@ func (g *Gateway) switchedOn(s *session, tool string) bool {
 // has not switched on and that would let it call tool: offered, adding
 // tool, within the ceiling. "" when there is none.
 func (g *Gateway) groupToEnable(s *session, tool string) string {
-	for _, grp := range g.offeredGroups(s.profile) {
+	for _, grp := range g.offeredTo(s) {
 		adds, beyond, err := g.groupAdds(s.profile, grp.Name)
 		if err == nil && len(beyond) == 0 && slices.Contains(adds, tool) {
 			return grp.Name
@@ -254,7 +263,7 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 	if params == nil || params.Name != groups.EnableToolsName {
 		return nil, false
 	}
-	offered := g.offeredGroups(s.profile)
+	offered := g.offeredTo(s)
 	if offered == nil {
 		return nil, false
 	}

@@ -231,7 +231,7 @@ func TestGroupSwitchOverHTTP(t *testing.T) {
 	t.Cleanup(srv.Close)
 	conn := func(c *changes) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "groups-http", Version: "0"}, c.options()).
-			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/grouped", MaxRetries: -1}, nil)
+			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/grouped", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}

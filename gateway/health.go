@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/tokens"
 	"github.com/toolprof/toolprof/upstream"
 )
 
@@ -24,6 +25,14 @@ type Health struct {
 	Upstreams    []upstream.Health `json:"upstreams,omitempty"`
 	Telemetry    string            `json:"telemetry"`
 	OpenSessions int               `json:"open_sessions"`
+	// UsageSessions are the open usage sessions of sessionless
+	// (2026-07-28) requests.
+	UsageSessions int `json:"usage_sessions"`
+	// Refused counts requests refused for bad input.
+	Refused RefusedHealth `json:"refused"`
+	// Tokens describes the tokens file (--tokens-file); its problem is set
+	// when an edit did not parse and the last good tokens are served.
+	Tokens *tokens.Health `json:"tokens,omitempty"`
 	// ReadOnly is set when every profile is served read-only (--read-only).
 	ReadOnly bool `json:"read_only"`
 	// OperatingContext describes the sidecar; absent when the gateway runs
@@ -67,17 +76,19 @@ type UpstreamHealth struct {
 // Health reports the gateway's state.
 func (g *Gateway) Health() Health {
 	g.mu.Lock()
-	open := len(g.sessions)
+	open, usage := len(g.sessions), len(g.usage)
 	g.mu.Unlock()
 	h := Health{
-		Default:      g.cat().resolved.Default,
-		Profiles:     g.servable(),
-		Ceiling:      g.opts.MaxProfile,
-		Warnings:     slices.Clone(g.cat().resolved.Warnings),
-		Upstream:     UpstreamHealth{State: "serving", Tools: len(g.cat().tools), CatalogHash: g.cat().hash},
-		Telemetry:    "off",
-		OpenSessions: open,
-		ReadOnly:     g.opts.ReadOnly,
+		Default:       g.cat().resolved.Default,
+		Profiles:      g.servable(),
+		Ceiling:       g.opts.MaxProfile,
+		Warnings:      slices.Clone(g.cat().resolved.Warnings),
+		Upstream:      UpstreamHealth{State: "serving", Tools: len(g.cat().tools), CatalogHash: g.cat().hash},
+		Telemetry:     "off",
+		OpenSessions:  open,
+		UsageSessions: usage,
+		Refused:       g.refused.health(),
+		ReadOnly:      g.opts.ReadOnly,
 
 		OperatingContext: contextHealth(g.opts.OperatingContext),
 		Calls: CallsHealth{
@@ -97,6 +108,10 @@ func (g *Gateway) Health() Health {
 	}
 	if n := h.Notifications.ProgressDropped; n > 0 {
 		h.Warnings = append(h.Warnings, fmt.Sprintf("%d progress notifications dropped: the call they reported on had ended before they could be written to its client", n))
+	}
+	if g.opts.HTTP.Tokens != nil {
+		th := g.opts.HTTP.Tokens.Health()
+		h.Tokens = &th
 	}
 	if h.Warnings == nil {
 		h.Warnings = []string{}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/tokens"
 )
 
 // HTTPOptions configure HTTPHandler. The zero value serves with the SDK's
@@ -28,10 +30,17 @@ type HTTPOptions struct {
 	// other origin is answered 403; one without an Origin header (not sent
 	// by a browser) is served.
 	AllowedOrigins []string
+	// Tokens, when set, is the tokens file (--tokens-file): every request
+	// must carry one of its bearer tokens (401 otherwise), and a token may
+	// bind the profile served (credentials.go). nil: no token is read.
+	Tokens *tokens.Source
 }
 
 // HTTPHandler serves streamable HTTP: /mcp is the default profile, /mcp/NAME
-// the profile NAME, and /healthz the Health as JSON. A profile that does not
+// the profile NAME, and /healthz the Health as JSON. Requests of protocol
+// 2026-07-28 and later are served statelessly, earlier clients with
+// protocol sessions (stateless.go); with Options.HTTP.Tokens a bearer token
+// is required and may bind the profile (credentials.go). A profile that does not
 // exist is 404, one beyond the ceiling (Options.MaxProfile) 403, each with a
 // message listing the profiles that can be served. Every path refuses (403)
 // a foreign Host header on a loopback listener (DNS rebinding, the SDK's
@@ -52,23 +61,27 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(g.Health())
 	})
-	// One handler per profile, so sessions never cross profiles. Made on
-	// first use: a re-resolution (profiles.toml edited, tools changed) may
-	// add a profile after the handler was built.
+	// One handler per profile and protocol generation, so sessions never
+	// cross profiles. Made on first use: a re-resolution (profiles.toml
+	// edited, tools changed) may add a profile after the handler was built.
+	type handlerKey struct {
+		profile     string
+		sessionless bool
+	}
 	var mu sync.Mutex
-	handlers := make(map[string]http.Handler)
-	handler := func(profile string) (http.Handler, error) {
+	handlers := make(map[handlerKey]http.Handler)
+	handler := func(k handlerKey) (http.Handler, error) {
 		// Checked on every request: a re-resolution may also remove a
 		// profile, or move it beyond the ceiling.
-		if err := g.checkProfile(profile); err != nil {
+		if err := g.checkProfile(k.profile); err != nil {
 			return nil, err
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if h, ok := handlers[profile]; ok {
+		if h, ok := handlers[k]; ok {
 			return h, nil
 		}
-		s, err := g.server(profile, telemetry.TransportHTTP)
+		s, err := g.serverFor(k.profile, telemetry.TransportHTTP, k.sessionless)
 		if err != nil {
 			return nil, err
 		}
@@ -76,12 +89,24 @@ func (g *Gateway) HTTPHandler() http.Handler {
 			Logger:              g.logger,
 			SessionTimeout:      g.opts.IdleTimeout,
 			MaxRequestBodyBytes: maxBody,
+			Stateless:           k.sessionless,
 		})
-		handlers[profile] = h
+		handlers[k] = h
 		return h, nil
 	}
-	serve := func(w http.ResponseWriter, r *http.Request, profile string) {
-		h, err := handler(profile)
+	serve := func(w http.ResponseWriter, r *http.Request, profile string, named bool) {
+		var err error
+		if cred, ok := r.Context().Value(credentialKey{}).(tokens.Entry); ok {
+			profile, err = g.credentialProfile(profile, named, cred)
+		}
+		var h http.Handler
+		if err == nil {
+			sessionless, ok := g.routeProtocol(w, r, maxBody)
+			if !ok {
+				return
+			}
+			h, err = handler(handlerKey{profile, sessionless})
+		}
 		if err != nil {
 			status := http.StatusNotFound
 			var pe *ProfileError
@@ -97,7 +122,7 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		h.ServeHTTP(w, r)
 	}
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		serve(w, r, g.cat().resolved.Default)
+		serve(w, r, g.cat().resolved.Default, false)
 	})
 	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/mcp/")
@@ -105,7 +130,7 @@ func (g *Gateway) HTTPHandler() http.Handler {
 			http.Error(w, "want /mcp or /mcp/PROFILE; profiles: "+strings.Join(g.servable(), ", "), http.StatusNotFound)
 			return
 		}
-		serve(w, r, name)
+		serve(w, r, name, true)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The SDK checks the Host of /mcp requests only; /healthz and the
@@ -123,9 +148,20 @@ func (g *Gateway) HTTPHandler() http.Handler {
 				return
 			}
 		}
+		if g.opts.HTTP.Tokens != nil {
+			cred, ok := g.authenticate(w, r)
+			if !ok {
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), credentialKey{}, cred))
+		}
 		mux.ServeHTTP(w, r)
 	})
 }
+
+// credentialKey is the request context key of the authenticated
+// tokens-file entry.
+type credentialKey struct{}
 
 // CheckDefault reports, as a *ProfileError, that the default profile cannot
 // be served (unknown, or beyond the ceiling): /mcp would refuse every

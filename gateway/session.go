@@ -40,14 +40,23 @@ type session struct {
 
 	calls  atomic.Int64  // tools/call in flight (admission.go)
 	search sessionSearch // tools called, for search's co-usage (search.go)
+	// sessionless marks a usage session of 2026-07-28 requests
+	// (stateless.go): offered no enable_tools.
+	sessionless bool
+	// cacheScope is the cacheScope of its 2026-07-28 listings: "public"
+	// when every caller at its URL is listed the same tools.
+	cacheScope string
 }
 
 // middleware answers tools/list and tools/call for sessions of server
 // (profile, transport), and puts the session's instructions into the
 // handshake results.
-func (g *Gateway) middleware(profile, transport string) mcp.Middleware {
+func (g *Gateway) middleware(profile, transport string, stateless bool) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if stateless {
+				return g.serveSessionless(ctx, method, req, next, profile, transport)
+			}
 			s := g.session(req, profile, transport)
 			var (
 				res mcp.Result
@@ -110,7 +119,7 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 	if s, ok := g.sessions[ss]; ok && ss != nil {
 		return s
 	}
-	s := &session{profile: profile}
+	s := &session{profile: profile, cacheScope: toolsCacheScope}
 	s.rec = telemetry.Session{
 		ID:            g.newSessionID(),
 		Start:         time.Now(),
@@ -281,7 +290,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 	s.mu.Lock()
 	s.rec.ToolsListPages++
 	s.mu.Unlock()
-	return toolsListResult(req, res, wire), nil
+	return toolsListResult(req, res, wire, s.cacheScope), nil
 }
 
 // callTool answers tools/call: an unknown tool is a JSON-RPC error, a tool

@@ -15,11 +15,12 @@ import (
 // ttlMs and cacheScope.
 const protocolCacheable = "2026-07-28"
 
-// toolsCacheScope is the cacheScope of a 2026-07-28 listing: "private",
-// because what a session is listed depends on the session (an exploration
-// session is served another profile at the same address; the operating
-// context tool comes and goes with the operator's file), so a shared cache
-// must not hand one session's listing to another. ttlMs stays 0
+// toolsCacheScope is the cacheScope of a 2026-07-28 listing on a protocol
+// session (stdio): "private", because what a session is listed depends on
+// the session (an exploration session is served another profile; groups
+// switched on add tools), so a shared cache must not hand one session's
+// listing to another. A sessionless request's listing is "public" unless a
+// credential or exploration selects it (stateless.go). ttlMs stays 0
 // (immediately stale): the listing changes with the upstream's, announced
 // by tools/list_changed.
 const toolsCacheScope = "private"
@@ -42,11 +43,11 @@ type cacheablePage struct {
 }
 
 // toolsListResult returns res, its tools as wire lists them, as req's
-// protocol version has it: with its cache fields set from 2026-07-28 on,
-// without them before.
-func toolsListResult(req mcp.Request, res *mcp.ListToolsResult, wire []json.RawMessage) mcp.Result {
+// protocol version has it: with its cache fields set from 2026-07-28 on
+// (cacheScope scope), without them before.
+func toolsListResult(req mcp.Request, res *mcp.ListToolsResult, wire []json.RawMessage, scope string) mcp.Result {
 	if cacheableProtocol(req) {
-		res.CacheScope = toolsCacheScope
+		res.CacheScope = scope
 		return &cacheablePage{ListToolsResult: res, Tools: wire}
 	}
 	return &toolsPage{ResultBase: mcp.ResultBase{Meta: res.Meta}, NextCursor: res.NextCursor, Tools: wire}

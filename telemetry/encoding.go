@@ -218,6 +218,11 @@ const (
 	sessionExploration = 1 << iota
 	sessionEnded
 	sessionReadOnly // absent from records written before it: not read-only
+	// The attribution rule of a sessionless usage session; neither bit
+	// (every record written before them) is AttributionConnection. Readers
+	// that predate them ignore the bits.
+	sessionByTrace
+	sessionByCaller
 )
 
 // appendSession encodes a session record; its key holds the start time and
@@ -232,6 +237,12 @@ func appendSession(b []byte, s *Session) []byte {
 	}
 	if !s.End.IsZero() {
 		flags |= sessionEnded
+	}
+	switch s.Attribution {
+	case AttributionTrace:
+		flags |= sessionByTrace
+	case AttributionCaller:
+		flags |= sessionByCaller
 	}
 	b = append(b, flags)
 	if !s.End.IsZero() {
@@ -260,6 +271,12 @@ func decodeSession(k, v []byte, intern map[string]string) (s Session, snum uint3
 	flags := r.byte()
 	s.Exploration = flags&sessionExploration != 0
 	s.ReadOnly = flags&sessionReadOnly != 0
+	switch {
+	case flags&sessionByTrace != 0:
+		s.Attribution = AttributionTrace
+	case flags&sessionByCaller != 0:
+		s.Attribution = AttributionCaller
+	}
 	if flags&sessionEnded != 0 {
 		s.End = time.Unix(0, r.varint()).UTC()
 	}

@@ -66,7 +66,30 @@ type Session struct {
 	ToolsListCalls int // tools/list requests
 	ToolsListPages int // pages served (a request without a cursor is one page)
 	Switches       []Switch
+	// Attribution is the rule that grouped the session's calls: one
+	// connection (protocols before 2026-07-28), or for sessionless requests
+	// a trace id or a caller (credential hash and client name) with an idle
+	// gap. Records written before the field read as AttributionConnection.
+	Attribution Attribution
 }
+
+// Attribution is how the calls of a usage session were grouped.
+type Attribution string
+
+// Name is the rule's name for reports: "connection" for the zero value.
+func (a Attribution) Name() string {
+	if a == AttributionConnection {
+		return "connection"
+	}
+	return string(a)
+}
+
+// The attribution rules.
+const (
+	AttributionConnection Attribution = ""       // one protocol session (the zero value, as in old records)
+	AttributionTrace      Attribution = "trace"  // the W3C traceparent trace id in params._meta
+	AttributionCaller     Attribution = "caller" // credential hash and client name, split by an idle gap
+)
 
 // Switch records a tool group switched on in a session (enable_tools).
 type Switch struct {

@@ -45,6 +45,12 @@ func TestRecorderRoundTrip(t *testing.T) {
 			ClientName: "claude-code", ClientVersion: "2.1", ProtocolVersion: "2025-06-18", Profile: "coding",
 			Exploration: i == 3, ReadOnly: i == 2 || i == 3, ServerVersion: "0.1.0", CatalogHash: "sha256:abc",
 		}
+		switch i {
+		case 1, 3:
+			s.Attribution = AttributionTrace
+		case 4:
+			s.Attribution = AttributionCaller
+		}
 		r.Session(s) // at start
 		for j := range 9 {
 			c := Call{Session: s.ID, Seq: uint64(j + 1), Tool: fmt.Sprintf("tool-%d", (i+j)%4), Start: s.Start.Add(time.Duration(j) * time.Millisecond),

@@ -6,7 +6,7 @@ import (
 )
 
 // Stats summarises a snapshot: its window, totals, and calls and sessions
-// per tool, client and outcome. Its JSON form is profiler stats --format
+// per tool, client, outcome and attribution rule. Its JSON form is profiler stats --format
 // json.
 type Stats struct {
 	Since    *time.Time `json:"since,omitempty"` // earliest session start; nil without sessions
@@ -19,6 +19,10 @@ type Stats struct {
 	Tools    []StatRow  `json:"tools"`
 	Clients  []StatRow  `json:"clients"`  // "name version"; "(unnamed)" for a client without a name
 	Outcomes []StatRow  `json:"outcomes"` // "(not recorded)" for calls without one
+	// Attribution splits sessions and calls by the rule that grouped them
+	// into a usage session: connection (protocol sessions), trace or
+	// caller (2026-07-28 requests).
+	Attribution []StatRow `json:"attribution"`
 	// Effects counts per effect kind; left for the caller, who knows the
 	// catalog (see SummarizeEffects).
 	Effects []EffectStat `json:"effects,omitempty"`
@@ -40,7 +44,7 @@ func Summarize(snap *Snapshot) Stats {
 		st.Skipped = append(st.Skipped, s.Path)
 	}
 	var first, last time.Time
-	client := map[string]string{}
+	client, rule := map[string]string{}, map[string]string{}
 	for _, s := range snap.Sessions {
 		if first.IsZero() || s.Start.Before(first) {
 			first = s.Start
@@ -54,22 +58,27 @@ func Summarize(snap *Snapshot) Stats {
 			name += " " + s.ClientVersion
 		}
 		client[s.ID] = name
+		rule[s.ID] = s.Attribution.Name()
 	}
-	tools, clients, outcomes := breakdown{}, breakdown{}, breakdown{}
+	tools, clients, outcomes, rules := breakdown{}, breakdown{}, breakdown{}, breakdown{}
 	for _, s := range snap.Sessions { // sessions without calls still count
 		clients.session(client[s.ID], s.ID)
+		rules.session(rule[s.ID], s.ID)
 	}
 	for _, c := range snap.Calls {
 		last = later(last, c.Start.Add(c.Duration))
 		tools.call(c.Tool, c.Session)
 		clients.call(client[c.Session], c.Session)
+		if r, ok := rule[c.Session]; ok {
+			rules.call(r, c.Session)
+		}
 		o := string(c.Outcome)
 		if o == "" {
 			o = "(not recorded)"
 		}
 		outcomes.call(o, c.Session)
 	}
-	st.Tools, st.Clients, st.Outcomes = tools.rows(), clients.rows(), outcomes.rows()
+	st.Tools, st.Clients, st.Outcomes, st.Attribution = tools.rows(), clients.rows(), outcomes.rows(), rules.rows()
 	if !first.IsZero() {
 		st.Since, st.Until = &first, &last
 	}

@@ -35,14 +35,15 @@ func TestSummarize(t *testing.T) {
 		snap *Snapshot
 		want Stats
 	}{
-		{"empty", &Snapshot{}, Stats{Tools: []StatRow{}, Clients: []StatRow{}, Outcomes: []StatRow{}}},
+		{"empty", &Snapshot{}, Stats{Tools: []StatRow{}, Clients: []StatRow{}, Outcomes: []StatRow{}, Attribution: []StatRow{}}},
 		{"sessions and calls", statsSnapshot(), Stats{
 			Since: &t0, Until: &until, Sessions: 3, Calls: 3, Dropped: 2, Segments: 1,
 			Skipped: []string{"seg-live.open.db"},
 			Tools:   []StatRow{{Name: "read_file", Calls: 2, Sessions: 2}, {Name: "write_file", Calls: 1, Sessions: 1}},
 			// The session without calls counts for its client.
-			Clients:  []StatRow{{Name: "claude-code 2.1", Calls: 2, Sessions: 2}, {Name: "(unnamed)", Calls: 1, Sessions: 1}},
-			Outcomes: []StatRow{{Name: "(not recorded)", Calls: 1, Sessions: 1}, {Name: "denied", Calls: 1, Sessions: 1}, {Name: "ok", Calls: 1, Sessions: 1}},
+			Clients:     []StatRow{{Name: "claude-code 2.1", Calls: 2, Sessions: 2}, {Name: "(unnamed)", Calls: 1, Sessions: 1}},
+			Outcomes:    []StatRow{{Name: "(not recorded)", Calls: 1, Sessions: 1}, {Name: "denied", Calls: 1, Sessions: 1}, {Name: "ok", Calls: 1, Sessions: 1}},
+			Attribution: []StatRow{{Name: "connection", Calls: 3, Sessions: 3}},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -75,5 +76,19 @@ func TestSummarizeEffects(t *testing.T) {
 				t.Errorf("SummarizeEffects =\n%+v\nwant\n%+v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestSummarizeAttribution: stats splits sessions and calls by the rule
+// that attributed them; a session without calls still counts.
+func TestSummarizeAttribution(t *testing.T) {
+	snap := &Snapshot{
+		Sessions: []Session{{ID: "a"}, {ID: "b", Attribution: AttributionTrace}, {ID: "c", Attribution: AttributionTrace}, {ID: "d", Attribution: AttributionCaller}},
+		Calls:    []Call{{Session: "a", Tool: "x"}, {Session: "b", Tool: "x"}, {Session: "b", Tool: "x"}, {Session: "c", Tool: "x"}},
+	}
+	got := Summarize(snap).Attribution
+	want := []StatRow{{"trace", 3, 2}, {"connection", 1, 1}, {"caller", 0, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("attribution %+v, want %+v", got, want)
 	}
 }

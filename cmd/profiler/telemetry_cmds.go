@@ -288,7 +288,7 @@ func statsSections(st telemetry.Stats) []struct {
 	return []struct {
 		title string
 		rows  []telemetry.StatRow
-	}{{"tool", st.Tools}, {"client", st.Clients}, {"outcome", st.Outcomes}}
+	}{{"tool", st.Tools}, {"client", st.Clients}, {"outcome", st.Outcomes}, {"attribution", st.Attribution}}
 }
 
 func writeStatsTable(w io.Writer, st telemetry.Stats) error {

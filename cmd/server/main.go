@@ -111,6 +111,8 @@ type config struct {
 	maxFrameBytes int
 	sessionCalls  int
 	calls         int
+	tokensFile    string // tokens.go
+	usageIdleGap  time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -130,7 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.IntVar(&c.pageSize, "page-size", gateway.DefaultPageSize, "tools per tools/list page when the client pages (cursor \""+gateway.StartCursor+"\" starts)")
 	fset.StringVar(&c.telemetryDir, "telemetry", "telemetry", "telemetry `DIR`")
 	fset.DurationVar(&c.rotate, "rotate", 0, "start a new telemetry segment after `DUR` (0: the telemetry default)")
-	fset.Float64Var(&c.explore, "explore", 0, "share of sessions, 0 to 1, served the full profile and marked as exploration")
+	fset.Float64Var(&c.explore, "explore", 0, "share of sessions, 0 to 1, served the full profile and marked as exploration (2026-07-28 callers: picked by a stable hash of the token, else of the client name and UTC day)")
 	fset.StringVar(&c.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (loopback only unless --allow-remote) instead of stdio")
 	fset.BoolVar(&c.allowRemote, "allow-remote", false, "allow --http on a non-loopback address")
 	fset.StringVar(&c.maxProfile, "max-profile", "", "ceiling `NAME`: never serve a profile with a tool outside this profile")
@@ -142,6 +144,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.StringVar(&c.launchPath, "launch", "", "start the MCP servers declared in `FILE` (.mcp.json format: {\"mcpServers\": {...}})")
 	fset.StringVar(&c.persona, "persona", "", "merge personas/`NAME`.mcp.json (beside the --launch file) over it; its entries replace same-named ones")
 	fset.BoolVar(&c.requireAll, "require-all", false, "exit when any --launch server fails to start (default: serve the others and retry it)")
+	fset.StringVar(&c.tokensFile, "tokens-file", "", "with --http, accept only the bearer tokens listed in `FILE` (TOML, SHA-256 hashes), each served its bound profile within its ceiling; reloaded on change")
+	fset.DurationVar(&c.usageIdleGap, "usage-idle-gap", gateway.DefaultUsageIdleGap, "group a 2026-07-28 caller's calls without a trace id into one usage session until it is idle for `DUR`")
 	c.hard.addFlags(fset)
 	fset.IntVar(&c.maxFrameBytes, "max-frame-bytes", jsonrpcwire.DefaultMaxFrameBytes, "over stdio, answer a message (one line) longer than `N` bytes with a JSON-RPC error and skip it")
 	fset.IntVar(&c.sessionCalls, "max-session-calls", gateway.DefaultMaxSessionCalls, "answer a tools/call with the retryable envelope busy while `N` calls of its session are in flight")
@@ -164,6 +168,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.pageSize < 1 {
 		return nil, usagef("--page-size %d: must be at least 1", c.pageSize)
+	}
+	if c.usageIdleGap <= 0 {
+		return nil, usagef("--usage-idle-gap %v: must be positive", c.usageIdleGap)
 	}
 	if c.explore < 0 || c.explore > 1 {
 		return nil, usagef("--explore %v: must be between 0 and 1", c.explore)
@@ -252,6 +259,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	// The upstreams are ours: started here and closed by the gateway.
 	ref := &gatewayRef{}
+	toks, err := openTokens(c, ref)
+	if err != nil {
+		return err
+	}
 	up, err := startUpstreams(ctx, c, ref, logger, stderr)
 	if err != nil {
 		return err
@@ -317,7 +328,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		HTTP:             c.hard.httpOptions(),
 		MaxSessionCalls:  c.sessionCalls,
 		MaxCalls:         c.calls,
+		UsageIdleGap:     c.usageIdleGap,
 	}
+	opts.HTTP.Tokens = toks
 	if c.budget.set() {
 		if err := checkHandshake(ctx, opts, resolved.Default, c.budget, stderr); err != nil {
 			up.Close()
@@ -353,6 +366,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	ref.g.Store(g)
+	if err := checkTokensNow(toks, ref); err != nil {
+		g.Close()
+		if closeRec != nil {
+			closeRec()
+		}
+		return err
+	}
+	if toks != nil {
+		go watchTokens(ctx, toks, logger)
+	}
 	c.hard.onNewSession = src.reloader(ctx, g.ToolsChanged)
 	if !allReady {
 		// One still starting may have joined before the gateway could hear

@@ -1,0 +1,151 @@
+package gateway
+
+// Credentials: with HTTPOptions.Tokens set, every HTTP request carries a
+// bearer token of the tokens file (package tokens), and the token may bind
+// the profile served. The profile served is the token's profile when it
+// names one, else the path's (/mcp: the default, /mcp/NAME: NAME), and it
+// must lie within every ceiling of the request: the server's
+// (Options.MaxProfile), the token's ceiling, and on /mcp/NAME the profile
+// NAME when the token names its own profile (a token narrows what a path
+// serves, never widens it). A missing or unknown token is 401 (never a
+// fall-back to the default profile), a profile beyond a ceiling 403.
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/tokens"
+)
+
+// authRealm is the realm a 401 challenge names.
+const authRealm = "toolprof"
+
+// bearer returns the bearer token of an Authorization header value.
+func bearer(h string) (token string, ok bool) {
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(h), " ")
+	tok = strings.TrimSpace(tok)
+	return tok, strings.EqualFold(scheme, "Bearer") && tok != ""
+}
+
+// authenticate answers 401 and returns false unless r carries a token of
+// the tokens file. Neither answer echoes what the client sent.
+func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (tokens.Entry, bool) {
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	if ok {
+		if e, found := g.opts.HTTP.Tokens.Lookup(tok); found {
+			return e, true
+		}
+	}
+	g.refused.unknownToken.Add(1)
+	challenge := fmt.Sprintf("Bearer realm=%q", authRealm)
+	msg := "missing bearer token: send Authorization: Bearer TOKEN (a token of the server's --tokens-file)"
+	if ok {
+		challenge += `, error="invalid_token"`
+		msg = "invalid bearer token: not in the server's --tokens-file"
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	http.Error(w, msg, http.StatusUnauthorized)
+	return tokens.Entry{}, false
+}
+
+// requestCredential is the tokens-file entry of an MCP request's bearer
+// token (from the HTTP headers the SDK passes along); ok is false without
+// a tokens file, over stdio, or without a known token.
+func (g *Gateway) requestCredential(req mcp.Request) (tokens.Entry, bool) {
+	if g.opts.HTTP.Tokens == nil {
+		return tokens.Entry{}, false
+	}
+	extra := req.GetExtra()
+	if extra == nil || extra.Header == nil {
+		return tokens.Entry{}, false
+	}
+	tok, ok := bearer(extra.Header.Get("Authorization"))
+	if !ok {
+		return tokens.Entry{}, false
+	}
+	return g.opts.HTTP.Tokens.Lookup(tok)
+}
+
+// credentialProfile is the profile served to a request on a path of
+// profile pathProfile (named: the path was /mcp/NAME) with credential e.
+// The error is a *ProfileError: Ceiling set means 403.
+func (g *Gateway) credentialProfile(pathProfile string, named bool, e tokens.Entry) (string, error) {
+	served := pathProfile
+	if e.Profile != "" {
+		served = e.Profile
+	}
+	if err := g.checkProfile(served); err != nil {
+		return "", err
+	}
+	if named && e.Profile != "" && !g.within(served, pathProfile) {
+		return "", &ProfileError{Name: served, Valid: g.servable(), Ceiling: pathProfile, Why: fmt.Sprintf("the profile of this token (%q) holds tools outside the path's profile %q; a token narrows a path, never widens it: use /mcp", served, pathProfile)}
+	}
+	if e.Ceiling != "" && !g.within(served, e.Ceiling) {
+		return "", &ProfileError{Name: served, Valid: g.servable(), Ceiling: e.Ceiling, Why: fmt.Sprintf("profile %q holds tools outside this token's ceiling %q", served, e.Ceiling)}
+	}
+	return served, nil
+}
+
+// within reports whether every tool of profile is allowed by ceiling (a
+// profile that does not exist holds nothing and allows nothing).
+func (g *Gateway) within(profile, ceiling string) bool {
+	res := g.cat().resolved
+	p, ok := res.Profiles[profile]
+	if _, cok := res.Profiles[ceiling]; !ok || !cok {
+		return false
+	}
+	for _, t := range p.Tools {
+		if !res.Allowed(ceiling, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckCredential reports why a tokens-file entry could never be served:
+// a profile or ceiling that does not exist, a profile beyond the server's
+// ceiling or its own. The tokens file's loader calls it for each entry.
+func (g *Gateway) CheckCredential(e tokens.Entry) error {
+	res := g.cat().resolved
+	for _, f := range []struct{ key, name string }{{"profile", e.Profile}, {"ceiling", e.Ceiling}} {
+		if f.name == "" {
+			continue
+		}
+		if _, ok := res.Profiles[f.name]; !ok {
+			return fmt.Errorf("%s %q: no such profile; profiles: %s", f.key, f.name, strings.Join(res.Names(), ", "))
+		}
+	}
+	if e.Profile == "" {
+		return nil
+	}
+	if err := g.checkProfile(e.Profile); err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	if e.Ceiling != "" && !g.within(e.Profile, e.Ceiling) {
+		return fmt.Errorf("profile %q holds tools outside its ceiling %q", e.Profile, e.Ceiling)
+	}
+	return nil
+}
+
+// refusals counts requests refused for bad input (Health.Refused).
+type refusals struct {
+	headerMismatch atomic.Int64
+	unknownToken   atomic.Int64
+}
+
+// RefusedHealth counts requests refused before they reached a profile.
+type RefusedHealth struct {
+	// HeaderMismatch: the Mcp-Protocol-Version header and the body's
+	// _meta protocol version disagree, or the header is missing (-32020).
+	HeaderMismatch int64 `json:"header_mismatch"`
+	// UnknownToken: no bearer token, or one not in the tokens file (401).
+	UnknownToken int64 `json:"unknown_token"`
+}
+
+func (r *refusals) health() RefusedHealth {
+	return RefusedHealth{HeaderMismatch: r.headerMismatch.Load(), UnknownToken: r.unknownToken.Load()}
+}
