@@ -410,6 +410,9 @@ func (src *Source) refresh(ctx context.Context, rejected string) (*oauth2.Token,
 		src.remember(*e)
 		return true, nil
 	})
+	if err != nil {
+		src.remember(Entry{}) // a refused token is not handed out again
+	}
 	return out, err
 }
 
@@ -450,4 +453,22 @@ func (src *Source) exchange(ctx context.Context, e *Entry) (*oauth2.Token, strin
 		return nil, "", fmt.Errorf("server %q: refresh at %s: %w", src.key.Server, e.TokenURL, ue.Err)
 	}
 	return nil, "", fmt.Errorf("server %q: refresh at %s failed", src.key.Server, e.TokenURL)
+}
+
+// Put stores e (a login's tokens) as the Source's entry and hands it out
+// from now on.
+func (src *Source) Put(e Entry) error {
+	e.Key = src.key
+	if err := src.store.Put(e); err != nil {
+		return err
+	}
+	src.remember(e)
+	return nil
+}
+
+// StepUp is Store.StepUp for the Source's entry; the token the server
+// found wanting is not handed out again.
+func (src *Source) StepUp(scopes []string) error {
+	src.remember(Entry{})
+	return src.store.StepUp(src.key, scopes)
 }

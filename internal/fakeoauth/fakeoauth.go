@@ -12,6 +12,7 @@
 package fakeoauth
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -24,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Server is the fake authorization server.
@@ -258,4 +261,33 @@ func (s *Server) Mint(clientID string, scopes []string, lifetime time.Duration) 
 	s.access[access] = g
 	s.refresh[refresh] = g
 	return access, refresh, g.expiry
+}
+
+// Approve is an authorization code fetcher for tests and the conformance
+// client: it requests the authorization URL as a browser would and, where
+// a person would approve, reads the code, state and iss from the redirect
+// the authorization server answers with, without following it.
+func Approve(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 3 {
+		return nil, fmt.Errorf("authorization endpoint answered %s, not a redirect", resp.Status)
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return nil, fmt.Errorf("authorization redirect: %w", err)
+	}
+	q := loc.Query()
+	if e := q.Get("error"); e != "" {
+		return nil, fmt.Errorf("authorization refused: %s", e)
+	}
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 }
