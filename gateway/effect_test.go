@@ -411,6 +411,7 @@ enforce = "reject"
 		{CodeGroupNotAllowed, groupCeilingOptions(t), "grouped", "enable_tools", map[string]any{"group": "media"}},
 		{CodeInvalidArguments, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", json.RawMessage(`[]`)},
 		{CodeUpstreamUnavailable, Options{Upstream: NewCatalogUpstream(cat)}, FullProfile, "save", nil},
+		{CodeUpstreamUnauthorized, Options{Upstream: &unauthorizedFakeUpstream{tools: cat.Tools}}, FullProfile, "save", nil},
 		{CodeUpstreamTimeout, Options{Upstream: &hangingFakeUpstream{tools: cat.Tools}, CallTimeout: 20 * time.Millisecond}, FullProfile, "save", nil},
 		{CodeResultTooLarge, Options{Upstream: &tooLargeFakeUpstream{tools: cat.Tools}}, FullProfile, "save", nil},
 		{CodeBusy, Options{Upstream: &hangingFakeUpstream{tools: cat.Tools, started: held}, MaxCalls: 1}, FullProfile, "save", nil},

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +25,7 @@ import (
 //	group_not_allowed           policy      no         enable_tools named a group that would add tools outside the ceiling
 //	invalid_arguments           validation  no         arguments are not a JSON object, or get_operating_context's are wrong
 //	upstream_unavailable        upstream    yes        the upstream is down, not yet connected, or died during the call
+//	upstream_unauthorized       upstream    yes        the upstream is an OAuth server without a usable token (needs_login)
 //	upstream_timeout            upstream    yes        the upstream did not answer within --call-timeout
 //	result_too_large            upstream    no         the upstream's answer was over the limit on one message; it was dropped
 //	busy                        capacity    yes        the session or the gateway has its bound of calls in flight
@@ -84,7 +86,7 @@ const (
 // Codes lists every envelope code the gateway produces, in documentation
 // order.
 func Codes() []string {
-	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamTimeout, CodeResultTooLarge, CodeBusy}
+	return []string{CodeToolNotInProfile, CodeReadOnly, CodeOperatingContextRejected, CodeGroupNotAllowed, CodeInvalidArguments, CodeUpstreamUnavailable, CodeUpstreamUnauthorized, CodeUpstreamTimeout, CodeResultTooLarge, CodeBusy}
 }
 
 // Envelope categories.
@@ -124,6 +126,10 @@ func resultTooLarge(tool string, e *upstream.TooLargeError) Envelope {
 // upstreamUnavailable is the envelope for a call the upstream could not
 // run; err says which upstream and why.
 func upstreamUnavailable(tool string, err error) Envelope {
+	var ue *upstream.UnauthorizedError
+	if errors.As(err, &ue) {
+		return upstreamUnauthorized(tool, ue)
+	}
 	return Envelope{
 		Code:             CodeUpstreamUnavailable,
 		Message:          fmt.Sprintf("tool %q could not be run: the upstream is unavailable (%v)", tool, err),

@@ -221,6 +221,7 @@ type entry struct {
 	typ, command, cwd, url string
 	args                   []string
 	env, headers           map[string]string
+	oauth                  *OAuth
 	has                    map[string]int64 // key -> offset, for later errors
 }
 
@@ -229,7 +230,7 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 		return Server{}, p.fail(keyOff, name, "", "invalid server name: use letters, digits, '_', '-' and '.' (it prefixes tool names)")
 	}
 	e := entry{has: map[string]int64{}}
-	err := p.object(raw, base, name, "a server entry", func(key string, keyOff, _ int64, raw json.RawMessage) error {
+	err := p.object(raw, base, name, "a server entry", func(key string, keyOff, valOff int64, raw json.RawMessage) error {
 		e.has[key] = keyOff
 		var target any
 		want := "a string"
@@ -248,8 +249,12 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 			target, want = &e.env, "an object of strings"
 		case "headers":
 			target, want = &e.headers, "an object of strings"
+		case "oauth":
+			o, err := p.oauth(name, skipSpace(p.data, valOff), raw)
+			e.oauth = o
+			return err
 		default:
-			return p.fail(keyOff, name, key, "unknown key; valid keys: type, command, args, env, cwd, url, headers")
+			return p.fail(keyOff, name, key, "unknown key; valid keys: type, command, args, env, cwd, url, headers, oauth")
 		}
 		if string(raw) == "null" || json.Unmarshal(raw, target) != nil {
 			return p.fail(keyOff, name, key, "want %s, got %s", want, kind(raw))
@@ -261,7 +266,7 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 	}
 	s := Server{
 		Name: name, Command: e.command, Args: e.args, Env: e.env, Cwd: e.cwd,
-		URL: e.url, Headers: e.headers, dir: p.dir,
+		URL: e.url, Headers: e.headers, OAuth: e.oauth, dir: p.dir,
 		Source: fmt.Sprintf("%s:%d", p.file, p.line(keyOff)),
 	}
 	switch e.typ {
@@ -297,6 +302,9 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 		if e.url == "" {
 			return Server{}, p.fail(keyOff, name, "url", "missing or empty; a streamable_http server needs a url")
 		}
+	}
+	if err := p.checkOAuth(name, e, s); err != nil {
+		return Server{}, err
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.env)) { // the first invalid name by order, the same every run
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(k, "${") {

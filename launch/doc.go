@@ -26,7 +26,10 @@
 // streamable HTTP too. "type" "sse" is refused: SSE is unsupported, migrate
 // to streamable_http. Decoding is strict: an unknown key, a value of the
 // wrong type, a missing command or url, or a command and url together fail
-// with the file, line, server and key. Server names are limited to letters,
+// with the file, line, server and key. An HTTP entry may carry "oauth"
+// ([OAuth]): {} discovers everything, or it names a pre-registered
+// client_id and client_secret, scopes and a redirect_port; the resolved
+// client_secret is a secret like any ${NAME} value. Server names are limited to letters,
 // digits, '_', '-' and '.' because they prefix tool names.
 //
 // # Separator

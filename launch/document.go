@@ -37,6 +37,8 @@ type Server struct {
 	Cwd       string            `json:"cwd,omitempty" toml:"cwd,omitempty"`
 	URL       string            `json:"url,omitempty" toml:"url,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty" toml:"headers,omitempty"`
+	// OAuth, when set, has toolprof authorize itself to an HTTP server.
+	OAuth *OAuth `json:"oauth,omitempty" toml:"oauth,omitempty"`
 	// Source is FILE:LINE of the entry, so later errors can point at it.
 	Source string `json:"source" toml:"source"`
 

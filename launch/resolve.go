@@ -44,6 +44,7 @@ type ResolvedServer struct {
 	Cwd       string // absolute when it was declared relative to its file
 	URL       string
 	Headers   map[string]string
+	OAuth     *ResolvedOAuth // nil: no OAuth
 	// Template is the entry as written.
 	Template Server
 
@@ -100,6 +101,7 @@ func resolveServer(s Server, lookup Lookup) (ResolvedServer, error) {
 	}
 	rs.Env = r.expandMap("env", s.Env)
 	rs.Headers = r.expandMap("headers", s.Headers)
+	rs.OAuth = r.resolveOAuth(s.OAuth)
 	if rs.Cwd != "" && !filepath.IsAbs(rs.Cwd) && s.dir != "" {
 		rs.Cwd = filepath.Join(s.dir, rs.Cwd)
 	}
@@ -293,6 +295,7 @@ func (s Server) redacted() Server {
 	out.Args = slices.Clone(s.Args)
 	out.Env = redactMap(s.Env)
 	out.Headers = redactMap(s.Headers)
+	out.OAuth = s.OAuth.redacted()
 	return out
 }
 

@@ -49,6 +49,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/oauthstore"
 )
 
 // ErrUnavailable is wrapped by every error that means the upstream could not
@@ -173,6 +174,15 @@ type Options struct {
 	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	// Logger records connection events (never resolved values).
 	Logger *slog.Logger
+	// Tokens holds the tokens of servers declared with "oauth" (oauth.go);
+	// nil: such servers fail to connect, saying so.
+	Tokens *oauthstore.Store
+	// LoginCommand returns the command that logs in to a server, quoted
+	// in needs_login errors; nil derives it from the server's source file.
+	LoginCommand func(server string) string
+	// Login, when set, runs the authorization code flow for a server
+	// without a usable token (profiler login); nil leaves it needs_login.
+	Login *LoginFlow
 }
 
 func (o Options) withDefaults() Options {
@@ -209,6 +219,8 @@ type Client struct {
 	opts   Options
 	client *mcp.Client
 	http   *http.Transport // connection pool of an HTTP server, emptied when a session ends
+	oauth  *oauthHandler   // nil unless the server is declared with "oauth"
+	setup  error           // why the Client cannot connect at all (an oauth without a store)
 	closed chan struct{}   // closed by Close
 	done   chan struct{}   // closed when the supervisor has stopped
 	once   sync.Once
@@ -243,6 +255,9 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 	c := &Client{srv: srv, opts: opts.withDefaults(), closed: make(chan struct{}), done: make(chan struct{}), state: StateConnecting}
 	if srv.Transport == launch.StreamableHTTP {
 		c.http = http.DefaultTransport.(*http.Transport).Clone()
+		if srv.OAuth != nil {
+			c.oauth, c.setup = newOAuthHandler(c)
+		}
 	}
 	name := srv.Name
 	o := c.opts
@@ -362,14 +377,22 @@ func (c *Client) connect(ctx context.Context) error {
 
 func (c *Client) recordFailure(err error) error {
 	msg := c.srv.Scrub(err.Error())
+	state := StateDown
+	why := c.oauth.needsLogin()
+	if why != "" {
+		state, msg = StateNeedsLogin, c.oauth.unauthorized(why).Error()
+	}
 	c.mu.Lock()
 	closed := c.state == StateClosed
 	if !closed {
-		c.state, c.lastErr = StateDown, msg
+		c.state, c.lastErr = state, msg
 	}
 	c.mu.Unlock()
 	if !closed { // an attempt Close cut short is no failure to report
 		c.opts.Logger.Warn("upstream connect failed", "server", c.srv.Name, "err", msg)
+	}
+	if why != "" {
+		return c.oauth.unauthorized(why)
 	}
 	return fmt.Errorf("upstream %q: connect: %s: %w", c.srv.Name, msg, ErrUnavailable)
 }
@@ -403,10 +426,17 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		}
 		return &stdioTransport{cmd: cmd, terminate: c.opts.TerminateDuration, limit: c.opts.MaxMessageBytes, dropped: dropped, stray: c.stray}, cmd, nil
 	case launch.StreamableHTTP:
-		return &mcp.StreamableClientTransport{
+		t := &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
 			HTTPClient: &http.Client{Transport: headerTransport{base: c.http, headers: c.srv.Headers}},
-		}, nil, nil
+		}
+		if c.setup != nil {
+			return nil, nil, c.setup
+		}
+		if c.oauth != nil {
+			t.OAuthHandler = c.oauth
+		}
+		return t, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", c.srv.Transport)
 }
@@ -559,6 +589,9 @@ func (c *Client) live() (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.session == nil {
+		if why := c.oauth.needsLogin(); why != "" {
+			return nil, c.oauth.unauthorized(why)
+		}
 		why := c.lastErr
 		if why == "" {
 			why = string(c.state)
@@ -591,6 +624,9 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("upstream %q: %s: %w", c.srv.Name, op, ctx.Err())
+	}
+	if why := c.oauth.needsLogin(); why != "" {
+		return c.oauth.unauthorized(why)
 	}
 	return fmt.Errorf("upstream %q: %s: %s: %w", c.srv.Name, op, c.srv.Scrub(err.Error()), ErrUnavailable)
 }
@@ -777,6 +813,10 @@ func (c *Client) Health() Health {
 	h := Health{Name: c.srv.Name, Transport: c.srv.Transport, State: c.state, Restarts: c.restarts, LastError: c.lastErr, Tools: len(c.tools)}
 	if c.session != nil {
 		h.PID = c.pid
+	}
+	if why := c.oauth.needsLogin(); why != "" && h.State == StateReady {
+		// The session is open but its token no longer works.
+		h.State, h.LastError = StateNeedsLogin, c.oauth.unauthorized(why).Error()
 	}
 	return h
 }

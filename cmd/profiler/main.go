@@ -63,6 +63,7 @@ func commands() map[string]command {
 		"catalog": {summary: "write the tools/list catalog of live upstreams", run: runCatalog},
 		"check":   {summary: "which sessions of a trace a profiles file would refuse, and why", run: runCheck},
 		"doctor":  {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
+		"login":   {summary: "log in to the OAuth servers of a launch document and store their tokens", run: runLogin},
 		"launch":  {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
 		"replay":  {summary: "drive one real MCP session per trace line against a server and count call outcomes", run: runReplay},
 	}

@@ -26,6 +26,7 @@ func TestCommandHelp(t *testing.T) {
 		{"check", "--profiles FILE --trace FILE.jsonl [flags]"},
 		{"replay", "--trace FILE.jsonl [flags] (--url URL | --launch FILE | -- CMD ARGS)"},
 		{"launch", "--launch FILE [--persona NAME] [--format json|toml]"},
+		{"login", "--launch FILE [--persona NAME] [--server NAME] [--status]"},
 		{"doctor", "[--operating-context PATH]"},
 	}
 	var names []string

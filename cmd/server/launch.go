@@ -137,6 +137,9 @@ func startUpstreams(ctx context.Context, c *config, ref *gatewayRef, logger *slo
 		}),
 		RequireAll: c.requireAll || c.launchPath == "",
 	}
+	if opts.Client, err = withOAuth(c, doc, opts.Client); err != nil {
+		return nil, err
+	}
 	if c.launchPath == "" {
 		// The command was typed on this command line, as to a shell: it
 		// gets the whole environment. Servers of a launch document get only
@@ -155,6 +158,8 @@ func startUpstreams(ctx context.Context, c *config, ref *gatewayRef, logger *slo
 		case upstream.StateConnecting:
 			fmt.Fprintf(stderr, "server: upstream %q is still connecting; serving the others, its tools join when it is ready\n", h.Name)
 		case upstream.StateReady:
+		case upstream.StateNeedsLogin:
+			fmt.Fprintf(stderr, "server: %s; serving the others, its tools join once tokens are stored\n", h.LastError)
 		default:
 			fmt.Fprintf(stderr, "server: upstream %q did not start (%s); serving the others and retrying it with backoff\n", h.Name, h.LastError)
 		}
