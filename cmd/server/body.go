@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 )
 
 // JSON-RPC error codes of a body refused before the SDK sees it.
@@ -69,6 +70,39 @@ func checkOneJSONValue(body []byte) (int, string) {
 	}
 	if v[0] != '{' && v[0] != '[' {
 		return codeInvalidRequest, "Invalid Request: the request body is a JSON " + jsonKind(v[0]) + "; want a JSON-RPC message (object) or a batch (array)"
+	}
+	return checkIDs(v)
+}
+
+// checkIDs refuses a message (or a batch member) whose id the SDK would
+// answer under another value: it holds numeric ids as int64, so 1.5 would
+// be answered as 1 and 1e30 as -2^63, and the client would take the
+// answer for another request. MCP ids are strings or integers; integers
+// written as int64 writes them pass.
+func checkIDs(v json.RawMessage) (int, string) {
+	type message struct {
+		ID json.RawMessage `json:"id"`
+	}
+	var msgs []message
+	if v[0] == '[' {
+		if json.Unmarshal(v, &msgs) != nil {
+			return 0, "" // members that are not objects: the SDK refuses them
+		}
+	} else {
+		var m message
+		if json.Unmarshal(v, &m) != nil {
+			return 0, ""
+		}
+		msgs = []message{m}
+	}
+	for _, m := range msgs {
+		id := string(m.ID)
+		if id == "" || id[0] == '"' || id == "null" {
+			continue
+		}
+		if n, err := strconv.ParseInt(id, 10, 64); err != nil || strconv.FormatInt(n, 10) != id {
+			return codeInvalidRequest, fmt.Sprintf("Invalid Request: id %s cannot be answered under the same value; use a string or an integer from -9223372036854775808 to 9223372036854775807, written without a fraction, exponent or sign on zero", id)
+		}
 	}
 	return 0, ""
 }

@@ -307,6 +307,15 @@ func TestPostBodyOneJSONValue(t *testing.T) {
 		{"not JSON", "{nope", session, 400, -32700, "not JSON"},
 		{"a string", `"ping"`, session, 400, -32600, "JSON string"},
 		{"one message, trailing white space", ping + "\r\n", session, 200, 0, ""},
+		// The SDK holds ids as int64: these would be answered under
+		// another value (1, -2^63, 0, 100, 1).
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, session, 400, -32600, "id 1.5 cannot be answered under the same value"},
+		{"id beyond int64", `{"jsonrpc":"2.0","id":1e30,"method":"ping"}`, session, 400, -32600, "id 1e30"},
+		{"negative zero id", `{"jsonrpc":"2.0","id":-0,"method":"ping"}`, session, 400, -32600, "id -0"},
+		{"exponent id", `{"jsonrpc":"2.0","id":1E+2,"method":"ping"}`, session, 400, -32600, "id 1E+2"},
+		{"fractional id in a batch", `[{"jsonrpc":"2.0","id":1.0,"method":"ping"}]`, session, 400, -32600, "id 1.0"},
+		{"largest int64 id", `{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}`, session, 200, 0, ""},
+		{"string id", `{"jsonrpc":"2.0","id":"1.5","method":"ping"}`, session, 200, 0, ""},
 	}
 	for _, c := range cases {
 		status, _, body := rawPost(t, base+"/mcp", strings.NewReader(c.body), -1, c.header)
