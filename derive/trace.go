@@ -37,7 +37,7 @@ const traceChunk = 1 << 14
 // telemetry.DecodeTrace, so results and errors are the same. Without skipBad
 // any malformed line or repeated session id is an error naming the file and
 // line; with skipBad those lines are skipped and reported in the stats.
-func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, TraceStats, error) {
+func ReadTrace(ctx context.Context, path string, skipBad bool) ([]telemetry.Usage, TraceStats, error) {
 	st := TraceStats{ToolCalls: map[string]int{}}
 	fh, err := os.Open(path)
 	if err != nil {
@@ -118,7 +118,7 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 		launch()
 	}()
 	var seen map[string]int
-	var out []Session
+	var out []telemetry.Usage
 	in := newInterner()
 	size := int64(0)
 	if fi, err := fh.Stat(); err == nil {
@@ -135,15 +135,15 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 				est = int(size / (r.bytes / n) * 11 / 10)
 			}
 			seen = make(map[string]int, est)
-			out = make([]Session, 0, est)
+			out = make([]telemetry.Usage, 0, est)
 		}
 		bad = append(bad, r.bad...)
 		for _, tl := range r.sessions {
-			if prev, dup := seen[tl.id]; dup {
-				bad = append(bad, &telemetry.LineError{File: path, Line: tl.line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", tl.id, prev)})
+			if prev, dup := seen[tl.s.Session.ID]; dup {
+				bad = append(bad, &telemetry.LineError{File: path, Line: tl.line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", tl.s.Session.ID, prev)})
 				continue
 			}
-			seen[tl.id] = tl.line
+			seen[tl.s.Session.ID] = tl.line
 			for i, t := range tl.s.Tools {
 				tl.s.Tools[i] = in.str(t)
 				st.ToolCalls[tl.s.Tools[i]] += tl.calls[i]
@@ -174,9 +174,8 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 
 // traceLine is one decoded line.
 type traceLine struct {
-	s       Session
+	s       telemetry.Usage
 	calls   []int // calls per tool of s.Tools
-	id      string
 	line    int
 	unknown int
 	noZone  bool // the start had no zone offset
@@ -227,9 +226,8 @@ func decodeLine(line []byte, path string, n int, in *interner) (traceLine, bool,
 	}
 	tools, calls := toolCalls(called)
 	return traceLine{
-		s:       Session{Tools: tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly},
+		s:       telemetry.Usage{Session: telemetry.Session{ID: u.Session.ID, Start: u.Session.Start, Profile: u.Session.Profile}, Tools: tools, Calls: u.Calls},
 		calls:   calls,
-		id:      u.Session.ID,
 		line:    n,
 		unknown: u.Unknown,
 		noZone:  ts[0].StartedNoZone,
@@ -293,14 +291,14 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 			if !ok {
 				return tl, false
 			}
-			tl.id = string(v)
+			tl.s.Session.ID = string(v)
 		case "client":
 			if !sc.client() {
 				return tl, false
 			}
 		case "started":
 			if sc.null() {
-				tl.s.Start, tl.noZone = time.Time{}, false
+				tl.s.Session.Start, tl.noZone = time.Time{}, false
 				continue
 			}
 			v, ok := sc.str()
@@ -311,17 +309,17 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 			if err != nil {
 				return tl, false
 			}
-			tl.s.Start, tl.noZone = t.UTC(), noZone
+			tl.s.Session.Start, tl.noZone = t.UTC(), noZone
 		case "profile":
 			if sc.null() {
-				tl.s.Profile = ""
+				tl.s.Session.Profile = ""
 				continue
 			}
 			v, ok := sc.str()
 			if !ok {
 				return tl, false
 			}
-			tl.s.Profile = string(v)
+			tl.s.Session.Profile = string(v)
 		case "calls":
 			tools = tools[:0]
 			tl.s.Calls, tl.unknown = 0, 0
@@ -359,7 +357,7 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 		}
 	}
 	sc.space()
-	if sc.i != len(b) || tl.id == "" {
+	if sc.i != len(b) || tl.s.Session.ID == "" {
 		return tl, false
 	}
 	tl.s.Tools, tl.calls = toolCalls(tools)

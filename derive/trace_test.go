@@ -67,12 +67,12 @@ func TestReadTraceMatchesTelemetry(t *testing.T) {
 	for i, u := range want {
 		g := got[i]
 		unknown += u.Unknown
-		if !slices.Equal(g.Tools, u.Tools) || g.Calls != u.Calls || !g.Start.Equal(u.Session.Start) || g.Profile != u.Session.Profile {
+		if !slices.Equal(g.Tools, u.Tools) || g.Calls != u.Calls || !g.Session.Start.Equal(u.Session.Start) || g.Session.Profile != u.Session.Profile {
 			t.Errorf("session %s: got %+v, telemetry %+v", u.Session.ID, g, u)
 		}
 	}
 	// A denied call is demand: its tool is in the session's set.
-	if s4 := got[3]; !slices.Contains(s4.Tools, "x") || s4.Profile != "core" {
+	if s4 := got[3]; !slices.Contains(s4.Tools, "x") || s4.Session.Profile != "core" {
 		t.Errorf("denied call not counted as demand: %+v", s4)
 	}
 	if st.UnknownOutcomes != unknown || unknown != 1 {
