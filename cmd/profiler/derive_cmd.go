@@ -364,7 +364,7 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 	toolCalls := map[string]int{}
 	var rep traceReport
 	for _, path := range f.traces {
-		ss, st, err := derive.ReadTrace(ctx, path, true)
+		ss, st, err := telemetry.ReadTraceUsage(ctx, path, true)
 		if err != nil {
 			return nil, nil, 0, err
 		}
