@@ -21,7 +21,11 @@ func GatewayTool(name string) bool {
 }
 
 // Demand is one learning session's demand: catalog tool indices, sorted
-// and distinct, and the session's start (zero when unknown).
+// and distinct, and the session's start (zero when unknown). It is not a
+// second shape of a session but its index form: built from a
+// telemetry.Usage against one catalog (CatalogDemand), after sessions that
+// did not see every tool are left out, so the solver and the split work on
+// small integers instead of tool names.
 type Demand struct {
 	Tools []int
 	Start time.Time

@@ -18,6 +18,7 @@ import (
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // baselineName names the top-k baseline of profile name when it is served
@@ -88,7 +89,7 @@ func TestEvalSharedData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sessions, st, err := derive.ReadTrace(context.Background(), filepath.Join(dir, "traces", set+".jsonl"), false)
+			sessions, st, err := telemetry.ReadTraceUsage(context.Background(), filepath.Join(dir, "traces", set+".jsonl"), false)
 			if err != nil {
 				t.Fatal(err)
 			}

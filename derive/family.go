@@ -11,19 +11,8 @@ import (
 	"time"
 
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
 )
-
-// Session is what the derivation needs of one recorded or imported session.
-type Session struct {
-	Tools       []string // distinct tools called, denied calls included
-	Calls       int
-	Start       time.Time // zero when unknown
-	Profile     string    // profile served; "" when not recorded (saw every tool)
-	Exploration bool      // picked by --explore; Profile says what it was served
-	// ReadOnly marks a session served only read and evaluate tools
-	// (--read-only): it did not see every tool, whatever its profile.
-	ReadOnly bool
-}
 
 // sessionClass is how the derivation treats a session.
 type sessionClass int
@@ -38,11 +27,11 @@ const (
 // counts only when it was served full: under a --max-profile ceiling the
 // gateway explores with the ceiling, and under --read-only only read tools
 // are served, so such a session saw a smaller profile.
-func classify(s Session) sessionClass {
-	if !SawEveryTool(s.Profile, s.Exploration, s.ReadOnly) {
+func classify(s telemetry.Usage) sessionClass {
+	if !SawEveryTool(s.Session.Profile, s.Session.Exploration, s.Session.ReadOnly) {
 		return classRestricted
 	}
-	if s.Exploration {
+	if s.Session.Exploration {
 		return classExploration
 	}
 	return classFull
@@ -213,8 +202,9 @@ type Result struct {
 }
 
 // Derive learns a nested family of profiles from sessions (in recorded or
-// imported order).
-func Derive(sessions []Session, cfg Config) (*Result, error) {
+// imported order). Of a session it reads the tools called, the number of
+// calls, the start and what it was served (profile, exploration, read-only).
+func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	if cfg.Holdout < 0 || cfg.Holdout >= 1 || math.IsNaN(cfg.Holdout) {
 		return nil, fmt.Errorf("holdout %v: want a share in [0,1)", cfg.Holdout)
 	}
@@ -469,7 +459,7 @@ func (res *Result) profile(name string, idx []int, tools []Tool, train, test *sa
 // A session calling a tool the catalog lacks is marked Unknown and counted:
 // no profile, not even full, can serve it, so no profile covers it.
 // Calls to the gateway's own tools are no demand and not counted.
-func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts, []string) {
+func selectSessions(sessions []telemetry.Usage, index map[string]int) ([]Demand, Counts, []string) {
 	c := Counts{Input: len(sessions)}
 	used := make([]Demand, 0, len(sessions))
 	unknown := map[string]bool{}
@@ -492,7 +482,7 @@ func selectSessions(sessions []Session, index map[string]int) ([]Demand, Counts,
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		used = append(used, Demand{Tools: idx, Start: s.Start, Unknown: miss})
+		used = append(used, Demand{Tools: idx, Start: s.Session.Start, Unknown: miss})
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {

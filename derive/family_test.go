@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 func TestWilson(t *testing.T) {
@@ -45,10 +46,10 @@ func fixtureTools() []Tool {
 	return ts
 }
 
-func sessionsOf(sets ...[]string) []Session {
-	out := make([]Session, len(sets))
+func sessionsOf(sets ...[]string) []telemetry.Usage {
+	out := make([]telemetry.Usage, len(sets))
 	for i, s := range sets {
-		out[i] = Session{Tools: s, Calls: len(s), Start: t0.Add(time.Duration(i) * time.Minute)}
+		out[i] = telemetry.Usage{Tools: s, Calls: len(s), Session: telemetry.Session{Start: t0.Add(time.Duration(i) * time.Minute)}}
 	}
 	return out
 }
@@ -61,7 +62,7 @@ func repeat(n int, set []string) [][]string {
 	return out
 }
 
-func fixtureSessions() []Session {
+func fixtureSessions() []telemetry.Usage {
 	var sets [][]string
 	sets = append(sets, repeat(40, []string{"a"})...)
 	sets = append(sets, repeat(25, []string{"a", "b"})...)
@@ -216,12 +217,12 @@ func TestDerivePolicy(t *testing.T) {
 }
 
 func TestDeriveSessionSelection(t *testing.T) {
-	ss := []Session{
-		{Tools: []string{"a"}, Calls: 1, Start: t0.Add(3 * time.Hour)},
-		{Tools: []string{"b"}, Calls: 1, Profile: "core"}, // restricted: skipped
-		{Tools: []string{"c"}, Calls: 2, Profile: "full", Exploration: true},
-		{Tools: []string{"zz", "a"}, Calls: 2, Profile: "full"}, // unknown tool counted
-		{Calls: 0, Start: t0}, // zero calls
+	ss := []telemetry.Usage{
+		{Tools: []string{"a"}, Calls: 1, Session: telemetry.Session{Start: t0.Add(3 * time.Hour)}},
+		{Tools: []string{"b"}, Calls: 1, Session: telemetry.Session{Profile: "core"}}, // restricted: skipped
+		{Tools: []string{"c"}, Calls: 2, Session: telemetry.Session{Profile: "full", Exploration: true}},
+		{Tools: []string{"zz", "a"}, Calls: 2, Session: telemetry.Session{Profile: "full"}}, // unknown tool counted
+		{Calls: 0, Session: telemetry.Session{Start: t0}},                                   // zero calls
 	}
 	res, err := Derive(ss, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.5, DefaultTarget: DefaultTarget})
 	if err != nil {
@@ -248,17 +249,17 @@ func TestDeriveSessionSelection(t *testing.T) {
 func TestClassifySession(t *testing.T) {
 	tests := []struct {
 		name string
-		s    Session
+		s    telemetry.Usage
 		want sessionClass
 	}{
-		{"no profile recorded", Session{}, classFull},
-		{"served full", Session{Profile: "full"}, classFull},
-		{"served a smaller profile", Session{Profile: "core"}, classRestricted},
-		{"exploration served full", Session{Profile: "full", Exploration: true}, classExploration},
-		{"exploration served the ceiling", Session{Profile: "standard", Exploration: true}, classRestricted},
-		{"exploration with no profile recorded", Session{Exploration: true}, classRestricted},
-		{"exploration served full read-only", Session{Profile: "full", Exploration: true, ReadOnly: true}, classRestricted},
-		{"served full read-only", Session{Profile: "full", ReadOnly: true}, classRestricted},
+		{"no profile recorded", telemetry.Usage{}, classFull},
+		{"served full", telemetry.Usage{Session: telemetry.Session{Profile: "full"}}, classFull},
+		{"served a smaller profile", telemetry.Usage{Session: telemetry.Session{Profile: "core"}}, classRestricted},
+		{"exploration served full", telemetry.Usage{Session: telemetry.Session{Profile: "full", Exploration: true}}, classExploration},
+		{"exploration served the ceiling", telemetry.Usage{Session: telemetry.Session{Profile: "standard", Exploration: true}}, classRestricted},
+		{"exploration with no profile recorded", telemetry.Usage{Session: telemetry.Session{Exploration: true}}, classRestricted},
+		{"exploration served full read-only", telemetry.Usage{Session: telemetry.Session{Profile: "full", Exploration: true, ReadOnly: true}}, classRestricted},
+		{"served full read-only", telemetry.Usage{Session: telemetry.Session{Profile: "full", ReadOnly: true}}, classRestricted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -268,10 +269,10 @@ func TestClassifySession(t *testing.T) {
 		})
 	}
 	// The counts follow the classification.
-	ss := []Session{
-		{Tools: []string{"a"}, Calls: 1, Profile: "full", Exploration: true},
-		{Tools: []string{"b"}, Calls: 1, Profile: "standard", Exploration: true},
-		{Tools: []string{"c"}, Calls: 1, Profile: "full", Exploration: true, ReadOnly: true},
+	ss := []telemetry.Usage{
+		{Tools: []string{"a"}, Calls: 1, Session: telemetry.Session{Profile: "full", Exploration: true}},
+		{Tools: []string{"b"}, Calls: 1, Session: telemetry.Session{Profile: "standard", Exploration: true}},
+		{Tools: []string{"c"}, Calls: 1, Session: telemetry.Session{Profile: "full", Exploration: true, ReadOnly: true}},
 		{Tools: []string{"a"}, Calls: 1},
 	}
 	_, c, _ := selectSessions(ss, indexOf(fixtureTools()))
@@ -283,13 +284,13 @@ func TestClassifySession(t *testing.T) {
 func TestNotEvaluable(t *testing.T) {
 	tests := []struct {
 		name     string
-		sessions []Session
+		sessions []telemetry.Usage
 		holdout  float64
 		want     []string
 	}{
 		{"no holdout", fixtureSessions(), 0, []string{"holdout_ci", "holdout_coverage"}},
 		{"no sessions", nil, 0.2, []string{"coverage", "holdout_ci", "holdout_coverage"}},
-		{"all restricted", []Session{{Tools: []string{"a"}, Calls: 1, Profile: "core"}}, 0.2, []string{"coverage", "holdout_ci", "holdout_coverage"}},
+		{"all restricted", []telemetry.Usage{{Tools: []string{"a"}, Calls: 1, Session: telemetry.Session{Profile: "core"}}}, 0.2, []string{"coverage", "holdout_ci", "holdout_coverage"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -420,11 +421,11 @@ func TestDefaultIsSmallestReachingTarget(t *testing.T) {
 func TestSmallSampleWarning(t *testing.T) {
 	restricted := append(fixtureSessions(), sessionsOf(repeat(50, []string{"a"})...)...)
 	for i := 100; i < len(restricted); i++ {
-		restricted[i].Profile = "core"
+		restricted[i].Session.Profile = "core"
 	}
 	for _, tt := range []struct {
 		name     string
-		sessions []Session
+		sessions []telemetry.Usage
 		min      int
 		warn     bool
 	}{
@@ -483,9 +484,9 @@ func TestDeriveReadOnlyPolicy(t *testing.T) {
 // tool renamed) must not yield an empty profile reported as covering every
 // session.
 func TestDeriveCatalogMismatch(t *testing.T) {
-	var ss []Session
+	var ss []telemetry.Usage
 	for i := range 40 {
-		ss = append(ss, Session{Tools: []string{"old_" + string(rune('a'+i%3))}, Calls: 2, Start: t0.Add(time.Duration(i) * time.Minute)})
+		ss = append(ss, telemetry.Usage{Tools: []string{"old_" + string(rune('a'+i%3))}, Calls: 2, Session: telemetry.Session{Start: t0.Add(time.Duration(i) * time.Minute)}})
 	}
 	toolCalls := map[string]int{"old_a": 28, "old_b": 26, "old_c": 26, "get_operating_context": 5}
 	res, err := Derive(ss, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.25, DefaultTarget: DefaultTarget, ToolCalls: toolCalls})
@@ -532,7 +533,7 @@ func TestDeriveEmptyDefault(t *testing.T) {
 			ss := sessionsOf(tt.sets...)
 			// Interleave so that both parts hold a caller.
 			for i := range ss {
-				ss[i].Start = t0.Add(time.Duration((i*7)%len(ss)) * time.Minute)
+				ss[i].Session.Start = t0.Add(time.Duration((i*7)%len(ss)) * time.Minute)
 			}
 			res, err := Derive(ss, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.25, DefaultTarget: DefaultTarget})
 			if err != nil {

@@ -6,21 +6,22 @@ import (
 	"testing"
 
 	"github.com/toolprof/toolprof/bench/sessiongen"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // generated returns n synthetic sessions over a 300-tool catalog.
-func generated(tb testing.TB, n int) ([]Session, []Tool) {
+func generated(tb testing.TB, n int) ([]telemetry.Usage, []Tool) {
 	tb.Helper()
 	names := sessiongen.ToolNames(300)
 	tools := make([]Tool, len(names))
 	for i, name := range names {
 		tools[i] = Tool{Name: name, Bytes: 200 + 37*(i%23), Tokens: 50 + 11*(i%17)}
 	}
-	out := make([]Session, 0, n)
+	out := make([]telemetry.Usage, 0, n)
 	err := sessiongen.Each(sessiongen.Config{Seed: 1, Sessions: n, Tools: names}, func(s sessiongen.Session) error {
 		ts := slices.Clone(s.Calls)
 		slices.Sort(ts)
-		out = append(out, Session{Tools: slices.Compact(ts), Calls: len(s.Calls), Start: s.Start})
+		out = append(out, telemetry.Usage{Tools: slices.Compact(ts), Calls: len(s.Calls), Session: telemetry.Session{Start: s.Start}})
 		return nil
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // TestApplyCoverageExcludesFallback: a session needing a tool that neither
@@ -56,14 +57,14 @@ func TestSplitMatchesDerive(t *testing.T) {
 		Profiles: []profiles.Profile{{Name: "lean", Tools: []string{"a.x"}, Groups: []string{"g"}}},
 		Groups:   []profiles.Group{{Name: "g", Tools: []string{"a.y"}}}}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var sessions []Session
+	var sessions []telemetry.Usage
 	for i := range 10 { // grouped, oldest
-		sessions = append(sessions, Session{Tools: []string{"a.x"}, Profile: "lean", Start: start.Add(time.Duration(i) * time.Minute)})
+		sessions = append(sessions, telemetry.Usage{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "lean", Start: start.Add(time.Duration(i) * time.Minute)}})
 	}
 	for i := range 10 { // full, newest; one grouped among the newest two
-		sessions = append(sessions, Session{Tools: []string{"a.y"}, Start: start.Add(time.Hour + time.Duration(i)*time.Minute)})
+		sessions = append(sessions, telemetry.Usage{Tools: []string{"a.y"}, Session: telemetry.Session{Start: start.Add(time.Hour + time.Duration(i)*time.Minute)}})
 	}
-	sessions = append(sessions, Session{Tools: []string{"a.x"}, Profile: "lean", Start: start.Add(time.Hour + 8*time.Minute + 30*time.Second)})
+	sessions = append(sessions, telemetry.Usage{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "lean", Start: start.Add(time.Hour + 8*time.Minute + 30*time.Second)}})
 	used, grouped, _ := selectSessions(sessions, index, prior)
 	train, test := derive.Split(used, 0.2, grouped)
 	// derive holds out round(0.2*10) = 2 of its 10 full sessions: the

@@ -6,6 +6,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // BenchmarkChoose measures choosing groups on the mixed workload; compare
@@ -38,9 +39,9 @@ func BenchmarkDeriveBaseline(b *testing.B) {
 	for i, c := range costs {
 		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
 	}
-	ds := make([]derive.Session, len(sessions))
+	ds := make([]telemetry.Usage, len(sessions))
 	for i, s := range sessions {
-		ds[i] = derive.Session{Tools: s.Tools, Calls: len(s.Tools), Start: s.Start}
+		ds[i] = telemetry.Usage{Tools: s.Tools, Calls: len(s.Tools), Session: telemetry.Session{Start: s.Session.Start}}
 	}
 	for b.Loop() {
 		if _, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget}); err != nil {

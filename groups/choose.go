@@ -13,6 +13,7 @@ import (
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // Base is a candidate base profile: a name (where it came from) and its
@@ -132,7 +133,7 @@ type Result struct {
 // Choose derives tool groups from co-usage and chooses, jointly with a base
 // profile, the layout minimising the expected tool-definition tokens per
 // derive session; it measures the choice on the held-out sessions.
-func Choose(sessions []Session, cfg Config) (*Result, error) {
+func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	if cfg.Counter == nil {
 		return nil, errors.New("groups: a token counter is required")
 	}

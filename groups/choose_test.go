@@ -41,10 +41,10 @@ func mixedCatalog() []*mcp.Tool {
 // upstream (60%) or two, and within each one planted task cluster (tools
 // 0-3 or 4-7), 2-4 of its tools. Tools 8 and 9 of every upstream are never
 // used. Sessions are dated a minute apart.
-func mixedSessions(n int, seed uint64) []Session {
+func mixedSessions(n int, seed uint64) []telemetry.Usage {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var out []Session
+	var out []telemetry.Usage
 	for i := range n {
 		ups := []int{rng.IntN(len(upstreams))}
 		if rng.IntN(10) >= 6 {
@@ -59,7 +59,7 @@ func mixedSessions(n int, seed uint64) []Session {
 			}
 		}
 		slices.Sort(tools)
-		out = append(out, Session{Tools: tools, Start: start.Add(time.Duration(i) * time.Minute)})
+		out = append(out, telemetry.Usage{Tools: tools, Session: telemetry.Session{Start: start.Add(time.Duration(i) * time.Minute)}})
 	}
 	return out
 }
@@ -75,7 +75,7 @@ func newCounter(t *testing.T) *price.Counter {
 
 // staticBases derives core and standard static profiles from the sessions
 // with the derive package, as profiler derive would.
-func staticBases(t *testing.T, counter *price.Counter, catalog []*mcp.Tool, sessions []Session) ([]Base, *derive.Result) {
+func staticBases(t *testing.T, counter *price.Counter, catalog []*mcp.Tool, sessions []telemetry.Usage) ([]Base, *derive.Result) {
 	t.Helper()
 	costs, err := bench.ModelToolCosts(catalog, counter)
 	if err != nil {
@@ -85,9 +85,9 @@ func staticBases(t *testing.T, counter *price.Counter, catalog []*mcp.Tool, sess
 	for i, c := range costs {
 		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
 	}
-	ds := make([]derive.Session, len(sessions))
+	ds := make([]telemetry.Usage, len(sessions))
 	for i, s := range sessions {
-		ds[i] = derive.Session{Tools: s.Tools, Calls: len(s.Tools), Start: s.Start}
+		ds[i] = telemetry.Usage{Tools: s.Tools, Calls: len(s.Tools), Session: telemetry.Session{Start: s.Session.Start}}
 	}
 	res, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
 	if err != nil {
@@ -245,9 +245,9 @@ func TestChooseFullWins(t *testing.T) {
 	for _, tl := range catalog {
 		all = append(all, tl.Name)
 	}
-	sessions := make([]Session, 50)
+	sessions := make([]telemetry.Usage, 50)
 	for i := range sessions {
-		sessions[i] = Session{Tools: all}
+		sessions[i] = telemetry.Usage{Tools: all}
 	}
 	res, err := Choose(sessions, Config{Catalog: catalog, Counter: newCounter(t), Holdout: 0.2})
 	if err != nil {
@@ -295,15 +295,15 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 		Profiles: []profiles.Profile{{Name: "lean", Tools: []string{"a.x"}, Groups: []string{"g"}}, {Name: "core", Tools: []string{"a.x"}}, {Name: "full", Tools: []string{"a.x", "a.y", "a.z"}}},
 		Groups:   []profiles.Group{{Name: "g", Tools: []string{"a.y", "a.z", "gone.tool"}}}}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	sessions := []Session{
-		{Tools: []string{"a.x", EnableToolsName}, Switches: []string{"g"}, Profile: "lean", Start: start},                  // switched: x, y, z; enable_tools is the gateway's
-		{Tools: []string{"a.x"}, Profile: "core", Start: start.Add(time.Minute)},                                           // restricted: skipped
-		{Tools: []string{EnableToolsName}, Switches: []string{"nope"}, Profile: "lean", Start: start.Add(2 * time.Minute)}, // unknown group: no demand
-		{Tools: []string{"a.y", "b.q", "get_operating_context"}, Start: start.Add(-time.Minute)},                           // no profile: saw all; b.q unknown, the gateway's tool not
-		{Tools: []string{"a.z"}, Profile: "full", Exploration: false},                                                      // no start: after the previous
-		{Tools: []string{"a.x"}, Profile: "full", Exploration: true, Start: start.Add(time.Hour)},                          // exploring, served full: used
-		{Tools: []string{"a.y"}, Profile: "core", Exploration: true, Start: start.Add(2 * time.Hour)},                      // exploring under a ceiling: restricted
-		{Tools: []string{"a.z"}, Profile: "full", ReadOnly: true, Start: start.Add(3 * time.Hour)},                         // full but read-only: restricted
+	sessions := []telemetry.Usage{
+		{Tools: []string{"a.x", EnableToolsName}, Session: telemetry.Session{Switches: []telemetry.Switch{{Group: "g"}}, Profile: "lean", Start: start}},                  // switched: x, y, z; enable_tools is the gateway's
+		{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "core", Start: start.Add(time.Minute)}},                                                              // restricted: skipped
+		{Tools: []string{EnableToolsName}, Session: telemetry.Session{Switches: []telemetry.Switch{{Group: "nope"}}, Profile: "lean", Start: start.Add(2 * time.Minute)}}, // unknown group: no demand
+		{Tools: []string{"a.y", "b.q", "get_operating_context"}, Session: telemetry.Session{Start: start.Add(-time.Minute)}},                                              // no profile: saw all; b.q unknown, the gateway's tool not
+		{Tools: []string{"a.z"}, Session: telemetry.Session{Profile: "full", Exploration: false}},                                                                         // no start: after the previous
+		{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "full", Exploration: true, Start: start.Add(time.Hour)}},                                             // exploring, served full: used
+		{Tools: []string{"a.y"}, Session: telemetry.Session{Profile: "core", Exploration: true, Start: start.Add(2 * time.Hour)}},                                         // exploring under a ceiling: restricted
+		{Tools: []string{"a.z"}, Session: telemetry.Session{Profile: "full", ReadOnly: true, Start: start.Add(3 * time.Hour)}},                                            // full but read-only: restricted
 	}
 	used, _, c := selectSessions(sessions, index, prior)
 	var got []string
@@ -344,7 +344,7 @@ func TestChooseLearnsFromSwitches(t *testing.T) {
 		Groups:   []profiles.Group{{Name: "b", Tools: beta}, {Name: "rest", Tools: rest}}}
 	sessions := mixedSessions(100, 3)
 	for range 40 {
-		sessions = append(sessions, Session{Profile: "lean", Switches: []string{"b"}})
+		sessions = append(sessions, telemetry.Usage{Session: telemetry.Session{Profile: "lean", Switches: []telemetry.Switch{{Group: "b"}}}})
 	}
 	res, err := Choose(sessions, Config{Catalog: catalog, Counter: newCounter(t), Holdout: 0, Prior: prior})
 	if err != nil {
@@ -372,16 +372,6 @@ func TestChooseLearnsFromSwitches(t *testing.T) {
 		if strings.HasSuffix(g.Name, "-other") && slices.ContainsFunc(beta, func(b string) bool { return slices.Contains(g.Tools, b) }) {
 			t.Errorf("switched-on tools in catch-all %s: %v", g.Name, g.Tools)
 		}
-	}
-}
-
-func TestFromUsage(t *testing.T) {
-	now := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
-	u := telemetry.Usage{Tools: []string{"a"}, Session: telemetry.Session{Start: now, Profile: "lean", Exploration: true,
-		Switches: []telemetry.Switch{{Time: now, Group: "g1"}, {Time: now, Group: "g2"}}}}
-	got := FromUsage(u)
-	if !slices.Equal(got.Switches, []string{"g1", "g2"}) || got.Profile != "lean" || !got.Exploration || !got.Start.Equal(now) || !slices.Equal(got.Tools, []string{"a"}) {
-		t.Errorf("FromUsage = %+v", got)
 	}
 }
 

@@ -48,12 +48,8 @@ func TestEvalRealData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sessions []groups.Session
-			var dsessions []derive.Session
-			for _, u := range telemetry.UsageFromTrace(ts) {
-				sessions = append(sessions, groups.FromUsage(u))
-				dsessions = append(dsessions, derive.Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile})
-			}
+			sessions := telemetry.UsageFromTrace(ts)
+			dsessions := sessions
 			// Priced as profiler derive prices them: as the gateway lists
 			// them (servedcost), with no policy.
 			costs, err := servedcost.ToolCosts(context.Background(), cat, nil, counter)

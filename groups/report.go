@@ -9,17 +9,7 @@ import (
 
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/profiles"
-	"github.com/toolprof/toolprof/telemetry"
 )
-
-// FromUsage converts a telemetry session's usage, switches included.
-func FromUsage(u telemetry.Usage) Session {
-	s := Session{Tools: u.Tools, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly}
-	for _, sw := range u.Session.Switches {
-		s.Switches = append(s.Switches, sw.Group)
-	}
-	return s
-}
 
 // WriteTable prints the result for a person: the chosen layout, then the
 // figures on both parts, then the static candidates.

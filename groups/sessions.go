@@ -8,18 +8,8 @@ import (
 
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/telemetry"
 )
-
-// Session is what the derivation of groups needs of one recorded or
-// imported session.
-type Session struct {
-	Tools       []string  // distinct tools called, denied calls included
-	Switches    []string  // groups switched on with enable_tools (telemetry Session.Switches)
-	Start       time.Time // zero when unknown
-	Profile     string    // profile served; "" when not recorded (saw every tool)
-	Exploration bool      // served full by --explore
-	ReadOnly    bool      // served only read and evaluate tools
-}
 
 // Counts says which sessions were learned from and why others were not.
 type Counts struct {
@@ -49,9 +39,13 @@ type Counts struct {
 // calls it made as demand for the tools called (derive.CatalogDemand: calls
 // to the gateway's own tools, enable_tools among them, are none).
 //
+// Of a session it reads the tools called, the groups switched on
+// (Session.Switches), the start and what it was served (profile,
+// exploration, read-only).
+//
 // grouped[i] says whether used[i] was served a grouped profile (derive does
 // not learn from those; derive.Split needs to know).
-func selectSessions(sessions []Session, index map[string]int, prior *profiles.File) (used []derive.Demand, grouped []bool, c Counts) {
+func selectSessions(sessions []telemetry.Usage, index map[string]int, prior *profiles.File) (used []derive.Demand, grouped []bool, c Counts) {
 	c = Counts{Input: len(sessions)}
 	groupTools := map[string][]string{}
 	reachAll := map[string]bool{}
@@ -84,23 +78,23 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 	grouped = make([]bool, 0, len(sessions))
 	for _, s := range sessions {
 		switch {
-		case derive.SawEveryTool(s.Profile, s.Exploration, s.ReadOnly):
+		case derive.SawEveryTool(s.Session.Profile, s.Session.Exploration, s.Session.ReadOnly):
 			grouped = append(grouped, false)
-		case reachAll[s.Profile] && !s.ReadOnly:
+		case reachAll[s.Session.Profile] && !s.Session.ReadOnly:
 			c.Grouped++
 			grouped = append(grouped, true)
 		default:
 			c.Restricted++
 			continue
 		}
-		if len(s.Tools) == 0 && len(s.Switches) == 0 {
+		if len(s.Tools) == 0 && len(s.Session.Switches) == 0 {
 			c.ZeroCalls++
 		}
 		idx, miss := derive.CatalogDemand(make([]int, 0, len(s.Tools)), s.Tools, index, unknownTools)
-		for _, g := range s.Switches {
-			ts, ok := groupTools[g]
+		for _, sw := range s.Session.Switches {
+			ts, ok := groupTools[sw.Group]
 			if !ok {
-				unknownGroups[g] = true
+				unknownGroups[sw.Group] = true
 				continue
 			}
 			for _, t := range ts {
@@ -114,7 +108,7 @@ func selectSessions(sessions []Session, index map[string]int, prior *profiles.Fi
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		used = append(used, derive.Demand{Tools: idx, Start: s.Start})
+		used = append(used, derive.Demand{Tools: idx, Start: s.Session.Start})
 	}
 	c.Used = len(used)
 	c.UnknownTools = slices.Sorted(maps.Keys(unknownTools))

@@ -226,7 +226,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.summary == "markdown" {
 		groupsReport = io.Discard // the summary stays markdown
 	}
-	if err := f.groups.apply(ctx, deriveGroupsInput{Telemetry: f.telemetry, Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
+	if err := f.groups.apply(ctx, deriveGroupsInput{Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
 		return err
 	}
 	if f.summary == "markdown" {
@@ -337,7 +337,7 @@ func loadCurrent(path string) (*profiles.File, []byte, error) {
 // readDeriveSessions reads sessions from telemetry directories or trace
 // files, in recorded or imported order, counts the calls per tool, and
 // counts calls telemetry recorded as unknown_tool.
-func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) ([]derive.Session, map[string]int, int, error) {
+func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) ([]telemetry.Usage, map[string]int, int, error) {
 	intern := map[string]string{}
 	name := func(s string) string {
 		if v, ok := intern[s]; ok {
@@ -346,15 +346,14 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 		intern[s] = s
 		return s
 	}
-	var out []derive.Session
+	var out []telemetry.Usage
 	unknown := 0
 	add := func(u telemetry.Usage) {
-		tools := make([]string, len(u.Tools))
 		for i, t := range u.Tools {
-			tools[i] = name(t)
+			u.Tools[i] = name(t)
 		}
 		unknown += u.Unknown
-		out = append(out, derive.Session{Tools: tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly})
+		out = append(out, u)
 	}
 	if len(f.telemetry) > 0 {
 		snap, err := telemetry.ScanUsage(ctx, f.telemetry, telemetry.Window{})
@@ -369,7 +368,7 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 	toolCalls := map[string]int{}
 	var rep traceReport
 	for _, path := range f.traces {
-		ss, st, err := derive.ReadTrace(ctx, path, true)
+		ss, st, err := telemetry.ReadTraceUsage(ctx, path, true)
 		if err != nil {
 			return nil, nil, 0, err
 		}

@@ -59,14 +59,13 @@ func (g *deriveGroupsFlags) check(set map[string]bool) error {
 
 // deriveGroupsInput is what the derive command hands the --groups step.
 type deriveGroupsInput struct {
-	Telemetry []string         // telemetry directories read (their sessions carry switches)
-	Sessions  []derive.Session // the sessions derive read, in the same order
-	Catalog   *catalog.Catalog
-	Policy    *profiles.Policy
-	Result    *derive.Result
-	Holdout   float64
-	Out       string // the generated file; its current content defines the groups sessions switched on
-	Check     bool   // --check: write nothing, not even the report
+	Sessions []telemetry.Usage // the sessions derive read, in the same order (switches included)
+	Catalog  *catalog.Catalog
+	Policy   *profiles.Policy
+	Result   *derive.Result
+	Holdout  float64
+	Out      string // the generated file; its current content defines the groups sessions switched on
+	Check    bool   // --check: write nothing, not even the report
 }
 
 // apply is the --groups step of profiler derive. Called after the derived
@@ -80,10 +79,6 @@ type deriveGroupsInput struct {
 func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, file *profiles.File, encoded *bytes.Buffer, stdout io.Writer) error {
 	if g == nil || !g.enabled {
 		return nil
-	}
-	sessions, err := in.groupsSessions(ctx)
-	if err != nil {
-		return err
 	}
 	prior, _, err := loadCurrent(in.Out)
 	if err != nil {
@@ -113,7 +108,7 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 	if err != nil {
 		return err
 	}
-	res, err := groups.Choose(sessions, groups.Config{Catalog: in.Catalog.Tools, Counter: counter, Costs: costs, Policy: in.Policy, AllowDestructive: allow,
+	res, err := groups.Choose(in.Sessions, groups.Config{Catalog: in.Catalog.Tools, Counter: counter, Costs: costs, Policy: in.Policy, AllowDestructive: allow,
 		Holdout: in.Holdout, Bases: bases, MaxSwitches: g.maxSwitches, Prior: prior})
 	if err != nil {
 		return fmt.Errorf("derive --groups: %w", err)
@@ -142,27 +137,6 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 		}
 	}
 	return nil
-}
-
-// groupsSessions are the sessions groups chooses from: read again from the
-// telemetry for the switches, which derive's sessions do not carry, or
-// derive's own when they came from a trace.
-func (in deriveGroupsInput) groupsSessions(ctx context.Context) ([]groups.Session, error) {
-	var sessions []groups.Session
-	if len(in.Telemetry) > 0 {
-		us, err := telemetry.ReadUsage(ctx, in.Telemetry, telemetry.Window{})
-		if err != nil {
-			return nil, err
-		}
-		for _, u := range us {
-			sessions = append(sessions, groups.FromUsage(u))
-		}
-		return sessions, nil
-	}
-	for _, s := range in.Sessions {
-		sessions = append(sessions, groups.Session{Tools: s.Tools, Start: s.Start, Profile: s.Profile, Exploration: s.Exploration, ReadOnly: s.ReadOnly})
-	}
-	return sessions, nil
 }
 
 // recordParameters adds the groups' parameters to file's provenance.

@@ -64,7 +64,7 @@ func groupsFixture(t *testing.T, n int) (dir string, cat *catalog.Catalog, sessi
 
 // deriveFile runs the derivation the way profiler derive does, returning
 // its result and file (with a provenance).
-func deriveFile(t *testing.T, cat *catalog.Catalog, us []telemetry.Usage) ([]derive.Session, *derive.Result, *profiles.File) {
+func deriveFile(t *testing.T, cat *catalog.Catalog, us []telemetry.Usage) ([]telemetry.Usage, *derive.Result, *profiles.File) {
 	t.Helper()
 	counter, err := price.NewCounter()
 	if err != nil {
@@ -78,10 +78,7 @@ func deriveFile(t *testing.T, cat *catalog.Catalog, us []telemetry.Usage) ([]der
 	for i, c := range costs {
 		tools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Tokens[price.O200kBase]}
 	}
-	var ds []derive.Session
-	for _, u := range us {
-		ds = append(ds, derive.Session{Tools: u.Tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile})
-	}
+	ds := us
 	res, err := derive.Derive(ds, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +286,7 @@ func TestDeriveGroupsTelemetrySwitches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.apply(context.Background(), deriveGroupsInput{Telemetry: []string{teleDir}, Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, nil, io.Discard); err != nil {
+	if err := g.apply(context.Background(), deriveGroupsInput{Sessions: ds, Catalog: cat, Result: res, Holdout: 0.2, Out: out}, f, nil, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "r.json"))

@@ -1,4 +1,4 @@
-package derive
+package telemetry
 
 import (
 	"bytes"
@@ -10,12 +10,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolprof/toolprof/bench/sessiongen"
-	"github.com/toolprof/toolprof/telemetry"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"time"
 )
 
 // traceEdgeLines are lines the fast scanner must either decode exactly as
-// telemetry.DecodeTrace does or hand to it.
+// DecodeTrace does or hand to it.
 var traceEdgeLines = []string{
 	`{"session":"s1","client":{"name":"c","version":"1"},"started":"2025-08-20T09:43:42Z","calls":[{"tool":"cd"},{"tool":"mkdir","ok":true}]}`,
 	`{"calls": [{"tool": "b"}, {"tool": "a", "ok": false}, {"tool": "b"}], "client": {"name": "gpt-4o", "version": ""}, "session": "s2"}`,
@@ -32,26 +35,55 @@ var traceEdgeLines = []string{
 	`{"session":"s14","started":"2025-08-20T09:43:42.5","calls":[{"tool":"caf\u00e9"}]}`,
 }
 
-func TestReadTraceMatchesTelemetry(t *testing.T) {
+// generatedTrace writes n trace lines in the shape exports and the scale
+// generator (bench/sessiongen) write, over tools tools, deterministically
+// from seed; with variety, some calls carry "ok" or "outcome" and some
+// sessions a profile.
+func generatedTrace(b *bytes.Buffer, seed uint64, n, tools int, variety bool) {
+	r := rand.New(rand.NewPCG(seed, 0))
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	outcomes := Outcomes()
+	for i := range n {
+		at := start.Add(time.Duration(i) * time.Second)
+		ts := TraceSession{Session: fmt.Sprintf("gen/%d", i), Client: TraceClient{Name: "sessiongen", Version: "1"}, Started: &at, Calls: []TraceCall{}}
+		for range r.IntN(6) {
+			c := TraceCall{Tool: fmt.Sprintf("server%02d__tool_%03d", r.IntN(3), r.IntN(tools))}
+			if variety {
+				switch r.IntN(4) {
+				case 0:
+					c.OK = new(r.IntN(2) == 0)
+				case 1:
+					c.Outcome = string(outcomes[r.IntN(len(outcomes))])
+				}
+			}
+			ts.Calls = append(ts.Calls, c)
+		}
+		if variety && r.IntN(5) == 0 {
+			ts.Profile = "core"
+		}
+		line, _ := json.Marshal(ts)
+		b.Write(append(line, '\n'))
+	}
+}
+
+func TestReadTraceUsageMatchesDecodeTrace(t *testing.T) {
 	var b bytes.Buffer
 	for _, l := range traceEdgeLines {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString("\n")
-	if err := sessiongen.WriteTrace(&b, sessiongen.Config{Seed: 3, Sessions: 300, Tools: sessiongen.ToolNames(40)}); err != nil {
-		t.Fatal(err)
-	}
+	generatedTrace(&b, 3, 300, 40, false)
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(path, b.Bytes(), 0o644)
-	got, st, err := ReadTrace(context.Background(), path, false)
+	got, st, err := ReadTraceUsage(context.Background(), path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _, err := telemetry.DecodeTrace(bytes.NewReader(b.Bytes()), path, false)
+	ts, _, err := DecodeTrace(bytes.NewReader(b.Bytes()), path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := telemetry.UsageFromTrace(ts)
+	want := UsageFromTrace(ts)
 	if len(got) != len(want) {
 		t.Fatalf("%d sessions, telemetry reads %d", len(got), len(want))
 	}
@@ -67,16 +99,60 @@ func TestReadTraceMatchesTelemetry(t *testing.T) {
 	for i, u := range want {
 		g := got[i]
 		unknown += u.Unknown
-		if !slices.Equal(g.Tools, u.Tools) || g.Calls != u.Calls || !g.Start.Equal(u.Session.Start) || g.Profile != u.Session.Profile {
+		if !slices.Equal(g.Tools, u.Tools) || g.Calls != u.Calls || !g.Session.Start.Equal(u.Session.Start) || g.Session.Profile != u.Session.Profile {
 			t.Errorf("session %s: got %+v, telemetry %+v", u.Session.ID, g, u)
 		}
 	}
 	// A denied call is demand: its tool is in the session's set.
-	if s4 := got[3]; !slices.Contains(s4.Tools, "x") || s4.Profile != "core" {
+	if s4 := got[3]; !slices.Contains(s4.Tools, "x") || s4.Session.Profile != "core" {
 		t.Errorf("denied call not counted as demand: %+v", s4)
 	}
 	if st.UnknownOutcomes != unknown || unknown != 1 {
 		t.Errorf("unknown outcomes %d, telemetry %d", st.UnknownOutcomes, unknown)
+	}
+}
+
+// TestReadTraceUsageIsUsageFromTrace: whichever path decodes a line, the
+// usage is all of UsageFromTrace's (client, denied and unknown calls
+// included), and the per-tool call counts are the trace's.
+func TestReadTraceUsageIsUsageFromTrace(t *testing.T) {
+	var b bytes.Buffer
+	for _, l := range traceEdgeLines {
+		b.WriteString(l + "\n")
+	}
+	generatedTrace(&b, 5, 500, 30, true)
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(path, b.Bytes(), 0o644)
+	got, st, err := ReadTraceUsage(context.Background(), path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _, err := DecodeTrace(bytes.NewReader(b.Bytes()), path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := UsageFromTrace(ts)
+	if len(got) != len(want) {
+		t.Fatalf("%d sessions, UsageFromTrace %d", len(got), len(want))
+	}
+	denied := 0
+	for i := range want {
+		denied += want[i].Denied
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("line %d: got %+v, want %+v", i+1, got[i], want[i])
+		}
+	}
+	if denied == 0 {
+		t.Error("no denied call in the test data")
+	}
+	calls := map[string]int{}
+	for _, s := range ts {
+		for _, c := range s.Calls {
+			calls[c.Tool]++
+		}
+	}
+	if !reflect.DeepEqual(st.ToolCalls, calls) {
+		t.Errorf("tool calls %v, want %v", st.ToolCalls, calls)
 	}
 }
 
@@ -92,7 +168,7 @@ func TestScanLineFastPath(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	sessiongen.WriteTrace(&b, sessiongen.Config{Seed: 1, Sessions: 50, Tools: sessiongen.ToolNames(20)})
+	generatedTrace(&b, 1, 50, 20, false)
 	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if _, ok := scanLine([]byte(l), newInterner()); !ok {
 			t.Fatalf("generated line not on the fast path: %s", l)
@@ -100,7 +176,7 @@ func TestScanLineFastPath(t *testing.T) {
 	}
 }
 
-func TestReadTraceErrors(t *testing.T) {
+func TestReadTraceUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name, content string
@@ -119,7 +195,7 @@ func TestReadTraceErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, "t.jsonl")
 			os.WriteFile(path, []byte(tt.content), 0o644)
-			got, st, err := ReadTrace(context.Background(), path, tt.skipBad)
+			got, st, err := ReadTraceUsage(context.Background(), path, tt.skipBad)
 			if tt.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err = %v, want %q", err, tt.want)
@@ -132,13 +208,13 @@ func TestReadTraceErrors(t *testing.T) {
 			if len(got) != tt.sessions || len(st.Skipped) != 1 {
 				t.Errorf("sessions %d skipped %v", len(got), st.Skipped)
 			}
-			var le *telemetry.LineError
+			var le *LineError
 			if !errors.As(st.Skipped[0], &le) || le.Line != 2 {
 				t.Errorf("skipped %v, want line 2", st.Skipped[0])
 			}
 		})
 	}
-	if _, _, err := ReadTrace(context.Background(), filepath.Join(dir, "none.jsonl"), false); err == nil || !strings.Contains(err.Error(), "none.jsonl") {
+	if _, _, err := ReadTraceUsage(context.Background(), filepath.Join(dir, "none.jsonl"), false); err == nil || !strings.Contains(err.Error(), "none.jsonl") {
 		t.Errorf("missing file: %v", err)
 	}
 }

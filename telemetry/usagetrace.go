@@ -1,4 +1,4 @@
-package derive
+package telemetry
 
 import (
 	"bufio"
@@ -11,11 +11,9 @@ import (
 	"runtime"
 	"slices"
 	"time"
-
-	"github.com/toolprof/toolprof/telemetry"
 )
 
-// TraceStats counts what ReadTrace saw besides the sessions.
+// TraceStats counts what ReadTraceUsage saw besides the sessions.
 type TraceStats struct {
 	UnknownOutcomes int            // calls recorded with outcome unknown_tool
 	ToolCalls       map[string]int // calls per tool, over the sessions returned
@@ -28,16 +26,17 @@ type TraceStats struct {
 // decoded trace sessions.
 const traceChunk = 1 << 14
 
-// ReadTrace reads a session JSON Lines file (see telemetry.DecodeTrace) into
-// sessions, in file order. telemetry.DecodeTrace is the authority on the
-// format; ReadTrace scans the common shape of a line itself, because
+// ReadTraceUsage reads a trace file into per-session usage, in file order:
+// what DecodeTrace and UsageFromTrace give, without holding the decoded
+// trace. The line decoder of DecodeTrace is the authority on the format;
+// ReadTraceUsage scans the common shape of a line itself, because
 // reflection-based JSON decoding dominates the time of a million-session
 // derivation, and hands every line it does not fully recognise (escapes,
 // unknown or differently cased keys, unexpected types, invalid values) to
-// telemetry.DecodeTrace, so results and errors are the same. Without skipBad
-// any malformed line or repeated session id is an error naming the file and
+// that decoder, so results and errors are the same. Without skipBad any
+// malformed line or repeated session id is an error naming the file and
 // line; with skipBad those lines are skipped and reported in the stats.
-func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, TraceStats, error) {
+func ReadTraceUsage(ctx context.Context, path string, skipBad bool) ([]Usage, TraceStats, error) {
 	st := TraceStats{ToolCalls: map[string]int{}}
 	fh, err := os.Open(path)
 	if err != nil {
@@ -118,7 +117,7 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 		launch()
 	}()
 	var seen map[string]int
-	var out []Session
+	var out []Usage
 	in := newInterner()
 	size := int64(0)
 	if fi, err := fh.Stat(); err == nil {
@@ -135,20 +134,23 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 				est = int(size / (r.bytes / n) * 11 / 10)
 			}
 			seen = make(map[string]int, est)
-			out = make([]Session, 0, est)
+			out = make([]Usage, 0, est)
 		}
 		bad = append(bad, r.bad...)
 		for _, tl := range r.sessions {
-			if prev, dup := seen[tl.id]; dup {
-				bad = append(bad, &telemetry.LineError{File: path, Line: tl.line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", tl.id, prev)})
+			if prev, dup := seen[tl.s.Session.ID]; dup {
+				bad = append(bad, &LineError{File: path, Line: tl.line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", tl.s.Session.ID, prev)})
 				continue
 			}
-			seen[tl.id] = tl.line
+			seen[tl.s.Session.ID] = tl.line
 			for i, t := range tl.s.Tools {
 				tl.s.Tools[i] = in.str(t)
 				st.ToolCalls[tl.s.Tools[i]] += tl.calls[i]
 			}
-			st.UnknownOutcomes += tl.unknown
+			tl.s.Session.ClientName = in.str(tl.s.Session.ClientName)
+			tl.s.Session.ClientVersion = in.str(tl.s.Session.ClientVersion)
+			tl.s.Session.Profile = in.str(tl.s.Session.Profile)
+			st.UnknownOutcomes += tl.s.Unknown
 			if tl.noZone {
 				st.NoZone++
 			}
@@ -165,7 +167,7 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 	}
 	if len(bad) > 0 {
 		if !skipBad {
-			return nil, st, fmt.Errorf("trace %s: %d malformed line(s), first %w (pass --skip-bad to derive from the rest)", path, len(bad), bad[0])
+			return nil, st, fmt.Errorf("trace %s: %d malformed line(s), first %w", path, len(bad), bad[0])
 		}
 		st.Skipped = bad
 	}
@@ -174,12 +176,10 @@ func ReadTrace(ctx context.Context, path string, skipBad bool) ([]Session, Trace
 
 // traceLine is one decoded line.
 type traceLine struct {
-	s       Session
-	calls   []int // calls per tool of s.Tools
-	id      string
-	line    int
-	unknown int
-	noZone  bool // the start had no zone offset
+	s      Usage
+	calls  []int // calls per tool of s.Tools
+	line   int
+	noZone bool // the start had no zone offset
 }
 
 // toolCalls returns the distinct tools of a session's calls, sorted, and
@@ -208,7 +208,7 @@ func decodeLine(line []byte, path string, n int, in *interner) (traceLine, bool,
 		tl.line = n
 		return tl, true, nil
 	}
-	ts, bad, err := telemetry.DecodeTrace(bytes.NewReader(line), path, true)
+	ts, bad, err := DecodeTrace(bytes.NewReader(line), path, true)
 	if err != nil {
 		return traceLine{}, false, err
 	}
@@ -220,23 +220,23 @@ func decodeLine(line []byte, path string, n int, in *interner) (traceLine, bool,
 	if len(ts) == 0 {
 		return traceLine{}, false, nil
 	}
-	u := telemetry.UsageFromTrace(ts)[0]
+	u := UsageFromTrace(ts)[0]
 	called := make([]string, len(ts[0].Calls))
 	for i, c := range ts[0].Calls {
 		called[i] = c.Tool
 	}
-	tools, calls := toolCalls(called)
+	var calls []int
+	u.Tools, calls = toolCalls(called)
 	return traceLine{
-		s:       Session{Tools: tools, Calls: u.Calls, Start: u.Session.Start, Profile: u.Session.Profile, Exploration: u.Session.Exploration, ReadOnly: u.Session.ReadOnly},
-		calls:   calls,
-		id:      u.Session.ID,
-		line:    n,
-		unknown: u.Unknown,
-		noZone:  ts[0].StartedNoZone,
+		s:      u,
+		calls:  calls,
+		line:   n,
+		noZone: ts[0].StartedNoZone,
 	}, true, nil
 }
 
-// interner shares one string per distinct tool name.
+// interner shares one string per distinct tool name (and client name,
+// version and profile).
 type interner struct{ m map[string]string }
 
 func newInterner() *interner { return &interner{m: map[string]string{}} }
@@ -260,12 +260,12 @@ func (in *interner) str(s string) string {
 
 // validOutcomes mirrors the outcomes a trace call may carry.
 var validOutcomes = [...]string{
-	string(telemetry.OutcomeOK), string(telemetry.OutcomeToolError), string(telemetry.OutcomeUpstreamError),
-	string(telemetry.OutcomeDenied), string(telemetry.OutcomeUnknownTool), string(telemetry.OutcomeCancelled),
+	string(OutcomeOK), string(OutcomeToolError), string(OutcomeUpstreamError),
+	string(OutcomeDenied), string(OutcomeUnknownTool), string(OutcomeCancelled),
 }
 
 // scanLine recognises the common shape of a trace line exactly; anything
-// else returns false and goes to telemetry.DecodeTrace.
+// else returns false and goes to DecodeTrace.
 func scanLine(b []byte, in *interner) (traceLine, bool) {
 	sc := scanner{b: b}
 	var tl traceLine
@@ -293,38 +293,38 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 			if !ok {
 				return tl, false
 			}
-			tl.id = string(v)
+			tl.s.Session.ID = string(v)
 		case "client":
-			if !sc.client() {
+			if !sc.client(&tl.s.Session, in) {
 				return tl, false
 			}
 		case "started":
 			if sc.null() {
-				tl.s.Start, tl.noZone = time.Time{}, false
+				tl.s.Session.Start, tl.noZone = time.Time{}, false
 				continue
 			}
 			v, ok := sc.str()
 			if !ok {
 				return tl, false
 			}
-			t, noZone, err := telemetry.ParseTraceTime(string(v))
+			t, noZone, err := ParseTraceTime(string(v))
 			if err != nil {
 				return tl, false
 			}
-			tl.s.Start, tl.noZone = t.UTC(), noZone
+			tl.s.Session.Start, tl.noZone = t.UTC(), noZone
 		case "profile":
 			if sc.null() {
-				tl.s.Profile = ""
+				tl.s.Session.Profile = ""
 				continue
 			}
 			v, ok := sc.str()
 			if !ok {
 				return tl, false
 			}
-			tl.s.Profile = string(v)
+			tl.s.Session.Profile = in.bytes(v)
 		case "calls":
 			tools = tools[:0]
-			tl.s.Calls, tl.unknown = 0, 0
+			tl.s.Calls, tl.s.Unknown, tl.s.Denied = 0, 0, 0
 			if sc.null() {
 				continue
 			}
@@ -347,8 +347,11 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 					if !slices.Contains(validOutcomes[:], string(outcome)) {
 						return tl, false
 					}
-					if string(outcome) == string(telemetry.OutcomeUnknownTool) {
-						tl.unknown++
+					switch Outcome(outcome) {
+					case OutcomeUnknownTool:
+						tl.s.Unknown++
+					case OutcomeDenied:
+						tl.s.Denied++
 					}
 				}
 				tools = append(tools, in.bytes(tool))
@@ -359,7 +362,7 @@ func scanLine(b []byte, in *interner) (traceLine, bool) {
 		}
 	}
 	sc.space()
-	if sc.i != len(b) || tl.id == "" {
+	if sc.i != len(b) || tl.s.Session.ID == "" {
 		return tl, false
 	}
 	tl.s.Tools, tl.calls = toolCalls(tools)
@@ -417,8 +420,9 @@ func (s *scanner) str() ([]byte, bool) {
 	return nil, false
 }
 
-// client reads {"name": "...", "version": "..."} or null.
-func (s *scanner) client() bool {
+// client reads {"name": "...", "version": "..."} or null into sess as
+// encoding/json would: null, or a null member, leaves what was there.
+func (s *scanner) client(sess *Session, in *interner) bool {
 	if s.null() {
 		return true
 	}
@@ -437,10 +441,17 @@ func (s *scanner) client() bool {
 		if !ok || !s.eat(':') || (string(key) != "name" && string(key) != "version") {
 			return false
 		}
-		if !s.null() {
-			if _, ok := s.str(); !ok {
-				return false
-			}
+		if s.null() {
+			continue
+		}
+		v, ok := s.str()
+		if !ok {
+			return false
+		}
+		if string(key) == "name" {
+			sess.ClientName = in.bytes(v)
+		} else {
+			sess.ClientVersion = in.bytes(v)
 		}
 	}
 }
