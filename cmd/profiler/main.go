@@ -64,6 +64,7 @@ func commands() map[string]command {
 		"check":   {summary: "which sessions of a trace a profiles file would refuse, and why", run: runCheck},
 		"doctor":  {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
 		"launch":  {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
+		"report":  {summary: "write a static HTML usage report: per server and tool, tokens, frontier, trend", run: runReport},
 		"replay":  {summary: "drive one real MCP session per trace line against a server and count call outcomes", run: runReplay},
 	}
 }
