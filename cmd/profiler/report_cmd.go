@@ -11,10 +11,9 @@ import (
 // runReport writes the static HTML usage report.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags("report", "--telemetry DIR --catalog FILE [--profiles FILE] --out DIR [flags]",
-		"Writes a static, self-contained HTML usage report, DIR/index.html: per upstream server and\n"+
-			"per tool, calls, sessions, outcomes and definition tokens (model measure), the tools never\n"+
-			"called with the profiles.toml lines that would deny them, the cost/coverage frontier with\n"+
-			"each profile, and the trend by day. It fetches nothing and opens from a file URL.", stderr)
+		"Writes a static, self-contained HTML usage report, DIR/index.html: per server and tool,\n"+
+			"calls, sessions, outcomes and definition tokens, never-called tools with the profiles.toml\n"+
+			"lines that deny them, the cost/coverage frontier and the trend by day. It fetches nothing.", stderr)
 	dirs, since, until := readTelemetryFlags(fs)
 	catalogPath := fs.String("catalog", "", "tools/list catalog `FILE` (required)")
 	profilesPath := fs.String("profiles", "", "generated profiles `FILE` (its profiles.toml beside it is read too); default: every catalog tool, full")
