@@ -65,6 +65,7 @@ func commands() map[string]command {
 		"doctor":  {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
 		"login":   {summary: "log in to the OAuth servers of a launch document and store their tokens", run: runLogin},
 		"launch":  {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
+		"report":  {summary: "write a static HTML usage report: per server and tool, tokens, frontier, trend", run: runReport},
 		"replay":  {summary: "drive one real MCP session per trace line against a server and count call outcomes", run: runReplay},
 	}
 }

@@ -19,6 +19,7 @@ func TestCommandHelp(t *testing.T) {
 		{"import", "--telemetry DIR [flags] FILE.jsonl..."},
 		{"export", "--telemetry DIR [--since T] [--until T]"},
 		{"stats", "--telemetry DIR [--format table|markdown|json] [flags]"},
+		{"report", "--telemetry DIR --catalog FILE [--profiles FILE] --out DIR [flags]"},
 		{"compact", "--telemetry DIR --before DATE"},
 		{"derive", "(--telemetry DIR | --trace FILE) --catalog FILE [flags]"},
 		{"bench", "[flags] (--catalog FILE | --launch FILE | -- CMD ARGS)"},
