@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,7 +252,12 @@ func runSession(ctx context.Context, target Target, s telemetry.TraceSession, ti
 		return fail(fmt.Errorf("connect to %s: %w", t.Where, err))
 	}
 	defer cs.Close()
-	if _, err := cs.ListTools(ctx, nil); err != nil {
+	// One trace per replayed session, as one agent run would carry: a
+	// gateway serving 2026-07-28, which has no protocol sessions, groups
+	// the session's requests by its trace id (otherwise by client name,
+	// which would merge every session of one client into one).
+	meta := mcp.Meta{"traceparent": newTraceparent()}
+	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Meta: meta}); err != nil {
 		return fail(fmt.Errorf("tools/list: %w", err))
 	}
 	for _, c := range s.Calls {
@@ -259,10 +265,18 @@ func runSession(ctx context.Context, target Target, s telemetry.TraceSession, ti
 		if len(c.Arguments) > 0 && !bytes.Equal(c.Arguments, []byte("null")) {
 			args = c.Arguments
 		}
-		out, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.Tool, Arguments: args})
+		out, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: c.Tool, Arguments: args})
 		res.calls = append(res.calls, classifyCall(c.Tool, out, err))
 	}
 	return res
+}
+
+// newTraceparent is a W3C traceparent with a random trace id and parent
+// span id, sampled.
+func newTraceparent() string {
+	var b [24]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return fmt.Sprintf("00-%x-%x-01", b[:16], b[16:])
 }
 
 // classifyCall maps a call's result or error to its outcome.

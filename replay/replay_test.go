@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"regexp"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -52,5 +53,18 @@ func TestLimitedBuffer(t *testing.T) {
 	}
 	if got := b.String(); got != "abcdefgh" {
 		t.Errorf("kept %q, want the first 8 bytes %q", got, "abcdefgh")
+	}
+}
+
+// Each replayed session carries a traceparent of its own: a gateway
+// serving 2026-07-28 groups requests into usage sessions by its trace id.
+func TestNewTraceparent(t *testing.T) {
+	pattern := regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`)
+	a, b := newTraceparent(), newTraceparent()
+	if !pattern.MatchString(a) || !pattern.MatchString(b) {
+		t.Errorf("traceparents %q, %q: want 00-TRACEID-SPANID-01", a, b)
+	}
+	if a[3:35] == b[3:35] {
+		t.Errorf("two sessions share the trace id %s", a[3:35])
 	}
 }

@@ -77,7 +77,7 @@ func TestHangingUpstreamTimesOut(t *testing.T) {
 			}
 			return nil, errors.New("no answer")
 		},
-	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}, nil)
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestUpstreamKilledMidCall(t *testing.T) {
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
 			once.Do(func() { syscall.Kill(pid, syscall.SIGKILL) })
 		},
-	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: p.base + "/mcp", MaxRetries: -1}, nil)
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: p.base + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func connectHTTPClient(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.C
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolprof-groups-test", Version: "1"}, opts).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func connectHTTPClient(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.C
 // and the enable_tools call are in telemetry.
 func TestGroupSwitchThroughServer(t *testing.T) {
 	path := writeGroupsProfiles(t)
-	s := start(t, overHTTP, "/mcp/grouped", "", "--profiles", path)
+	s := start(t, overHTTP, "/mcp/grouped", legacyProtocol, "--profiles", path)
 	aChanges, bChanges := make(listChanges, 8), make(listChanges, 8)
 	a := connectHTTPClient(t, s.url, aChanges.options())
 	b := connectHTTPClient(t, s.url, bChanges.options())
@@ -217,7 +217,7 @@ func newServerCmd(t *testing.T, dir string, flags ...string) *exec.Cmd {
 // errors (inside core) on.
 func TestGroupCeilingThroughServer(t *testing.T) {
 	path := writeGroupsProfiles(t)
-	s := start(t, overHTTP, "/mcp/grouped", "", "--profiles", path, "--max-profile", "core")
+	s := start(t, overHTTP, "/mcp/grouped", legacyProtocol, "--profiles", path, "--max-profile", "core")
 	ctx := context.Background()
 	res, err := s.session.CallTool(ctx, groups.EnableToolsRequest("media"))
 	if err != nil {

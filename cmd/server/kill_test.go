@@ -84,7 +84,7 @@ func startLoaded(t *testing.T, n int) *loadedServer {
 	ls.stopLoad = cancel
 	for s := range n {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "kill", Version: strconv.Itoa(s)}, nil).
-			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 		if err != nil {
 			t.Fatalf("connect: %v", err)
 		}

@@ -53,15 +53,18 @@ func TestTelemetry(t *testing.T) {
 				t.Fatalf("%d sessions recorded, want 1: %+v", len(sessions), sessions)
 			}
 			got := sessions[0]
-			wantProtocol := "2026-07-28" // the go-sdk client opens with server/discover on stdio
+			// The go-sdk client speaks 2026-07-28 on both transports; over
+			// HTTP that is served without protocol sessions, so its
+			// requests form a usage session attributed by caller.
+			var attribution telemetry.Attribution
 			if m == overHTTP {
-				wantProtocol = "2025-11-25"
+				attribution = telemetry.AttributionCaller
 			}
 			want := telemetry.Session{
 				ID: got.ID, Start: got.Start, End: got.End,
 				Transport: string(m), ClientName: "toolprof-test", ClientVersion: "1.2.3",
-				ProtocolVersion: wantProtocol, Profile: "core", ServerVersion: version.Version,
-				CatalogHash: wantHash, ToolsListCalls: 3, ToolsListPages: 3,
+				ProtocolVersion: "2026-07-28", Profile: "core", ServerVersion: version.Version,
+				CatalogHash: wantHash, ToolsListCalls: 3, ToolsListPages: 3, Attribution: attribution,
 			}
 			if got.ID == "" || got.Start.IsZero() || got.End.Before(got.Start) {
 				t.Errorf("session id %q start %v end %v: want an id and start <= end", got.ID, got.Start, got.End)
@@ -153,7 +156,9 @@ func TestExploreServesFullAndMarks(t *testing.T) {
 	for _, tt := range tests {
 		for _, m := range modes {
 			t.Run(tt.name+"/"+string(m), func(t *testing.T) {
-				s := start(t, m, "/mcp", "", append([]string{"--explore", "1"}, tt.flags...)...)
+				// Per-session exploration is for protocol sessions: 2026-07-28
+				// callers are picked by a stable hash (TestSessionlessListingIsStable).
+				s := start(t, m, "/mcp", "2025-11-25", append([]string{"--explore", "1"}, tt.flags...)...)
 				if !tt.wantReadOnly {
 					names, _ := listNames(t, s.session, "")
 					if !reflect.DeepEqual(names, membership[tt.wantProfile]) {

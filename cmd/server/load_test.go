@@ -123,7 +123,7 @@ func TestLoad(t *testing.T) {
 		wg.Go(func() {
 			ctx := context.Background()
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "load", Version: strconv.Itoa(s)}, nil).
-				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1}, nil)
+				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 			if err != nil {
 				errs <- fmt.Errorf("session %d: connect: %w", s, err)
 				return
@@ -207,7 +207,7 @@ func TestLoadIdleFlood(t *testing.T) {
 	defer httpTransport.CloseIdleConnections()
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "well-behaved"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: httpTransport}, MaxRetries: -1}, nil)
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: httpTransport}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestLoadBatchFlood(t *testing.T) {
 	}()
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "victim", Version: "1"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,6 +168,12 @@ func startFlags(t *testing.T, m mode, path string, protocol string, env []string
 	return s
 }
 
+// legacyProtocol is the protocol version of tests of what only protocol
+// sessions have (per-session groups and exploration, relayed elicitation,
+// one recorded session per connection): over HTTP the go-sdk client
+// otherwise speaks 2026-07-28, served without protocol sessions.
+const legacyProtocol = "2025-11-25"
+
 // startHTTP starts cmd (an HTTP server) and returns its base URL and a
 // function stopping it with SIGTERM, which must make it exit 0. The server is
 // stopped at the end of the test if not before.
@@ -530,8 +536,7 @@ func TestBadCursorIsInvalidParams(t *testing.T) {
 
 // TestInstructions checks each profile's instructions for a client opening
 // with server/discover (2026-07-28) and one opening with initialize
-// (2025-11-25). Over stateful HTTP the SDK serves only the initialize
-// handshake, so a discover-first client falls back to it.
+// (2025-11-25), over stdio and HTTP.
 func TestInstructions(t *testing.T) {
 	for _, m := range modes {
 		for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
@@ -539,12 +544,10 @@ func TestInstructions(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/%s", m, protocol, name), func(t *testing.T) {
 					s := start(t, m, "/mcp/"+name, protocol, "--profile", name)
 					init := s.session.InitializeResult()
-					wantProtocol := protocol
-					if m == overHTTP {
-						wantProtocol = "2025-11-25"
-					}
-					if init.ProtocolVersion != wantProtocol {
-						t.Errorf("protocol %s, want %s", init.ProtocolVersion, wantProtocol)
+					// Both transports serve both generations: 2026-07-28 over
+					// HTTP on the stateless handler.
+					if init.ProtocolVersion != protocol {
+						t.Errorf("protocol %s, want %s", init.ProtocolVersion, protocol)
 					}
 					if init.Instructions != want {
 						t.Errorf("instructions %q, want %q", init.Instructions, want)
