@@ -113,6 +113,9 @@ type Options struct {
 	CallTimeout time.Duration
 	// HTTP configures HTTPHandler (http.go).
 	HTTP HTTPOptions
+	// Observer is told about every request served and every tools/call
+	// sent upstream (observe.go); nil observes nothing.
+	Observer Observer
 }
 
 // Gateway serves one upstream under profiles.
@@ -313,7 +316,12 @@ func (g *Gateway) server(profile, transport string) (*mcp.Server, error) {
 		return s, nil
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}, g.serverOptions())
+	// Each call wraps what is there: the observer, added last, sees every
+	// request first.
 	s.AddReceivingMiddleware(g.middleware(profile, transport))
+	if g.opts.Observer != nil {
+		s.AddReceivingMiddleware(g.observe(transport))
+	}
 	g.serveGroups(s, profile)
 	g.servers[k] = s
 	return s, nil

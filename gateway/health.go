@@ -29,6 +29,8 @@ type Health struct {
 	// OperatingContext describes the sidecar; absent when the gateway runs
 	// without one.
 	OperatingContext *ContextHealth `json:"operating_context,omitempty"`
+	// OTel counts the spans exported with --otel; absent without it.
+	OTel *ObserverHealth `json:"otel,omitempty"`
 }
 
 // UpstreamHealth describes the upstream as last seen.
@@ -56,6 +58,7 @@ func (g *Gateway) Health() Health {
 		ReadOnly:     g.opts.ReadOnly,
 
 		OperatingContext: contextHealth(g.opts.OperatingContext),
+		OTel:             g.observerHealth(),
 	}
 	if u, ok := g.opts.Upstream.(interface{ Health() []upstream.Health }); ok {
 		h.Upstreams = u.Health()

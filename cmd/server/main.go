@@ -105,6 +105,7 @@ type config struct {
 	requireAll      bool
 	upstream        []string
 	hard            hardening // auth.go
+	otel            bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -136,6 +137,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.StringVar(&c.launchPath, "launch", "", "start the MCP servers declared in `FILE` (.mcp.json format: {\"mcpServers\": {...}})")
 	fset.StringVar(&c.persona, "persona", "", "merge personas/`NAME`.mcp.json (beside the --launch file) over it; its entries replace same-named ones")
 	fset.BoolVar(&c.requireAll, "require-all", false, "exit when any --launch server fails to start (default: serve the others and retry it)")
+	fset.BoolVar(&c.otel, "otel", false, "export OpenTelemetry traces and metrics over OTLP/HTTP, configured by the OTEL_* variables (on too when $OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	c.hard.addFlags(fset)
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -320,6 +322,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		rec, closeRec = r, func() { closeTelemetry(r, c.telemetryDir, stderr) }
 	}
 	opts.Recorder = rec
+	closeOTel, err := startOTel(ctx, c, &opts)
+	if err != nil {
+		up.Close()
+		if closeRec != nil {
+			closeRec()
+		}
+		return err
+	}
+	defer closeOTel(stderr)
 	g, err := gateway.New(ctx, opts)
 	if err != nil {
 		up.Close()
