@@ -21,4 +21,9 @@
 // With the default exporters every setting comes from the standard OTEL_*
 // environment variables (endpoint, headers, protocol, service name and
 // resource attributes, batch timing).
+//
+// ReadFiles goes the other way: it reads OTLP JSON trace files from any
+// gateway that follows the conventions (the collector's file exporter,
+// Jaeger's /api/v3/traces) into traced sessions that telemetry.Import
+// stores, so that derive works on another gateway's traces.
 package otelmcp
