@@ -36,7 +36,7 @@ type metaUpstream struct {
 	got []string // traceparent of each call, in order
 }
 
-func startMetaUpstream(t *testing.T) *metaUpstream {
+func startMetaUpstream(t testing.TB) *metaUpstream {
 	t.Helper()
 	u := &metaUpstream{}
 	s := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, nil)
@@ -63,7 +63,7 @@ func (u *metaUpstream) traceparents() []string {
 
 // observedGateway serves u's tools under a profile "core" holding only
 // echo, observed by e.
-func observedGateway(t *testing.T, u *metaUpstream, e *Exporter) *gateway.Gateway {
+func observedGateway(t testing.TB, u *metaUpstream, e *Exporter) *gateway.Gateway {
 	t.Helper()
 	ctx := context.Background()
 	doc := &launch.Resolved{Version: 1, Servers: []launch.ResolvedServer{{Name: "meta", Transport: launch.StreamableHTTP, URL: u.url}}}
