@@ -124,6 +124,9 @@ type Options struct {
 	// requests attributed by caller after this long without a request
 	// (stateless.go). 0: DefaultUsageIdleGap.
 	UsageIdleGap time.Duration
+	// Observer is told about every request served and every tools/call
+	// sent upstream (observe.go); nil observes nothing.
+	Observer Observer
 }
 
 // Gateway serves one upstream under profiles.
@@ -358,7 +361,12 @@ func (g *Gateway) serverFor(profile, transport string, sessionless bool) (*mcp.S
 		return s, nil
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}, g.serverOptions())
+	// Each call wraps what is there: the observer, added last, sees every
+	// request first.
 	s.AddReceivingMiddleware(g.middleware(profile, transport, sessionless))
+	if g.opts.Observer != nil {
+		s.AddReceivingMiddleware(g.observe(transport))
+	}
 	g.serveGroups(s, profile)
 	g.servers[k] = s
 	return s, nil

@@ -38,6 +38,8 @@ type Health struct {
 	// OperatingContext describes the sidecar; absent when the gateway runs
 	// without one.
 	OperatingContext *ContextHealth `json:"operating_context,omitempty"`
+	// OTel counts the spans exported with --otel; absent without it.
+	OTel *ObserverHealth `json:"otel,omitempty"`
 	// Calls counts tools/call in flight and the ones refused busy.
 	Calls CallsHealth `json:"calls"`
 	// Notifications counts what upstreams sent during calls and was not
@@ -97,6 +99,7 @@ func (g *Gateway) Health() Health {
 			MaxSessionCalls: g.opts.MaxSessionCalls,
 			MaxCalls:        g.opts.MaxCalls,
 		},
+		OTel: g.observerHealth(),
 	}
 	if u, ok := g.opts.Upstream.(interface{ Health() []upstream.Health }); ok {
 		h.Upstreams = u.Health()

@@ -58,6 +58,7 @@ func (g *Gateway) middleware(profile, transport string, stateless bool) mcp.Midd
 				return g.serveSessionless(ctx, method, req, next, profile, transport)
 			}
 			s := g.session(req, profile, transport)
+			noteSession(ctx, s)
 			var (
 				res mcp.Result
 				err error
@@ -227,14 +228,16 @@ func handshaken(req mcp.Request) bool {
 // been handled, so that the client's identity is in the first record.
 func (g *Gateway) recordStart(s *session) {
 	s.mu.Lock()
-	if s.recorded || g.opts.Recorder == nil {
+	if s.recorded {
 		s.mu.Unlock()
 		return
 	}
-	s.recorded = true
+	s.recorded = true // without a Recorder too: the Observer sees the end
 	rec := s.rec
 	s.mu.Unlock()
-	g.opts.Recorder.Session(rec)
+	if g.opts.Recorder != nil {
+		g.opts.Recorder.Session(rec)
+	}
 }
 
 // endSession records the end of a session and forgets it.
@@ -249,6 +252,9 @@ func (g *Gateway) endSession(ss *mcp.ServerSession, s *session) {
 	s.mu.Unlock()
 	if started && g.opts.Recorder != nil {
 		g.opts.Recorder.Session(rec)
+	}
+	if started {
+		g.observeSessionEnd(rec)
 	}
 }
 
@@ -318,6 +324,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 			}
 		}
 		g.recordCall(s, call)
+		noteCall(ctx, call)
 	}()
 
 	if env, ok := checkArguments(params.Name, params.Arguments); !ok {

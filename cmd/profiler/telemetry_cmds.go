@@ -16,6 +16,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/otelmcp"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -55,12 +56,16 @@ func (t *telemetryTime) Set(v string) error {
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags("import", "--telemetry DIR [flags] FILE.jsonl...",
 		"Stores the sessions of trace files (JSON Lines, one session per line) in a telemetry\n"+
-			"directory. A malformed line writes nothing unless --skip-bad.", stderr)
+			"directory. A malformed line writes nothing unless --skip-bad. With --otlp the files are\n"+
+			"OpenTelemetry traces (OTLP JSON: the collector's file exporter, Jaeger's /api/v3/traces)\n"+
+			"whose MCP tools/call server spans become calls, by session (toolprof.usage_session,\n"+
+			"else mcp.session.id, else trace ID); other spans are counted and skipped.", stderr)
 	var dirs telemetryDirs
 	fs.Var(&dirs, "telemetry", "telemetry `DIR` to import into (required, once)")
 	var catalogs telemetryDirs
 	fs.Var(&catalogs, "catalog", "tools/list catalog `FILE` (repeatable): calls to tools in none of them are counted (and kept)")
 	skipBad := fs.Bool("skip-bad", false, "import the good lines of a file with malformed lines (reported on stderr); without it nothing is written")
+	otlp := fs.Bool("otlp", false, "the files are OTLP JSON traces (a file that is not is an error naming it and its first bad field)")
 	if help, err := parseCommandFlags("import", fs, args); help || err != nil {
 		return err
 	}
@@ -82,31 +87,21 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 
 	var all []telemetry.TraceSession
-	from := map[string]string{} // session id -> file
 	var rep traceReport
-	for _, path := range fs.Args() {
-		f, err := os.Open(path)
+	if *otlp {
+		if *skipBad {
+			return usagef("import: --skip-bad reads JSON Lines traces; an OTLP file is read whole or not at all (drop --skip-bad)")
+		}
+		sessions, stats, err := otelmcp.ReadFiles(fs.Args())
 		if err != nil {
-			return fmt.Errorf("import: %w", err)
+			return fmt.Errorf("import --otlp: %w", err)
 		}
-		ts, lineErrs, err := telemetry.DecodeTrace(f, path, true)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("import: %w", err)
-		}
-		for i := range lineErrs {
-			rep.Bad = append(rep.Bad, &lineErrs[i])
-		}
-		for _, t := range ts {
-			if prev, dup := from[t.Session]; dup {
-				rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, prev))
-				continue
-			}
-			from[t.Session] = path
-			all = append(all, t)
-			if t.StartedNoZone {
-				rep.NoZone++
-			}
+		fmt.Fprintf(stdout, "read %d spans: %d MCP tool calls in %d sessions, %d other spans skipped\n", stats.Spans, stats.Calls, stats.Sessions, stats.Skipped)
+		all = sessions
+	} else {
+		var err error
+		if all, err = readTraceFiles(fs.Args(), &rep); err != nil {
+			return err
 		}
 	}
 	if err := rep.report(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
@@ -146,6 +141,39 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "%d call(s) to tools in no catalog given (kept)\n", unknown)
 	}
 	return nil
+}
+
+// readTraceFiles reads JSON Lines trace files; malformed lines and
+// sessions repeated across files go to rep.
+func readTraceFiles(paths []string, rep *traceReport) ([]telemetry.TraceSession, error) {
+	var all []telemetry.TraceSession
+	from := map[string]string{} // session id -> file
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		ts, lineErrs, err := telemetry.DecodeTrace(f, path, true)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		for i := range lineErrs {
+			rep.Bad = append(rep.Bad, &lineErrs[i])
+		}
+		for _, t := range ts {
+			if prev, dup := from[t.Session]; dup {
+				rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, prev))
+				continue
+			}
+			from[t.Session] = path
+			all = append(all, t)
+			if t.StartedNoZone {
+				rep.NoZone++
+			}
+		}
+	}
+	return all, nil
 }
 
 // readTelemetryFlags declares the flags shared by the readers.

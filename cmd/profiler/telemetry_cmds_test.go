@@ -53,6 +53,7 @@ func TestImportCommand(t *testing.T) {
 	trace := writeTemp(t, "trace.jsonl", telemetryTrace)
 	cat := writeTemp(t, "catalog.json", telemetryCatalog)
 	bad := writeTemp(t, "bad.jsonl", strings.Replace(telemetryTrace, `{"session": "a/2"`, `{"session": `, 1))
+	otlpFile := filepath.Join("testdata", "otlp-jaeger.json")
 	for _, tc := range []struct {
 		name     string
 		args     func(dir string) []string
@@ -75,6 +76,12 @@ func TestImportCommand(t *testing.T) {
 		{"empty directory flag", func(d string) []string { return []string{"import", "--telemetry", "", trace} }, 2, nil, []string{`invalid value "" for flag -telemetry: want a directory path`}, 0},
 		{"unknown flag", func(d string) []string { return []string{"import", "--telemetry", d, "--nope", trace} }, 2, nil, []string{"flag provided but not defined: -nope"}, 0},
 		{"missing file", func(d string) []string { return []string{"import", "--telemetry", d, trace + ".missing"} }, 1, nil, []string{"trace.jsonl.missing"}, 0},
+		{"otlp from another gateway", func(d string) []string { return []string{"import", "--telemetry", d, "--otlp", otlpFile} },
+			0, []string{"read 3 spans: 2 MCP tool calls in 1 sessions, 1 other spans skipped", "imported 1 sessions, 2 calls"}, nil, 1},
+		{"otlp file that is not OTLP", func(d string) []string { return []string{"import", "--telemetry", d, "--otlp", otlpFile, trace} },
+			1, nil, []string{trace + ": object 1: not OTLP JSON", `field "calls"`}, 0},
+		{"otlp with --skip-bad", func(d string) []string { return []string{"import", "--telemetry", d, "--otlp", "--skip-bad", otlpFile} },
+			2, nil, []string{"drop --skip-bad"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "telemetry")

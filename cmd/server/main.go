@@ -113,6 +113,7 @@ type config struct {
 	calls         int
 	tokensFile    string // tokens.go
 	usageIdleGap  time.Duration
+	otel          bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -146,6 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.BoolVar(&c.requireAll, "require-all", false, "exit when any --launch server fails to start (default: serve the others and retry it)")
 	fset.StringVar(&c.tokensFile, "tokens-file", "", "with --http, accept only the bearer tokens listed in `FILE` (TOML, SHA-256 hashes), each served its bound profile within its ceiling; reloaded on change")
 	fset.DurationVar(&c.usageIdleGap, "usage-idle-gap", gateway.DefaultUsageIdleGap, "group a 2026-07-28 caller's calls without a trace id into one usage session until it is idle for `DUR`")
+	fset.BoolVar(&c.otel, "otel", false, "export OpenTelemetry traces and metrics over OTLP/HTTP, configured by the OTEL_* variables (on too when $OTEL_EXPORTER_OTLP_ENDPOINT is set)")
 	c.hard.addFlags(fset)
 	fset.IntVar(&c.maxFrameBytes, "max-frame-bytes", jsonrpcwire.DefaultMaxFrameBytes, "over stdio, answer a message (one line) longer than `N` bytes with a JSON-RPC error and skip it")
 	fset.IntVar(&c.sessionCalls, "max-session-calls", gateway.DefaultMaxSessionCalls, "answer a tools/call with the retryable envelope busy while `N` calls of its session are in flight")
@@ -353,6 +355,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		rec, closeRec = r, func() { closeTelemetry(r, c.telemetryDir, stderr) }
 	}
 	opts.Recorder = rec
+	closeOTel, err := startOTel(ctx, c, &opts)
+	if err != nil {
+		up.Close()
+		if closeRec != nil {
+			closeRec()
+		}
+		return err
+	}
+	defer closeOTel(stderr)
 	g, err := gateway.New(ctx, opts)
 	if err != nil {
 		up.Close()

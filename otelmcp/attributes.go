@@ -1,0 +1,49 @@
+package otelmcp
+
+// Attribute names of the OpenTelemetry semantic conventions for MCP (status
+// Development) that the gateway sets.
+const (
+	AttrMethodName          = "mcp.method.name"
+	AttrToolName            = "gen_ai.tool.name"
+	AttrPromptName          = "gen_ai.prompt.name"
+	AttrOperationName       = "gen_ai.operation.name"
+	AttrSessionID           = "mcp.session.id"
+	AttrProtocolVersion     = "mcp.protocol.version"
+	AttrErrorType           = "error.type"
+	AttrRPCStatusCode       = "rpc.response.status_code"
+	AttrNetworkTransport    = "network.transport"
+	AttrNetworkProtocolName = "network.protocol.name"
+)
+
+// Attributes toolprof adds: the gateway's facts that the conventions have
+// no name for, and that derive needs from another gateway's traces.
+const (
+	// AttrProfile is the profile the session was served.
+	AttrProfile = "toolprof.profile"
+	// AttrOutcome is the call's telemetry outcome (ok, tool_error,
+	// upstream_error, denied, unknown_tool, cancelled).
+	AttrOutcome = "toolprof.outcome"
+	// AttrReachedBy says how the session reached the tool it called:
+	// listed (in its profile) or group (switched on).
+	AttrReachedBy = "toolprof.reached_by"
+	// AttrUsageSession is the telemetry session ID, which groups a stdio
+	// session's spans (stdio has no mcp.session.id).
+	AttrUsageSession = "toolprof.usage_session"
+	// AttrToolDefinitionsBytes is, on a tools/list span, the wire size of
+	// the tool definitions served.
+	AttrToolDefinitionsBytes = "toolprof.tool_definitions.bytes"
+)
+
+// Metric names: the conventions', and toolprof's listing size.
+const (
+	MetricServerOperationDuration = "mcp.server.operation.duration"
+	MetricClientOperationDuration = "mcp.client.operation.duration"
+	MetricServerSessionDuration   = "mcp.server.session.duration"
+	MetricToolDefinitionsBytes    = "toolprof.tool_definitions.bytes"
+)
+
+// MCP method names.
+const (
+	methodCallTool  = "tools/call"
+	methodListTools = "tools/list"
+)

@@ -1,0 +1,107 @@
+package otelmcp
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+// sinkCollector is a real OTLP/HTTP traces endpoint that decodes and
+// discards what it is sent.
+func sinkCollector(b *testing.B) string {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		resp, _ := ptraceotlp.NewExportResponse().MarshalProto()
+		w.Write(resp)
+	}))
+	b.Cleanup(hs.Close)
+	return hs.Listener.Addr().String()
+}
+
+// downCollector is an address nothing listens on.
+func downCollector(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func otlpExporter(b *testing.B, addr string) *Exporter {
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(addr), otlptracehttp.WithInsecure())
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := New(ctx, Config{SpanExporter: exp, MetricReader: sdkmetric.NewManualReader()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		e.Shutdown(ctx)
+	})
+	return e
+}
+
+// BenchmarkToolsCallExport times tools/call through three gateways in
+// front of one upstream, in turn within each iteration: export off, on
+// with the collector up, and on with it down. It reports the p50 of "up"
+// over "off" and the p99 of "down" over "up".
+func BenchmarkToolsCallExport(b *testing.B) {
+	u := startMetaUpstream(b)
+	modes := []struct {
+		name string
+		e    *Exporter
+	}{
+		{"off", nil},
+		{"up", otlpExporter(b, sinkCollector(b))},
+		{"down", otlpExporter(b, downCollector(b))},
+	}
+	sessions := make([]*mcp.ClientSession, len(modes))
+	for i, m := range modes {
+		sessions[i] = connect(b, observedGateway(b, u, m.e))
+	}
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}, Meta: mcp.Meta{"traceparent": clientTraceparent}}
+	times := make([][]time.Duration, len(modes))
+	b.ResetTimer()
+	for b.Loop() {
+		for i, cs := range sessions {
+			start := time.Now()
+			if _, err := cs.CallTool(ctx, params); err != nil {
+				b.Fatal(err)
+			}
+			times[i] = append(times[i], time.Since(start))
+		}
+	}
+	b.StopTimer()
+	q := func(d []time.Duration, p float64) float64 {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[int(p*float64(len(s)-1))])
+	}
+	b.ReportMetric(q(times[1], 0.5)/q(times[0], 0.5), "p50-up/off")
+	b.ReportMetric(q(times[2], 0.5)/q(times[1], 0.5), "p50-down/up")
+	b.ReportMetric(q(times[2], 0.99)/q(times[1], 0.99), "p99-down/up")
+	b.ReportMetric(q(times[0], 0.5)/1e3, "p50-off-µs")
+}

@@ -1,0 +1,29 @@
+// Package otelmcp exports what the gateway serves as OpenTelemetry traces
+// and metrics, named and attributed by the semantic conventions for MCP
+// (gen-ai/mcp.md, status Development).
+//
+// An Exporter is a gateway.Observer. For every request the gateway answers
+// it ends a SERVER span named "{mcp.method.name} {target}" (the tool of a
+// tools/call, the prompt of a prompts/get), whose parent is the trace
+// context the client sent in params._meta (traceparent, tracestate); for
+// every tools/call it forwards, a CLIENT span, child of the SERVER span,
+// whose context replaces the client's in the _meta sent upstream. Spans
+// carry the conventions' attributes and the gateway's own facts as
+// toolprof.* (attributes.go); never an argument value, a result or an error
+// message, and only tool names bounded as telemetry bounds them. Metrics
+// are the conventions' duration histograms (seconds, the conventions'
+// buckets) and toolprof.tool_definitions.bytes, the size of each tools/list
+// page served, per profile.
+//
+// Export never blocks or fails a call: ended spans wait in a queue of
+// Config.MaxQueue spans for the SDK's batch processor, and a span that finds
+// it full is dropped and counted (Health, shown in the gateway's health).
+// With the default exporters every setting comes from the standard OTEL_*
+// environment variables (endpoint, headers, protocol, service name and
+// resource attributes, batch timing).
+//
+// ReadFiles goes the other way: it reads OTLP JSON trace files from any
+// gateway that follows the conventions (the collector's file exporter,
+// Jaeger's /api/v3/traces) into traced sessions that telemetry.Import
+// stores, so that derive works on another gateway's traces.
+package otelmcp

@@ -1,0 +1,420 @@
+package otelmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// DefaultMaxQueue is the number of ended spans that may wait for export
+// before further ones are dropped (the SDK's own default).
+const DefaultMaxQueue = 2048
+
+// durationBuckets are the conventions' bucket boundaries, in seconds, for
+// every MCP duration histogram.
+var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// Config configures an Exporter. Zero values take the defaults.
+type Config struct {
+	// SpanExporter receives the spans; nil: OTLP over HTTP, configured by
+	// the OTEL_EXPORTER_OTLP_* variables (no traces with
+	// OTEL_TRACES_EXPORTER=none).
+	SpanExporter sdktrace.SpanExporter
+	// MetricReader collects the metrics; nil: a periodic OTLP/HTTP
+	// export, configured by the OTEL_EXPORTER_OTLP_* and
+	// OTEL_METRIC_EXPORT_* variables (no metrics with
+	// OTEL_METRICS_EXPORTER=none).
+	MetricReader sdkmetric.Reader
+	// MaxQueue bounds the spans waiting for export: past it spans are
+	// dropped and counted, never waited for. 0: $OTEL_BSP_MAX_QUEUE_SIZE,
+	// else DefaultMaxQueue.
+	MaxQueue int
+	// ServiceName and ServiceVersion name the service in the resource;
+	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override them.
+	ServiceName, ServiceVersion string
+	// Getenv reads the environment; nil: no variable is set.
+	Getenv func(string) string
+}
+
+// Exporter is a gateway.Observer that exports OpenTelemetry spans and
+// metrics. Its methods never block on the collector: ended spans go to a
+// bounded queue, and metrics are aggregated in memory until collected.
+type Exporter struct {
+	tp     *sdktrace.TracerProvider
+	mp     *sdkmetric.MeterProvider // nil with metrics off
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+
+	serverDuration  metric.Float64Histogram
+	clientDuration  metric.Float64Histogram
+	sessionDuration metric.Float64Histogram
+	definitionBytes metric.Int64Histogram
+
+	gate *gate
+}
+
+// Enabled reports whether export is switched on: by the --otel flag, or by
+// an OTLP endpoint in the environment, unless OTEL_SDK_DISABLED is true.
+func Enabled(flag bool, getenv func(string) string) bool {
+	if v, _ := strconv.ParseBool(getenv("OTEL_SDK_DISABLED")); v {
+		return false
+	}
+	return flag || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// New starts an Exporter. It contacts no collector: an unreachable one
+// shows later, as failed exports in Health.
+func New(ctx context.Context, cfg Config) (*Exporter, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	max := cfg.MaxQueue
+	if max == 0 {
+		max = DefaultMaxQueue
+		if v := getenv("OTEL_BSP_MAX_QUEUE_SIZE"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("otel: OTEL_BSP_MAX_QUEUE_SIZE=%q: want a positive number of spans", v)
+			}
+			max = n
+		}
+	}
+	if max < 0 {
+		return nil, fmt.Errorf("otel: max queue %d: must be positive", max)
+	}
+	name := cfg.ServiceName
+	if name == "" {
+		name = "toolprof"
+	}
+	attrs := []attribute.KeyValue{attribute.String("service.name", name)}
+	if cfg.ServiceVersion != "" {
+		attrs = append(attrs, attribute.String("service.version", cfg.ServiceVersion))
+	}
+	res, err := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil {
+		return nil, fmt.Errorf("otel: resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
+	}
+
+	e := &Exporter{prop: propagation.TraceContext{}}
+	spans := cfg.SpanExporter
+	if spans == nil && getenv("OTEL_TRACES_EXPORTER") != "none" {
+		if spans, err = otlptracehttp.New(ctx); err != nil {
+			return nil, fmt.Errorf("otel: trace exporter (OTEL_EXPORTER_OTLP_*): %w", err)
+		}
+	}
+	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	if spans != nil {
+		e.gate = &gate{max: int64(max)}
+		counted := &countingExporter{SpanExporter: spans, gate: e.gate}
+		e.gate.SpanProcessor = sdktrace.NewBatchSpanProcessor(counted, sdktrace.WithMaxQueueSize(max))
+		topts = append(topts, sdktrace.WithSpanProcessor(e.gate))
+	}
+	e.tp = sdktrace.NewTracerProvider(topts...)
+	e.tracer = e.tp.Tracer("github.com/toolprof/toolprof/otelmcp")
+
+	reader := cfg.MetricReader
+	if reader == nil && getenv("OTEL_METRICS_EXPORTER") != "none" {
+		exp, err := otlpmetrichttp.New(ctx)
+		if err != nil {
+			e.tp.Shutdown(ctx)
+			return nil, fmt.Errorf("otel: metric exporter (OTEL_EXPORTER_OTLP_*): %w", err)
+		}
+		reader = sdkmetric.NewPeriodicReader(exp)
+	}
+	var meter metric.Meter = noop.NewMeterProvider().Meter("")
+	if reader != nil {
+		e.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader))
+		meter = e.mp.Meter("github.com/toolprof/toolprof/otelmcp")
+	}
+	if err := e.instruments(meter); err != nil {
+		e.Shutdown(ctx)
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Exporter) instruments(m metric.Meter) error {
+	var err error
+	hist := func(name, desc string) metric.Float64Histogram {
+		h, herr := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(durationBuckets...))
+		err = errors.Join(err, herr)
+		return h
+	}
+	e.serverDuration = hist(MetricServerOperationDuration, "MCP request duration as observed on the gateway, from receipt until the answer is sent.")
+	e.clientDuration = hist(MetricClientOperationDuration, "MCP request duration as observed by the gateway calling its upstream.")
+	e.sessionDuration = hist(MetricServerSessionDuration, "The duration of the MCP session as observed on the gateway.")
+	b, berr := m.Int64Histogram(MetricToolDefinitionsBytes, metric.WithUnit("By"),
+		metric.WithDescription("Bytes of tool definitions one tools/list page served, per profile."),
+		metric.WithExplicitBucketBoundaries(1<<10, 4<<10, 16<<10, 64<<10, 256<<10, 1<<20))
+	e.definitionBytes = b
+	if err = errors.Join(err, berr); err != nil {
+		return fmt.Errorf("otel: instruments: %w", err)
+	}
+	return nil
+}
+
+// Shutdown flushes what is queued, within ctx, and stops exporting.
+func (e *Exporter) Shutdown(ctx context.Context) error {
+	err := e.tp.Shutdown(ctx)
+	if e.mp != nil {
+		err = errors.Join(err, e.mp.Shutdown(ctx))
+	}
+	return err
+}
+
+// Health counts the spans exported, dropped and failed.
+func (e *Exporter) Health() gateway.ObserverHealth {
+	if e.gate == nil {
+		return gateway.ObserverHealth{}
+	}
+	return gateway.ObserverHealth{Exported: e.gate.exported.Load(), Dropped: e.gate.dropped.Load(), Failed: e.gate.failed.Load()}
+}
+
+// metaCarrier reads and writes the trace context keys of an MCP _meta.
+type metaCarrier map[string]any
+
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func (m metaCarrier) Set(key, value string) { m[key] = value }
+
+func (m metaCarrier) Keys() []string {
+	var keys []string
+	for k, v := range m {
+		if _, ok := v.(string); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// Serve starts the SERVER span of a request, its parent the trace context
+// in the request's _meta.
+func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Context, func(*gateway.Served)) {
+	if r.Meta != nil {
+		ctx = e.prop.Extract(ctx, metaCarrier(r.Meta))
+	}
+	start := time.Now()
+	ctx, span := e.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+	return ctx, func(r *gateway.Served) {
+		attrs := servedAttributes(r)
+		errType := errorType(r.Err, r.ToolError)
+		if errType != "" {
+			attrs = append(attrs, attribute.String(AttrErrorType, errType))
+			var rpc *jsonrpc.Error
+			if errors.As(r.Err, &rpc) {
+				attrs = append(attrs, attribute.String(AttrRPCStatusCode, strconv.FormatInt(rpc.Code, 10)))
+			}
+			// The type, not the message: a message may quote arguments.
+			span.SetStatus(codes.Error, errType)
+		}
+		if r.Method == methodListTools {
+			attrs = append(attrs, attribute.Int(AttrToolDefinitionsBytes, r.ToolDefinitionBytes))
+			e.definitionBytes.Record(context.Background(), int64(r.ToolDefinitionBytes), metric.WithAttributes(attribute.String(AttrProfile, r.Profile)))
+		}
+		span.SetName(spanName(r.Method, target(r)))
+		span.SetAttributes(attrs...)
+		end := time.Now()
+		span.End(trace.WithTimestamp(end))
+		e.serverDuration.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(metricAttributes(r, errType)...))
+	}
+}
+
+// Forward starts the CLIENT span of a tools/call sent upstream and returns
+// the _meta to send: r.Meta with the span's trace context in place of any
+// the client sent.
+func (e *Exporter) Forward(ctx context.Context, r *gateway.Forwarded) (context.Context, mcp.Meta, func(*mcp.CallToolResult, error)) {
+	start := time.Now()
+	ctx, span := e.tracer.Start(ctx, spanName(methodCallTool, r.Tool), trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start))
+	meta := make(mcp.Meta, len(r.Meta)+2)
+	for k, v := range r.Meta {
+		meta[k] = v
+	}
+	delete(meta, "traceparent")
+	delete(meta, "tracestate")
+	e.prop.Inject(ctx, metaCarrier(meta))
+	return ctx, meta, func(res *mcp.CallToolResult, err error) {
+		attrs := []attribute.KeyValue{
+			attribute.String(AttrMethodName, methodCallTool),
+			attribute.String(AttrToolName, r.Tool),
+			attribute.String(AttrOperationName, "execute_tool"),
+		}
+		errType := errorType(err, err == nil && res != nil && res.IsError)
+		if errType != "" {
+			attrs = append(attrs, attribute.String(AttrErrorType, errType))
+			span.SetStatus(codes.Error, errType)
+		}
+		span.SetAttributes(attrs...)
+		end := time.Now()
+		span.End(trace.WithTimestamp(end))
+		e.clientDuration.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(attrs...))
+	}
+}
+
+// SessionEnded records the session's duration.
+func (e *Exporter) SessionEnded(s telemetry.Session) {
+	if s.End.IsZero() {
+		return
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String(AttrNetworkTransport, networkTransport(s.Transport)),
+		attribute.String(AttrProfile, s.Profile),
+	}
+	if s.ProtocolVersion != "" {
+		attrs = append(attrs, attribute.String(AttrProtocolVersion, s.ProtocolVersion))
+	}
+	e.sessionDuration.Record(context.Background(), s.End.Sub(s.Start).Seconds(), metric.WithAttributes(attrs...))
+}
+
+// target is the low-cardinality part of a span name: the tool or prompt.
+func target(r *gateway.Served) string {
+	if r.Tool != "" {
+		return r.Tool
+	}
+	return r.Prompt
+}
+
+func spanName(method, target string) string {
+	if target == "" {
+		return method
+	}
+	return method + " " + target
+}
+
+// servedAttributes are a SERVER span's attributes, error.type aside.
+func servedAttributes(r *gateway.Served) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		attribute.String(AttrMethodName, r.Method),
+		attribute.String(AttrNetworkTransport, networkTransport(r.Transport)),
+	}
+	if r.Transport == telemetry.TransportHTTP {
+		attrs = append(attrs, attribute.String(AttrNetworkProtocolName, "http"))
+	}
+	add := func(key, v string) {
+		if v != "" {
+			attrs = append(attrs, attribute.String(key, v))
+		}
+	}
+	add(AttrToolName, r.Tool)
+	if r.Method == methodCallTool {
+		add(AttrOperationName, "execute_tool")
+	}
+	add(AttrPromptName, r.Prompt)
+	add(AttrSessionID, r.MCPSession)
+	add(AttrProtocolVersion, r.ProtocolVersion)
+	add(AttrProfile, r.Profile)
+	add(AttrUsageSession, r.UsageSession)
+	add(AttrOutcome, string(r.Outcome))
+	add(AttrReachedBy, r.ReachedBy)
+	return attrs
+}
+
+// metricAttributes are the operation duration's attributes: the bounded
+// ones only (no session IDs).
+func metricAttributes(r *gateway.Served, errType string) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{
+		attribute.String(AttrMethodName, r.Method),
+		attribute.String(AttrNetworkTransport, networkTransport(r.Transport)),
+	}
+	for _, kv := range [][2]string{
+		{AttrToolName, r.Tool}, {AttrPromptName, r.Prompt}, {AttrProtocolVersion, r.ProtocolVersion},
+		{AttrErrorType, errType}, {AttrProfile, r.Profile}, {AttrOutcome, string(r.Outcome)},
+	} {
+		if kv[1] != "" {
+			attrs = append(attrs, attribute.String(kv[0], kv[1]))
+		}
+	}
+	return attrs
+}
+
+// errorType is the conventions' error.type: the JSON-RPC error code,
+// tool_error for a result with isError, _OTHER for any other failure.
+func errorType(err error, toolError bool) string {
+	var rpc *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpc):
+		return strconv.FormatInt(rpc.Code, 10)
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case err != nil:
+		return "_OTHER"
+	case toolError:
+		return "tool_error"
+	}
+	return ""
+}
+
+// networkTransport is network.transport for a telemetry transport name.
+func networkTransport(t string) string {
+	if t == telemetry.TransportHTTP {
+		return "tcp"
+	}
+	return "pipe"
+}
+
+// gate is the span processor in front of the SDK's batch processor: it
+// drops (and counts) an ended span when MaxQueue spans already wait, so
+// the batch processor's own queue never fills and nothing waits for it.
+type gate struct {
+	sdktrace.SpanProcessor
+	max      int64
+	queued   atomic.Int64 // handed to the batch processor, not yet exported
+	dropped  atomic.Uint64
+	exported atomic.Uint64
+	failed   atomic.Uint64
+}
+
+func (g *gate) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !s.SpanContext().IsSampled() {
+		return
+	}
+	if g.queued.Add(1) > g.max {
+		g.queued.Add(-1)
+		g.dropped.Add(1)
+		return
+	}
+	g.SpanProcessor.OnEnd(s)
+}
+
+// countingExporter counts what the batch processor hands on.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	gate *gate
+}
+
+func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	n := int64(len(spans))
+	c.gate.queued.Add(-n) // out of the queue: room for as many more
+	err := c.SpanExporter.ExportSpans(ctx, spans)
+	if err != nil {
+		c.gate.failed.Add(uint64(n))
+	} else {
+		c.gate.exported.Add(uint64(n))
+	}
+	return err
+}

@@ -1,0 +1,390 @@
+package otelmcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/upstream"
+)
+
+// secretArg is an argument value that must appear in no span.
+const secretArg = "s3cr3t-argument-value"
+
+// metaUpstream is a real MCP server over streamable HTTP whose tools echo
+// and record the traceparent each call arrived with.
+type metaUpstream struct {
+	url string
+	mu  sync.Mutex
+	got []string // traceparent of each call, in order
+}
+
+func startMetaUpstream(t testing.TB) *metaUpstream {
+	t.Helper()
+	u := &metaUpstream{}
+	s := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, nil)
+	for _, name := range []string{"echo", "hidden"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tp, _ := req.Params.Meta["traceparent"].(string)
+			u.mu.Lock()
+			u.got = append(u.got, tp)
+			u.mu.Unlock()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "result"}}}, nil
+		})
+	}
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	u.url = hs.URL
+	return u
+}
+
+func (u *metaUpstream) traceparents() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.got...)
+}
+
+// observedGateway serves u's tools under a profile "core" holding only
+// echo, observed by e.
+func observedGateway(t testing.TB, u *metaUpstream, e *Exporter) *gateway.Gateway {
+	t.Helper()
+	ctx := context.Background()
+	doc := &launch.Resolved{Version: 1, Servers: []launch.ResolvedServer{{Name: "meta", Transport: launch.StreamableHTTP, URL: u.url}}}
+	set, err := upstream.StartSet(ctx, doc, upstream.SetOptions{RequireAll: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := set.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := profiles.DecodeFile(strings.NewReader("version = 1\ndefault = \"core\"\n\n[[profile]]\nname = \"core\"\ntools = [\"echo\"]\n"), "profiles.generated.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := (&profiles.Set{File: file}).Resolve(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := gateway.Options{Upstream: set, Tools: tools, Profiles: resolved}
+	if e != nil {
+		opts.Observer = e
+	}
+	g, err := gateway.New(ctx, opts)
+	if err != nil {
+		set.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// connect opens a client session on g's default profile over in-memory
+// transports (recorded as stdio).
+func connect(t testing.TB, g *gateway.Gateway) *mcp.ClientSession {
+	t.Helper()
+	s, err := g.Server("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: testProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+func newTestExporter(t *testing.T) (*Exporter, *tracetest.InMemoryExporter, *sdkmetric.ManualReader) {
+	t.Helper()
+	spans := tracetest.NewInMemoryExporter()
+	reader := sdkmetric.NewManualReader()
+	e, err := New(context.Background(), Config{SpanExporter: spans, MetricReader: reader, ServiceName: "gw-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	return e, spans, reader
+}
+
+// flushed returns the spans exported so far.
+func flushed(t *testing.T, e *Exporter, spans *tracetest.InMemoryExporter) tracetest.SpanStubs {
+	t.Helper()
+	if err := e.tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return spans.GetSpans()
+}
+
+func attrs(s tracetest.SpanStub) map[string]string {
+	m := map[string]string{}
+	for _, kv := range s.Attributes {
+		m[string(kv.Key)] = kv.Value.Emit()
+	}
+	return m
+}
+
+func findSpan(t *testing.T, spans tracetest.SpanStubs, name string, kind trace.SpanKind) tracetest.SpanStub {
+	t.Helper()
+	var names []string
+	for _, s := range spans {
+		if s.Name == name && s.SpanKind == kind {
+			return s
+		}
+		names = append(names, s.Name+"/"+s.SpanKind.String())
+	}
+	t.Fatalf("no %s span %q among %v", kind, name, names)
+	return tracetest.SpanStub{}
+}
+
+const testProtocol = "2025-11-25"
+
+const clientTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+func TestSpansFollowTheConventions(t *testing.T) {
+	u := startMetaUpstream(t)
+	e, spans, reader := newTestExporter(t)
+	g := observedGateway(t, u, e)
+	cs := connect(t, g)
+	ctx := context.Background()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+		Meta:      mcp.Meta{"traceparent": clientTraceparent, "tracestate": "rojo=00f067aa0ba902b7"},
+		Name:      "echo",
+		Arguments: map[string]any{"text": secretArg},
+	})
+	if err != nil || res.IsError {
+		t.Fatalf("tools/call echo = %+v, %v", res, err)
+	}
+	got := flushed(t, e, spans)
+
+	server := findSpan(t, got, "tools/call echo", trace.SpanKindServer)
+	client := findSpan(t, got, "tools/call echo", trace.SpanKindClient)
+	if tid := server.SpanContext.TraceID().String(); tid != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("server span trace %s: want the client's traceparent's", tid)
+	}
+	if p := server.Parent.SpanID().String(); p != "00f067aa0ba902b7" || !server.Parent.IsRemote() {
+		t.Errorf("server span parent %s (remote %v): want the client's span 00f067aa0ba902b7", p, server.Parent.IsRemote())
+	}
+	if client.Parent.SpanID() != server.SpanContext.SpanID() || client.SpanContext.TraceID() != server.SpanContext.TraceID() {
+		t.Errorf("client span parent %s: want the server span %s", client.Parent.SpanID(), server.SpanContext.SpanID())
+	}
+	want := fmt.Sprintf("00-%s-%s-01", client.SpanContext.TraceID(), client.SpanContext.SpanID())
+	if tps := u.traceparents(); len(tps) != 1 || tps[0] != want {
+		t.Errorf("upstream received traceparent %q: want the client span's %q", tps, want)
+	}
+	sa := attrs(server)
+	for k, v := range map[string]string{
+		AttrMethodName: "tools/call", AttrToolName: "echo", AttrOperationName: "execute_tool",
+		AttrNetworkTransport: "pipe", AttrProfile: "core", AttrOutcome: "ok", AttrReachedBy: "listed",
+		AttrProtocolVersion: testProtocol,
+	} {
+		if sa[k] != v {
+			t.Errorf("server span %s = %q, want %q", k, sa[k], v)
+		}
+	}
+	if sa[AttrUsageSession] == "" {
+		t.Errorf("server span has no %s: %v", AttrUsageSession, sa)
+	}
+	if _, ok := sa[AttrErrorType]; ok {
+		t.Errorf("a successful call has error.type %q", sa[AttrErrorType])
+	}
+	list := findSpan(t, got, "tools/list", trace.SpanKindServer)
+	if n := attrs(list)[AttrToolDefinitionsBytes]; n == "" || n == "0" {
+		t.Errorf("tools/list span %s = %q: want the listing's size", AttrToolDefinitionsBytes, n)
+	}
+	findSpan(t, got, "initialize", trace.SpanKindServer)
+	b, _ := json.Marshal(got)
+	if strings.Contains(string(b), secretArg) || strings.Contains(string(b), "result") && strings.Contains(string(b), `"Value":"result"`) {
+		t.Errorf("an argument value or a result is in the spans")
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	metrics := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			metrics[m.Name] = m.Data
+		}
+	}
+	for _, name := range []string{MetricServerOperationDuration, MetricClientOperationDuration, MetricToolDefinitionsBytes} {
+		if _, ok := metrics[name]; !ok {
+			t.Errorf("no metric %s among %v", name, metrics)
+		}
+	}
+	cs.Close()
+	for deadline := time.Now().Add(10 * time.Second); metrics[MetricServerSessionDuration] == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after the session ended", MetricServerSessionDuration)
+		}
+		if err := reader.Collect(ctx, &rm); err != nil {
+			t.Fatal(err)
+		}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				metrics[m.Name] = m.Data
+			}
+		}
+	}
+	if h, ok := metrics[MetricServerOperationDuration].(metricdata.Histogram[float64]); ok {
+		if b := h.DataPoints[0].Bounds; len(b) != len(durationBuckets) || b[0] != 0.01 || b[len(b)-1] != 300 {
+			t.Errorf("%s bounds %v: want the conventions' %v", MetricServerOperationDuration, b, durationBuckets)
+		}
+	}
+}
+
+func TestRefusedCallsAreAttributed(t *testing.T) {
+	u := startMetaUpstream(t)
+	e, spans, _ := newTestExporter(t)
+	g := observedGateway(t, u, e)
+	cs := connect(t, g)
+	ctx := context.Background()
+	long := strings.Repeat("x", 500)
+	tests := []struct {
+		name, tool, span, outcome, errType string
+	}{
+		{"outside the profile", "hidden", "tools/call hidden", "denied", "tool_error"},
+		{"unknown, bounded", long, "", "unknown_tool", "-32602"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spans.Reset()
+			cs.CallTool(ctx, &mcp.CallToolParams{Name: tt.tool, Arguments: map[string]any{"a": secretArg}})
+			got := flushed(t, e, spans)
+			var s tracetest.SpanStub
+			for _, c := range got {
+				if c.SpanKind == trace.SpanKindClient {
+					t.Errorf("a refused call was sent upstream (%s)", c.Name)
+				}
+				if c.SpanKind == trace.SpanKindServer && attrs(c)[AttrMethodName] == "tools/call" {
+					s = c
+				}
+			}
+			a := attrs(s)
+			if tt.span != "" && s.Name != tt.span {
+				t.Errorf("span name %q, want %q", s.Name, tt.span)
+			}
+			if len(s.Name) >= len(long) || len(a[AttrToolName]) >= len(long) {
+				t.Errorf("unbounded tool name in span %q (%d bytes)", s.Name, len(a[AttrToolName]))
+			}
+			if a[AttrOutcome] != tt.outcome || a[AttrErrorType] != tt.errType || a[AttrReachedBy] != "" {
+				t.Errorf("outcome %q error.type %q reached_by %q: want %q %q none", a[AttrOutcome], a[AttrErrorType], a[AttrReachedBy], tt.outcome, tt.errType)
+			}
+			if s.Status.Code.String() != "Error" || strings.Contains(s.Status.Description, secretArg) {
+				t.Errorf("status %+v: want Error described by its type", s.Status)
+			}
+		})
+	}
+}
+
+// hungCollector is a real HTTP endpoint that accepts OTLP requests and
+// never answers them, until the test ends.
+func hungCollector(t *testing.T) string {
+	t.Helper()
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); hs.Close() })
+	return hs.Listener.Addr().String()
+}
+
+func TestHungCollectorDropsSpansAndFailsNoCall(t *testing.T) {
+	u := startMetaUpstream(t)
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(hungCollector(t)), otlptracehttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(ctx, Config{SpanExporter: exp, MetricReader: sdkmetric.NewManualReader(), MaxQueue: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := observedGateway(t, u, e)
+	cs := connect(t, g)
+	const calls = 20
+	for i := range calls {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d with the collector hung: %+v, %v", i, res, err)
+		}
+	}
+	h := g.Health().OTel
+	if h == nil {
+		t.Fatal("health has no otel counts")
+	}
+	// Two spans a call, at most 4 queued and one batch of 4 in the hung
+	// export: the rest dropped.
+	if h.Dropped < 2*calls-8 {
+		t.Errorf("health otel %+v: want at least %d dropped", *h, 2*calls-8)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	e.Shutdown(sctx) // gives up on the hung export
+}
+
+func TestEnabled(t *testing.T) {
+	tests := []struct {
+		name string
+		flag bool
+		env  map[string]string
+		want bool
+	}{
+		{"off by default", false, nil, false},
+		{"flag", true, nil, true},
+		{"endpoint", false, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true},
+		{"traces endpoint", false, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, true},
+		{"sdk disabled", true, map[string]string{"OTEL_SDK_DISABLED": "true"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Enabled(tt.flag, func(k string) string { return tt.env[k] }); got != tt.want {
+				t.Errorf("Enabled = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBadQueueSizeIsRefused(t *testing.T) {
+	_, err := New(context.Background(), Config{
+		SpanExporter: tracetest.NewInMemoryExporter(), MetricReader: sdkmetric.NewManualReader(),
+		Getenv: func(k string) string { return map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "lots"}[k] },
+	})
+	if err == nil || !strings.Contains(err.Error(), `OTEL_BSP_MAX_QUEUE_SIZE="lots"`) {
+		t.Errorf("err = %v, want one naming the variable and its value", err)
+	}
+}
+
+var (
+	_ gateway.Observer       = (*Exporter)(nil)
+	_ sdktrace.SpanProcessor = (*gate)(nil)
+)
