@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/catalog"
-	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -167,11 +166,11 @@ func checkSession(res *profiles.Resolved, s telemetry.TraceSession, profile stri
 	// Tools switched on by enable_tools, which the gateway serves itself
 	// in a profile offering groups (unless an upstream offers a tool of
 	// that name).
-	groupsOffered := len(res.Profiles[profile].Groups) > 0 && !res.Offers(groups.EnableToolsName)
+	groupsOffered := len(res.Profiles[profile].Groups) > 0 && !res.Offers(profiles.EnableToolsName)
 	switched := map[string]bool{}
 	for _, c := range s.Calls {
 		switch {
-		case groupsOffered && c.Tool == groups.EnableToolsName:
+		case groupsOffered && c.Tool == profiles.EnableToolsName:
 			for _, g := range switchedGroups(res, profile, c.Arguments) {
 				tools, _ := res.GroupTools(profile, g)
 				for _, t := range tools {
