@@ -134,21 +134,7 @@ func (g *Gateway) offeredTo(s *session) []profiles.Group {
 // profile: GroupTools, less those not read or evaluate when the profile is
 // served read-only; and those of them outside the ceiling.
 func (g *Gateway) groupAdds(profile, group string) (adds, beyond []string, err error) {
-	tools, err := g.cat().resolved.GroupTools(profile, group)
-	if err != nil {
-		return nil, nil, err
-	}
-	ro := g.readOnly(profile)
-	for _, t := range tools {
-		if ro && !g.effect(t).Kind.ReadOnly() {
-			continue
-		}
-		adds = append(adds, t)
-		if g.opts.MaxProfile != "" && !g.cat().resolved.Allowed(g.opts.MaxProfile, t) {
-			beyond = append(beyond, t)
-		}
-	}
-	return adds, beyond, nil
+	return g.policySnapshot(g.cat()).GroupAdds(profile, group)
 }
 
 // switchedTools returns the tools s's switched-on groups add, in switch
@@ -216,32 +202,11 @@ func (g *Gateway) listedTool(name string, enable *mcp.Tool) (*mcp.Tool, bool) {
 	return g.searchTool(name)
 }
 
-// switchedOn reports whether a group s switched on lets it call tool.
-func (g *Gateway) switchedOn(s *session, tool string) bool {
-	if g.offeredTo(s) == nil {
-		return false
-	}
-	return slices.Contains(g.switchedTools(s), tool)
-}
-
-// groupToEnable returns the first group (in the profile's order) that s
-// has not switched on and that would let it call tool: offered, adding
-// tool, within the ceiling. "" when there is none.
-func (g *Gateway) groupToEnable(s *session, tool string) string {
-	for _, grp := range g.offeredTo(s) {
-		adds, beyond, err := g.groupAdds(s.profile, grp.Name)
-		if err == nil && len(beyond) == 0 && slices.Contains(adds, tool) {
-			return grp.Name
-		}
-	}
-	return ""
-}
-
-// notAllowed is the envelope for a call s may not make: tool_not_in_profile,
-// naming first the group to switch on when one would allow it.
-func (g *Gateway) notAllowed(s *session, tool string) Envelope {
-	env := g.notInProfile(s.profile, tool)
-	grp := g.groupToEnable(s, tool)
+// notAllowed is the envelope for a call a session of profile may not make:
+// tool_not_in_profile, naming first grp, the group to switch on, when one
+// would allow it (policy.Decision.Group).
+func (g *Gateway) notAllowed(profile, tool, grp string) Envelope {
+	env := g.notInProfile(profile, tool)
 	if grp == "" {
 		return env
 	}
