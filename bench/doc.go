@@ -7,6 +7,7 @@
 // Costs are measured, not estimated from the definitions: each profile's
 // *mcp.Server (the gateway's own, through ServeFunc) is connected to a client
 // over stdio-framed pipes and every message of the exchange is recorded and
-// counted as it travels, so a figure includes what the gateway adds (effect
-// _meta, instructions) and is what a client receives.
+// counted as it travels (package exchange, which cmd/server's handshake
+// budget measures with too), so a figure includes what the gateway adds
+// (effect _meta, instructions) and is what a client receives.
 package bench

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
@@ -49,11 +50,11 @@ func TestEvalGitHubModelMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := bench.MeasureExchange(context.Background(), srv, bench.ExchangeOptions{Counter: c})
+	ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := bench.ModelMeasure(ex, c)
+	m, err := exchange.ModelMeasure(ex, c)
 	if err != nil {
 		t.Fatal(err)
 	}

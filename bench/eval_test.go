@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/price"
 )
@@ -59,18 +59,18 @@ func TestEvalRealCatalogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ex, err := bench.MeasureExchange(context.Background(), srv, bench.ExchangeOptions{Counter: c})
+			ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(ex.Tools) != len(cat.Tools) || ex.NextCursor != "" {
 				t.Fatalf("listed %d of %d tools (cursor %q)", len(ex.Tools), len(cat.Tools), ex.NextCursor)
 			}
-			costs, err := bench.ServedToolCosts(context.Background(), srv, c)
+			costs, err := exchange.ServedToolCosts(context.Background(), srv, c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rawCosts, err := bench.ToolCosts(cat.Tools, c)
+			rawCosts, err := exchange.ToolCosts(cat.Tools, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestEvalRealCatalogs(t *testing.T) {
 			for _, tc := range rawCosts {
 				rawTokens += tc.Tokens[price.O200kBase]
 			}
-			byName := map[string]bench.ToolCost{}
+			byName := map[string]exchange.ToolCost{}
 			for _, tc := range costs {
 				byName[tc.Name] = tc
 			}

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/price"
 )
 
 // transcript renders an exchange as the stdio stream it was, one message a
 // line, each prefixed with its direction.
-func transcript(ex *Exchange) []byte {
+func transcript(ex *exchange.Exchange) []byte {
 	var b bytes.Buffer
 	for _, m := range ex.Messages {
 		fmt.Fprintf(&b, "%s %s\n", m.Direction, m.Raw)
@@ -28,21 +29,21 @@ func TestMeasureExchangeSDKServerGolden(t *testing.T) {
 	c := newTestCounter(t)
 	cat := loadTiny(t)
 	srv := newSDKServer(cat.Tools, &mcp.ServerOptions{Instructions: "Notes server."})
-	ex, err := MeasureExchange(context.Background(), srv, ExchangeOptions{Counter: c})
+	ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c})
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden.Assert(t, filepath.Join("testdata", "exchange-sdk.golden"), transcript(ex))
 
 	wantMethods := []struct {
-		dir    Direction
+		dir    exchange.Direction
 		method string
 	}{
-		{ClientToServer, "initialize"},
-		{ServerToClient, "initialize"},
-		{ClientToServer, "notifications/initialized"},
-		{ClientToServer, "tools/list"},
-		{ServerToClient, "tools/list"},
+		{exchange.ClientToServer, "initialize"},
+		{exchange.ServerToClient, "initialize"},
+		{exchange.ClientToServer, "notifications/initialized"},
+		{exchange.ClientToServer, "tools/list"},
+		{exchange.ServerToClient, "tools/list"},
 	}
 	if len(ex.Messages) != len(wantMethods) {
 		t.Fatalf("captured %d messages, want %d:\n%s", len(ex.Messages), len(wantMethods), transcript(ex))
@@ -57,8 +58,8 @@ func TestMeasureExchangeSDKServerGolden(t *testing.T) {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"params"`
 	}
-	if err := json.Unmarshal(ex.Messages[0].Raw, &init); err != nil || init.Params.ProtocolVersion != ProtocolVersion {
-		t.Errorf("initialize protocolVersion = %q (%v), want %q", init.Params.ProtocolVersion, err, ProtocolVersion)
+	if err := json.Unmarshal(ex.Messages[0].Raw, &init); err != nil || init.Params.ProtocolVersion != exchange.ProtocolVersion {
+		t.Errorf("initialize protocolVersion = %q (%v), want %q", init.Params.ProtocolVersion, err, exchange.ProtocolVersion)
 	}
 	if ex.Instructions != "Notes server." {
 		t.Errorf("Instructions = %q", ex.Instructions)
@@ -98,11 +99,11 @@ func TestMeasureExchangeSDKServerGolden(t *testing.T) {
 func TestToolCostsMatchServedEntries(t *testing.T) {
 	c := newTestCounter(t)
 	cat := loadTiny(t)
-	ex, err := MeasureExchange(context.Background(), newSDKServer(cat.Tools, nil), ExchangeOptions{Counter: c})
+	ex, err := exchange.Measure(context.Background(), newSDKServer(cat.Tools, nil), exchange.Options{Counter: c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	costs, err := ToolCosts(ex.Tools, c)
+	costs, err := exchange.ToolCosts(ex.Tools, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestToolCostsMatchServedEntries(t *testing.T) {
 				t.Errorf("%s: %s tokens = %d for %d bytes", tc.Name, name, tc.Tokens[name], tc.Bytes)
 			}
 		}
-		entry, _ := EncodeAsServed(ex.Tools[i])
+		entry, _ := exchange.EncodeAsServed(ex.Tools[i])
 		if !bytes.Contains(resp.Result.Tools, entry) {
 			t.Errorf("%s: entry %s not found in served result", tc.Name, entry)
 		}
@@ -134,7 +135,7 @@ func TestToolCostsMatchServedEntries(t *testing.T) {
 	if sum != len(resp.Result.Tools) {
 		t.Errorf("entries + separators = %d bytes, served tools array is %d bytes: %s", sum, len(resp.Result.Tools), resp.Result.Tools)
 	}
-	if _, err := ToolCosts([]*mcp.Tool{nil}, c); err == nil || !strings.Contains(err.Error(), "tools[0]") {
+	if _, err := exchange.ToolCosts([]*mcp.Tool{nil}, c); err == nil || !strings.Contains(err.Error(), "tools[0]") {
 		t.Errorf("nil tool: err = %v, want one naming tools[0]", err)
 	}
 }
@@ -154,7 +155,7 @@ func TestMeasureExchangePagination(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newSDKServer(cat.Tools, &mcp.ServerOptions{PageSize: 2})
-			ex, err := MeasureExchange(context.Background(), srv, ExchangeOptions{Counter: c, Paginate: tc.paginate})
+			ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c, Paginate: tc.paginate})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +165,7 @@ func TestMeasureExchangePagination(t *testing.T) {
 			}
 			var lists, cursors int
 			for _, m := range ex.Messages {
-				if m.Method == "tools/list" && m.Direction == ClientToServer {
+				if m.Method == "tools/list" && m.Direction == exchange.ClientToServer {
 					lists++
 					if bytes.Contains(m.Raw, []byte(`"cursor"`)) {
 						cursors++
@@ -179,7 +180,7 @@ func TestMeasureExchangePagination(t *testing.T) {
 }
 
 func TestMeasureExchangeNeedsCounter(t *testing.T) {
-	if _, err := MeasureExchange(context.Background(), newSDKServer(nil, nil), ExchangeOptions{}); err == nil {
+	if _, err := exchange.Measure(context.Background(), newSDKServer(nil, nil), exchange.Options{}); err == nil {
 		t.Error("no counter: want an error")
 	}
 }

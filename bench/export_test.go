@@ -1,4 +1,6 @@
 package bench
 
+import "github.com/toolprof/toolprof/exchange"
+
 // Transcript exposes the transcript rendering to the external test package.
-func Transcript(ex *Exchange) []byte { return transcript(ex) }
+func Transcript(ex *exchange.Exchange) []byte { return transcript(ex) }

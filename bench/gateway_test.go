@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/price"
@@ -73,7 +74,7 @@ func TestGatewayExchangeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ex, err := bench.MeasureExchange(context.Background(), srv, bench.ExchangeOptions{
+			ex, err := exchange.Measure(context.Background(), srv, exchange.Options{
 				Counter: c, Paginate: tc.paginate, FirstCursor: gateway.StartCursor})
 			if err != nil {
 				t.Fatal(err)
@@ -168,11 +169,11 @@ func TestServedToolCosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, err := bench.ServedToolCosts(context.Background(), srv, c)
+	served, err := exchange.ServedToolCosts(context.Background(), srv, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := bench.ToolCosts(cat.Tools, c)
+	raw, err := exchange.ToolCosts(cat.Tools, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestServedToolCosts(t *testing.T) {
 	for _, tc := range raw {
 		rawBytes[tc.Name] = tc.Bytes
 	}
-	ex, err := bench.MeasureExchange(context.Background(), srv, bench.ExchangeOptions{Counter: c})
+	ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestServedToolCosts(t *testing.T) {
 			return &mcp.CallToolResult{}, nil
 		})
 	}
-	if _, err := bench.ServedToolCosts(context.Background(), paged, c); err == nil || !strings.Contains(err.Error(), "paged") {
+	if _, err := exchange.ServedToolCosts(context.Background(), paged, c); err == nil || !strings.Contains(err.Error(), "paged") {
 		t.Errorf("paging server: err = %v, want one saying it paged", err)
 	}
 }

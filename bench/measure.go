@@ -6,13 +6,14 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
 // ServeFunc returns the MCP server that serves one profile (for the
-// gateway, (*gateway.Gateway).Server). Taking it as a function keeps this
-// package free of the gateway, which may itself measure with it.
+// gateway, (*gateway.Gateway).Server), so that any server can be measured
+// against the same profiles.
 type ServeFunc func(profile string) (*mcp.Server, error)
 
 // MeasureOptions configures MeasureProfiles.
@@ -33,14 +34,14 @@ type MeasureOptions struct {
 // MeasureProfiles captures the exchange of every profile in r, in r.Order,
 // and builds the report. Shares are against the "full" profile, which a
 // Resolved always holds.
-func MeasureProfiles(ctx context.Context, r *profiles.Resolved, serve ServeFunc, c *Counter, opts MeasureOptions) (*Report, error) {
+func MeasureProfiles(ctx context.Context, r *profiles.Resolved, serve ServeFunc, c *price.Counter, opts MeasureOptions) (*Report, error) {
 	order := r.Order
 	if len(order) == 0 {
 		order = r.Names()
 	}
 	var (
 		inputs []ProfileInput
-		full   *Exchange
+		full   *exchange.Exchange
 	)
 	for _, name := range order {
 		rp := r.Profiles[name]
@@ -51,7 +52,7 @@ func MeasureProfiles(ctx context.Context, r *profiles.Resolved, serve ServeFunc,
 		if err != nil {
 			return nil, fmt.Errorf("measure profile %q: serve: %w", name, err)
 		}
-		ex, err := MeasureExchange(ctx, srv, ExchangeOptions{Counter: c, Paginate: opts.Paginate, FirstCursor: opts.FirstCursor})
+		ex, err := exchange.Measure(ctx, srv, exchange.Options{Counter: c, Paginate: opts.Paginate, FirstCursor: opts.FirstCursor})
 		if err != nil {
 			return nil, fmt.Errorf("measure profile %q: %w", name, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
 )
 
@@ -35,19 +36,19 @@ func TestModelMeasureIgnoresWireOnlyFields(t *testing.T) {
 	c := newTestCounter(t)
 	bare := loadTiny(t).Tools
 	opts := &mcp.ServerOptions{Instructions: "Notes live in the vault."}
-	measure := func(tools []*mcp.Tool) *Exchange {
-		ex, err := MeasureExchange(context.Background(), newSDKServer(tools, opts), ExchangeOptions{Counter: c})
+	measure := func(tools []*mcp.Tool) *exchange.Exchange {
+		ex, err := exchange.Measure(context.Background(), newSDKServer(tools, opts), exchange.Options{Counter: c})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ex
 	}
 	plain, rich := measure(bare), measure(decorated(bare, 2000))
-	pm, err := ModelMeasure(plain, c)
+	pm, err := exchange.ModelMeasure(plain, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rm, err := ModelMeasure(rich, c)
+	rm, err := exchange.ModelMeasure(rich, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,11 +70,11 @@ func TestModelMeasureIgnoresWireOnlyFields(t *testing.T) {
 	if pm[price.Anthropic].Total[price.O200kBase] >= plain.Tokens[price.O200kBase] {
 		t.Errorf("model %d >= wire %d: the model measure should leave the JSON-RPC envelope out", pm[price.Anthropic].Total[price.O200kBase], plain.Tokens[price.O200kBase])
 	}
-	pi, err := iconTokens(plain, c)
+	pi, err := exchange.IconTokens(plain, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ri, err := iconTokens(rich, c)
+	ri, err := exchange.IconTokens(rich, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +88,8 @@ func TestModelMeasureIgnoresWireOnlyFields(t *testing.T) {
 func TestReportNotesIconsAndToolCaps(t *testing.T) {
 	c := newTestCounter(t)
 	bare := loadTiny(t).Tools
-	measure := func(tools []*mcp.Tool) *Exchange {
-		ex, err := MeasureExchange(context.Background(), newSDKServer(tools, nil), ExchangeOptions{Counter: c})
+	measure := func(tools []*mcp.Tool) *exchange.Exchange {
+		ex, err := exchange.Measure(context.Background(), newSDKServer(tools, nil), exchange.Options{Counter: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,8 +141,8 @@ func TestAddSessionCost(t *testing.T) {
 		}
 		return out
 	}
-	ex := func(names ...string) *Exchange {
-		return &Exchange{Bytes: 1, Tokens: map[string]int{price.O200kBase: 1}, Tools: tool(names...)}
+	ex := func(names ...string) *exchange.Exchange {
+		return &exchange.Exchange{Bytes: 1, Tokens: map[string]int{price.O200kBase: 1}, Tools: tool(names...)}
 	}
 	full := ex("read_note", "write_note", "delete_note")
 	r, err := BuildReport([]ProfileInput{

@@ -16,15 +16,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
 )
 
 // Report is the per-profile cost report. Its JSON encoding is the shape
 // other tools read; fields tagged "-" only shape the table and markdown.
 type Report struct {
-	Tokenizers []string      `json:"tokenizers"`
-	Profiles   []ProfileCost `json:"profiles"`
-	ToolCosts  []ToolCost    `json:"tool_costs"`
+	Tokenizers []string            `json:"tokenizers"`
+	Profiles   []ProfileCost       `json:"profiles"`
+	ToolCosts  []exchange.ToolCost `json:"tool_costs"`
 	// Sessions is the per-session cost summary, when a trace was priced.
 	Sessions *SessionSummary `json:"sessions,omitempty"`
 
@@ -77,7 +78,7 @@ type ProfileCost struct {
 // ProfileInput is one measured profile for BuildReport.
 type ProfileInput struct {
 	Name     string
-	Exchange *Exchange
+	Exchange *exchange.Exchange
 	// Coverage and HoldoutCoverage come from the profiles file's measured
 	// figures; nil when the file has none.
 	Coverage, HoldoutCoverage *float64
@@ -92,28 +93,17 @@ type ProfileInput struct {
 // BuildReport assembles the report of the profiles, in the order given, with
 // shares against full (the whole catalog served by the same server code) and
 // the cost of every catalog tool.
-func BuildReport(inputs []ProfileInput, full *Exchange, catalogTools []*mcp.Tool, c *Counter) (*Report, error) {
+func BuildReport(inputs []ProfileInput, full *exchange.Exchange, catalogTools []*mcp.Tool, c *price.Counter) (*Report, error) {
 	if full == nil || full.Tokens[price.O200kBase] == 0 {
 		return nil, errors.New("build report: no measured full-catalog exchange to compare against")
 	}
-	costs, err := ToolCosts(catalogTools, c)
-	if err != nil {
-		return nil, fmt.Errorf("build report: %w", err)
-	}
-	fullTools, err := ModelTools(full)
-	if err != nil {
-		return nil, fmt.Errorf("build report: full: %w", err)
-	}
-	catModel, err := modelToolsOf(catalogTools)
-	if err != nil {
-		return nil, fmt.Errorf("build report: %w", err)
-	}
 	// The tools as full served them, where it did: their schemas' key order
 	// as they travelled.
-	if err := addModelCosts(costs, append(catModel, fullTools...), c); err != nil {
+	costs, err := exchange.ListedToolCosts(catalogTools, full, c)
+	if err != nil {
 		return nil, fmt.Errorf("build report: %w", err)
 	}
-	fullModel, err := ModelMeasure(full, c)
+	fullModel, err := exchange.ModelMeasure(full, c)
 	if err != nil {
 		return nil, fmt.Errorf("build report: full: %w", err)
 	}
@@ -123,17 +113,17 @@ func BuildReport(inputs []ProfileInput, full *Exchange, catalogTools []*mcp.Tool
 		if ex == nil {
 			return nil, fmt.Errorf("build report: profile %q has no measured exchange", in.Name)
 		}
-		model, err := ModelMeasure(ex, c)
+		model, err := exchange.ModelMeasure(ex, c)
 		if err != nil {
 			return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
 		}
-		icons, err := iconTokens(ex, c)
+		icons, err := exchange.IconTokens(ex, c)
 		if err != nil {
 			return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
 		}
 		wireInstr := map[string]int{}
 		if ex.Instructions != "" {
-			b, _ := EncodeAsServed(ex.Instructions) // a string always encodes
+			b, _ := exchange.EncodeAsServed(ex.Instructions) // a string always encodes
 			if wireInstr, err = c.Count(string(b)); err != nil {
 				return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
 			}
@@ -144,7 +134,7 @@ func BuildReport(inputs []ProfileInput, full *Exchange, catalogTools []*mcp.Tool
 			IconTokens:        icons,
 			Groups:            in.Groups,
 		}
-		mt, err := ModelTools(ex)
+		mt, err := exchange.ModelTools(ex)
 		if err != nil {
 			return nil, fmt.Errorf("build report: profile %q: %w", in.Name, err)
 		}

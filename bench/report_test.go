@@ -12,14 +12,15 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
 )
 
 func ptr(f float64) *float64 { return &f }
 
 // exchangeOf is a measured exchange reduced to what the report reads.
-func exchangeOf(tools int, bytes, o200k, cl100k int, instructions string) *Exchange {
-	ex := &Exchange{Bytes: bytes, Tokens: map[string]int{price.O200kBase: o200k, price.Cl100kBase: cl100k}, Instructions: instructions}
+func exchangeOf(tools int, bytes, o200k, cl100k int, instructions string) *exchange.Exchange {
+	ex := &exchange.Exchange{Bytes: bytes, Tokens: map[string]int{price.O200kBase: o200k, price.Cl100kBase: cl100k}, Instructions: instructions}
 	for range tools {
 		ex.Tools = append(ex.Tools, &mcp.Tool{Name: "t"})
 	}
@@ -372,8 +373,8 @@ tools = ["read_note"]
 func TestBaselineOfEntries(t *testing.T) {
 	c := newTestCounter(t)
 	cat := loadTiny(t)
-	full := &Exchange{Bytes: 5000, Tokens: map[string]int{price.O200kBase: 2000, price.Cl100kBase: 2100}, Tools: cat.Tools}
-	core := &Exchange{Bytes: 900, Tokens: map[string]int{price.O200kBase: 400, price.Cl100kBase: 420}, Tools: cat.Tools[:2]}
+	full := &exchange.Exchange{Bytes: 5000, Tokens: map[string]int{price.O200kBase: 2000, price.Cl100kBase: 2100}, Tools: cat.Tools}
+	core := &exchange.Exchange{Bytes: 900, Tokens: map[string]int{price.O200kBase: 400, price.Cl100kBase: 420}, Tools: cat.Tools[:2]}
 	r, err := BuildReport([]ProfileInput{{Name: "core", Exchange: core}, {Name: "full", Exchange: full}}, full, cat.Tools, c)
 	if err != nil {
 		t.Fatal(err)
@@ -417,7 +418,7 @@ func TestIncompleteListingNoted(t *testing.T) {
 	paged := exchangeOf(2, 900, 200, 210, "")
 	paged.NextCursor = "next"
 	for _, tc := range []struct {
-		ex       *Exchange
+		ex       *exchange.Exchange
 		wantNote bool
 	}{{paged, true}, {exchangeOf(2, 900, 200, 210, ""), false}} {
 		r, err := BuildReport([]ProfileInput{{Name: "core", Exchange: tc.ex}, {Name: "full", Exchange: full}}, full, nil, c)

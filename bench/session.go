@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // SessionCost is one profile's cost per traced session with prompt
@@ -134,3 +135,26 @@ func (r *Report) AddSessionCost(sessions []price.Session, cache price.CacheModel
 }
 
 func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
+
+// SessionsFromTrace turns trace sessions into the cost model's sessions
+// (price.NewSession), in order. A malformed turn is an error naming the
+// session.
+func SessionsFromTrace(ts []telemetry.TraceSession) ([]price.Session, error) {
+	out := make([]price.Session, 0, len(ts))
+	for _, t := range ts {
+		tools := make([]string, len(t.Calls))
+		turns := make([]int, len(t.Calls))
+		for i, c := range t.Calls {
+			tools[i], turns[i] = c.Tool, -1
+			if c.Turn != nil {
+				turns[i] = *c.Turn
+			}
+		}
+		s, err := price.NewSession(tools, turns, len(t.Turns))
+		if err != nil {
+			return nil, fmt.Errorf("session %q: %w", t.Session, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

@@ -74,29 +74,29 @@ func checkGroupedProfile(t *testing.T, bin, out string, file *profiles.File) {
 
 	cs := connectBuiltServer(t, bin, out, p.Name)
 	listed := listNames(t, cs)
-	want := append(slices.Clone(p.Tools), groups.EnableToolsName)
+	want := append(slices.Clone(p.Tools), profiles.EnableToolsName)
 	slices.Sort(want)
 	if !slices.Equal(listed, want) {
-		t.Errorf("the gateway serving %s lists %v, want its base and %s: %v", p.Name, listed, groups.EnableToolsName, want)
+		t.Errorf("the gateway serving %s lists %v, want its base and %s: %v", p.Name, listed, profiles.EnableToolsName, want)
 	}
 	var enable *mcp.Tool
 	for tool, err := range cs.Tools(context.Background(), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tool.Name == groups.EnableToolsName {
+		if tool.Name == profiles.EnableToolsName {
 			enable = tool
 		}
 	}
 	for _, name := range p.Groups {
 		if line := "- " + name + ": " + defined[name].Description; enable == nil || !strings.Contains(enable.Description, line) {
-			t.Errorf("%s's description lacks %q", groups.EnableToolsName, line)
+			t.Errorf("%s's description lacks %q", profiles.EnableToolsName, line)
 		}
 	}
 	first := defined[p.Groups[0]]
-	res, err := cs.CallTool(context.Background(), groups.EnableToolsRequest(first.Name))
+	res, err := cs.CallTool(context.Background(), profiles.EnableToolsRequest(first.Name))
 	if err != nil || res.IsError {
-		t.Fatalf("%s %s: %v %+v", groups.EnableToolsName, first.Name, err, res)
+		t.Fatalf("%s %s: %v %+v", profiles.EnableToolsName, first.Name, err, res)
 	}
 	after := listNames(t, cs)
 	for _, tool := range first.Tools {

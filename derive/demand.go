@@ -5,19 +5,15 @@ import (
 	"time"
 
 	"github.com/toolprof/toolprof/opcontext"
+	"github.com/toolprof/toolprof/profiles"
 )
-
-// EnableToolsName is the tool by which a session switches a tool group on.
-// The gateway serves it (package groups builds its definition and
-// re-exports this name); it is declared here because groups imports derive.
-const EnableToolsName = "enable_tools"
 
 // GatewayTool reports whether name is a tool the gateway itself serves
 // (enable_tools, get_operating_context) rather than an upstream's. The
 // gateway records calls to them like any other, but a catalog of the
 // upstreams never lists them.
 func GatewayTool(name string) bool {
-	return name == EnableToolsName || name == opcontext.ToolName
+	return name == profiles.EnableToolsName || name == opcontext.ToolName
 }
 
 // Demand is one learning session's demand: catalog tool indices, sorted

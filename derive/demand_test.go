@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/toolprof/toolprof/opcontext"
+	"github.com/toolprof/toolprof/profiles"
 )
 
 func TestCatalogDemand(t *testing.T) {
 	index := map[string]int{"a": 0, "b": 1}
-	clash := map[string]int{"a": 0, EnableToolsName: 1} // an upstream offers enable_tools: the gateway serves that one
+	clash := map[string]int{"a": 0, profiles.EnableToolsName: 1} // an upstream offers enable_tools: the gateway serves that one
 	tests := []struct {
 		name        string
 		index       map[string]int
@@ -22,9 +23,9 @@ func TestCatalogDemand(t *testing.T) {
 	}{
 		{"catalog tools are demand", index, []string{"b", "a"}, []int{1, 0}, false, nil},
 		{"a tool the catalog lacks is unknown", index, []string{"a", "zz"}, []int{0}, true, []string{"zz"}},
-		{"enable_tools is the gateway's: no demand, not unknown", index, []string{EnableToolsName, "a"}, []int{0}, false, nil},
+		{"enable_tools is the gateway's: no demand, not unknown", index, []string{profiles.EnableToolsName, "a"}, []int{0}, false, nil},
 		{"get_operating_context is the gateway's: no demand, not unknown", index, []string{opcontext.ToolName}, nil, false, nil},
-		{"an upstream's enable_tools in the catalog is demand", clash, []string{EnableToolsName}, []int{1}, false, nil},
+		{"an upstream's enable_tools in the catalog is demand", clash, []string{profiles.EnableToolsName}, []int{1}, false, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,7 +43,7 @@ func TestCatalogDemand(t *testing.T) {
 }
 
 func TestGatewayTool(t *testing.T) {
-	for name, want := range map[string]bool{EnableToolsName: true, opcontext.ToolName: true, "a": false, "fs__enable_tools": false} {
+	for name, want := range map[string]bool{profiles.EnableToolsName: true, opcontext.ToolName: true, "a": false, "fs__enable_tools": false} {
 		if GatewayTool(name) != want {
 			t.Errorf("GatewayTool(%q) = %v, want %v", name, !want, want)
 		}
@@ -81,7 +82,7 @@ func TestTimeOrder(t *testing.T) {
 // TestDeriveGatewayTools: a session calling the gateway's own tools is
 // learned from for its upstream tools only, with no unknown tool counted.
 func TestDeriveGatewayTools(t *testing.T) {
-	ss := sessionsOf([]string{"a", EnableToolsName, opcontext.ToolName}, []string{"a"}, []string{opcontext.ToolName})
+	ss := sessionsOf([]string{"a", profiles.EnableToolsName, opcontext.ToolName}, []string{"a"}, []string{opcontext.ToolName})
 	res, err := Derive(ss, Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0, DefaultTarget: DefaultTarget})
 	if err != nil {
 		t.Fatal(err)

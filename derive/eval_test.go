@@ -14,7 +14,6 @@ import (
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/gateway"
-	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
@@ -83,9 +82,9 @@ func TestEvalSharedData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Priced as the gateway lists them (servedcost, as profiler
+			// Priced as the gateway lists them (bench.DeriveTools, as profiler
 			// derive does), so these figures are profiler bench's.
-			tools, err := servedcost.DeriveTools(context.Background(), cat, nil)
+			tools, err := bench.DeriveTools(context.Background(), cat, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

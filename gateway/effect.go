@@ -75,22 +75,12 @@ func servedTools(list []*mcp.Tool, r *profiles.Resolved) map[string]*mcp.Tool {
 
 // readOnly reports whether profile is served read-only.
 func (g *Gateway) readOnly(profile string) bool {
-	if g.opts.ReadOnly {
-		return true
-	}
-	p, ok := g.cat().resolved.Profiles[profile]
-	return ok && p.ReadOnly
+	return g.policySnapshot(g.cat()).ServedReadOnly(profile)
 }
 
 // effect is the effect of an offered tool as served.
 func (g *Gateway) effect(tool string) profiles.Effect {
-	if e := g.cat().resolved.Effect(tool); e.Kind != "" {
-		return e
-	}
-	if t, ok := g.cat().tools[tool]; ok {
-		return profiles.EffectOf(t, nil)
-	}
-	return profiles.Effect{}
+	return g.policySnapshot(g.cat()).Effect(tool)
 }
 
 // listedTools returns, per profile, the tools it lists and lets be called:
@@ -119,7 +109,7 @@ func (g *Gateway) listedTools() map[string][]string {
 // inCeiling reports whether tool may be served at all: there is no
 // ceiling, or the ceiling profile holds it.
 func (g *Gateway) inCeiling(tool string) bool {
-	return g.opts.MaxProfile == "" || g.cat().resolved.Allowed(g.opts.MaxProfile, tool)
+	return g.policySnapshot(g.cat()).InCeiling(tool)
 }
 
 // refusedReadOnly is the envelope for a call to a tool that is not read or

@@ -1,7 +1,7 @@
 package gateway
 
 // Tool groups. A profile that offers groups lists one extra tool,
-// enable_tools, exactly as groups.EnableToolsTool builds it over the
+// enable_tools, exactly as profiles.EnableToolsTool builds it over the
 // profile's groups (the derivation prices that definition, so the served one
 // must be the same bytes; it carries no effect _meta for that reason).
 // Calling it with a group name switches the group on for that session only:
@@ -49,7 +49,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -110,7 +109,7 @@ func (g *Gateway) offeredGroups(profile string) []profiles.Group {
 	if !ok || len(p.Groups) == 0 {
 		return nil
 	}
-	if _, clash := cat.tools[groups.EnableToolsName]; clash {
+	if _, clash := cat.tools[profiles.EnableToolsName]; clash {
 		return nil
 	}
 	var out []profiles.Group
@@ -135,21 +134,7 @@ func (g *Gateway) offeredTo(s *session) []profiles.Group {
 // profile: GroupTools, less those not read or evaluate when the profile is
 // served read-only; and those of them outside the ceiling.
 func (g *Gateway) groupAdds(profile, group string) (adds, beyond []string, err error) {
-	tools, err := g.cat().resolved.GroupTools(profile, group)
-	if err != nil {
-		return nil, nil, err
-	}
-	ro := g.readOnly(profile)
-	for _, t := range tools {
-		if ro && !g.effect(t).Kind.ReadOnly() {
-			continue
-		}
-		adds = append(adds, t)
-		if g.opts.MaxProfile != "" && !g.cat().resolved.Allowed(g.opts.MaxProfile, t) {
-			beyond = append(beyond, t)
-		}
-	}
-	return adds, beyond, nil
+	return g.policySnapshot(g.cat()).GroupAdds(profile, group)
 }
 
 // switchedTools returns the tools s's switched-on groups add, in switch
@@ -195,12 +180,12 @@ func (g *Gateway) sessionListed(s *session) ([]string, *mcp.Tool) {
 	sg.mu.Lock()
 	added := g.switchedLocked(s.profile, sg)
 	if cat := g.cat(); sg.enableCat != cat {
-		sg.enable, sg.enableCat = groups.EnableToolsTool(offered), cat
+		sg.enable, sg.enableCat = profiles.EnableToolsTool(offered), cat
 	}
 	enable := sg.enable
 	sg.mu.Unlock()
 	names := make([]string, 0, 1+len(base)+len(added))
-	names = append(names, groups.EnableToolsName)
+	names = append(names, profiles.EnableToolsName)
 	names = append(names, base...)
 	names = append(names, added...)
 	return names, enable
@@ -208,7 +193,7 @@ func (g *Gateway) sessionListed(s *session) ([]string, *mcp.Tool) {
 
 // listedTool is the definition of a name sessionListed returned.
 func (g *Gateway) listedTool(name string, enable *mcp.Tool) (*mcp.Tool, bool) {
-	if enable != nil && name == groups.EnableToolsName {
+	if enable != nil && name == profiles.EnableToolsName {
 		return enable, true
 	}
 	if t, ok := g.cat().served[name]; ok {
@@ -217,50 +202,29 @@ func (g *Gateway) listedTool(name string, enable *mcp.Tool) (*mcp.Tool, bool) {
 	return g.searchTool(name)
 }
 
-// switchedOn reports whether a group s switched on lets it call tool.
-func (g *Gateway) switchedOn(s *session, tool string) bool {
-	if g.offeredTo(s) == nil {
-		return false
-	}
-	return slices.Contains(g.switchedTools(s), tool)
-}
-
-// groupToEnable returns the first group (in the profile's order) that s
-// has not switched on and that would let it call tool: offered, adding
-// tool, within the ceiling. "" when there is none.
-func (g *Gateway) groupToEnable(s *session, tool string) string {
-	for _, grp := range g.offeredTo(s) {
-		adds, beyond, err := g.groupAdds(s.profile, grp.Name)
-		if err == nil && len(beyond) == 0 && slices.Contains(adds, tool) {
-			return grp.Name
-		}
-	}
-	return ""
-}
-
-// notAllowed is the envelope for a call s may not make: tool_not_in_profile,
-// naming first the group to switch on when one would allow it.
-func (g *Gateway) notAllowed(s *session, tool string) Envelope {
-	env := g.notInProfile(s.profile, tool)
-	grp := g.groupToEnable(s, tool)
+// notAllowed is the envelope for a call a session of profile may not make:
+// tool_not_in_profile, naming first grp, the group to switch on, when one
+// would allow it (policy.Decision.Group).
+func (g *Gateway) notAllowed(profile, tool, grp string) Envelope {
+	env := g.notInProfile(profile, tool)
 	if grp == "" {
 		return env
 	}
-	env.Message += fmt.Sprintf("; group %q of this profile holds it: call %s with {\"group\": %q} to switch it on for this session", grp, groups.EnableToolsName, grp)
+	env.Message += fmt.Sprintf("; group %q of this profile holds it: call %s with {\"group\": %q} to switch it on for this session", grp, profiles.EnableToolsName, grp)
 	env.SuggestedActions = append([]string{enableAction(grp)}, env.SuggestedActions...)
 	return env
 }
 
 // enableAction is the suggested action switching group on.
 func enableAction(group string) string {
-	return fmt.Sprintf("call %s with {\"group\": %q} to switch on group %q for this session", groups.EnableToolsName, group, group)
+	return fmt.Sprintf("call %s with {\"group\": %q} to switch on group %q for this session", profiles.EnableToolsName, group, group)
 }
 
 // enableTools answers a call to enable_tools; ok is false for any other
 // tool, or when the session's profile offers no groups. It sets the call's
 // outcome.
 func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, params *mcp.CallToolParamsRaw, call *telemetry.Call) (res *mcp.CallToolResult, ok bool) {
-	if params == nil || params.Name != groups.EnableToolsName {
+	if params == nil || params.Name != profiles.EnableToolsName {
 		return nil, false
 	}
 	offered := g.offeredTo(s)
@@ -277,19 +241,19 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 	}
 	if len(params.Arguments) > 0 {
 		if err := json.Unmarshal(params.Arguments, &args); err != nil {
-			return invalidGroup(fmt.Sprintf("%s: \"group\" must be a string (%v)", groups.EnableToolsName, err), names), true
+			return invalidGroup(fmt.Sprintf("%s: \"group\" must be a string (%v)", profiles.EnableToolsName, err), names), true
 		}
 	}
 	if args.Group == nil || *args.Group == "" {
-		return invalidGroup(fmt.Sprintf("%s: missing \"group\"", groups.EnableToolsName), names), true
+		return invalidGroup(fmt.Sprintf("%s: missing \"group\"", profiles.EnableToolsName), names), true
 	}
 	group := *args.Group
 	if !slices.Contains(names, group) {
-		return invalidGroup(fmt.Sprintf("%s: profile %q offers no group %q", groups.EnableToolsName, s.profile, group), names), true
+		return invalidGroup(fmt.Sprintf("%s: profile %q offers no group %q", profiles.EnableToolsName, s.profile, group), names), true
 	}
 	_, beyond, err := g.groupAdds(s.profile, group)
 	if err != nil {
-		return invalidGroup(fmt.Sprintf("%s: %v", groups.EnableToolsName, err), names), true
+		return invalidGroup(fmt.Sprintf("%s: %v", profiles.EnableToolsName, err), names), true
 	}
 	if len(beyond) > 0 {
 		return g.groupBeyondCeiling(s, group, beyond, names).result(), true
@@ -300,7 +264,7 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 	if slices.Contains(sg.on, group) {
 		sg.mu.Unlock()
 		call.Outcome = telemetry.OutcomeOK
-		return groups.EnableToolsResult(group, nil), true
+		return profiles.EnableToolsResult(group, nil), true
 	}
 	before := len(g.switchedLocked(s.profile, sg))
 	sg.on = append(sg.on, group)
@@ -331,7 +295,7 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 	}
 	g.logger.Debug("group switched on", "session", id, "group", group, "added", len(added))
 	call.Outcome = telemetry.OutcomeOK
-	return groups.EnableToolsResult(group, added), true
+	return profiles.EnableToolsResult(group, added), true
 }
 
 // invalidGroup is the invalid_arguments envelope of an enable_tools call,
@@ -343,7 +307,7 @@ func invalidGroup(msg string, offered []string) *mcp.CallToolResult {
 		Retryable: false,
 		Category:  CategoryValidation,
 		SuggestedActions: []string{
-			fmt.Sprintf("call %s with {\"group\": NAME}, NAME one of: %s", groups.EnableToolsName, strings.Join(offered, ", ")),
+			fmt.Sprintf("call %s with {\"group\": NAME}, NAME one of: %s", profiles.EnableToolsName, strings.Join(offered, ", ")),
 		},
 	}.result()
 }
@@ -467,7 +431,7 @@ func (g *Gateway) serveGroups(server *mcp.Server, profile string) {
 	if !ok || len(p.Groups) == 0 {
 		return
 	}
-	if _, clash := g.cat().tools[groups.EnableToolsName]; clash {
-		g.logger.Warn("profile offers groups, but an upstream offers a tool named "+groups.EnableToolsName+": serving the upstream's tool and no groups", "profile", profile)
+	if _, clash := g.cat().tools[profiles.EnableToolsName]; clash {
+		g.logger.Warn("profile offers groups, but an upstream offers a tool named "+profiles.EnableToolsName+": serving the upstream's tool and no groups", "profile", profile)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -112,7 +111,7 @@ func connectProtocol(t *testing.T, g *Gateway, profile, protocol string, opts *m
 // enable calls enable_tools with args and returns the result.
 func enable(t *testing.T, cs *mcp.ClientSession, args any) *mcp.CallToolResult {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: groups.EnableToolsName, Arguments: args})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: profiles.EnableToolsName, Arguments: args})
 	if err != nil {
 		t.Fatalf("enable_tools %v: %v", args, err)
 	}
@@ -130,7 +129,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 // A profile offering groups lists enable_tools first, byte for byte the
-// definition groups.EnableToolsTool builds over its groups; a profile
+// definition profiles.EnableToolsTool builds over its groups; a profile
 // offering none lists no such tool, and calling it there is an unknown tool.
 func TestEnableToolsListed(t *testing.T) {
 	g := groupedGateway(t, "", Options{})
@@ -142,11 +141,11 @@ func TestEnableToolsListed(t *testing.T) {
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
 	}
-	if want := []string{groups.EnableToolsName, "test_simple_text"}; !slices.Equal(names, want) {
+	if want := []string{profiles.EnableToolsName, "test_simple_text"}; !slices.Equal(names, want) {
 		t.Fatalf("grouped lists %v, want %v", names, want)
 	}
 	r := g.Profiles()
-	want := groups.EnableToolsTool([]profiles.Group{*r.Groups["media"], *r.Groups["errors"]})
+	want := profiles.EnableToolsTool([]profiles.Group{*r.Groups["media"], *r.Groups["errors"]})
 	got, _ := json.Marshal(res.Tools[0])
 	wantJSON, _ := json.Marshal(want)
 	if string(got) != string(wantJSON) {
@@ -157,10 +156,10 @@ func TestEnableToolsListed(t *testing.T) {
 	}
 
 	core := connect(t, g, "core")
-	if names := listedNames(t, core); slices.Contains(names, groups.EnableToolsName) {
+	if names := listedNames(t, core); slices.Contains(names, profiles.EnableToolsName) {
 		t.Errorf("core (no groups) lists %v", names)
 	}
-	_, err = core.CallTool(context.Background(), groups.EnableToolsRequest("media"))
+	_, err = core.CallTool(context.Background(), profiles.EnableToolsRequest("media"))
 	var werr *jsonrpc.Error
 	if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("enable_tools under core: %v, want unknown tool -32602", err)
@@ -193,7 +192,7 @@ func TestGroupSwitchIsPerSession(t *testing.T) {
 				t.Fatalf("enable media: %+v (%s)", res, text(res))
 			}
 			aChanges.wait(t)
-			want := []string{groups.EnableToolsName, "test_simple_text", "test_audio_content", "test_image_content"}
+			want := []string{profiles.EnableToolsName, "test_simple_text", "test_audio_content", "test_image_content"}
 			if got := listedNames(t, a); !slices.Equal(got, want) {
 				t.Errorf("a after the switch lists %v, want %v", got, want)
 			}
@@ -201,7 +200,7 @@ func TestGroupSwitchIsPerSession(t *testing.T) {
 				t.Errorf("a calls test_audio_content: %+v, want it forwarded (the recorded catalog answers upstream_unavailable)", env)
 			}
 
-			if got := listedNames(t, b); !slices.Equal(got, []string{groups.EnableToolsName, "test_simple_text"}) {
+			if got := listedNames(t, b); !slices.Equal(got, []string{profiles.EnableToolsName, "test_simple_text"}) {
 				t.Errorf("b lists %v: want its list unchanged", got)
 			}
 			if env := callEnvelope(t, b, "test_audio_content", nil); env.Code != CodeToolNotInProfile {
@@ -260,12 +259,12 @@ func TestEnableToolsInvalidGroup(t *testing.T) {
 	g := groupedGateway(t, "", Options{})
 	cs := connect(t, g, "grouped")
 	for _, args := range []any{nil, map[string]any{}, map[string]any{"group": 3}, map[string]any{"group": ""}, map[string]any{"group": "nope"}} {
-		env := callEnvelope(t, cs, groups.EnableToolsName, args)
+		env := callEnvelope(t, cs, profiles.EnableToolsName, args)
 		if env.Code != CodeInvalidArguments || env.Category != CategoryValidation || !strings.Contains(env.Message, "groups offered: media, errors") {
 			t.Errorf("args %v: %+v, want invalid_arguments listing media, errors", args, env)
 		}
 	}
-	if got := listedNames(t, cs); !slices.Equal(got, []string{groups.EnableToolsName, "test_simple_text"}) {
+	if got := listedNames(t, cs); !slices.Equal(got, []string{profiles.EnableToolsName, "test_simple_text"}) {
 		t.Errorf("after refused switches: %v", got)
 	}
 }
@@ -278,13 +277,13 @@ func TestGroupCeiling(t *testing.T) {
 	g := newGateway(t, groupCeilingOptions(t))
 	c := newChanges()
 	cs := connectProtocol(t, g, "grouped", "", c.options())
-	env := callEnvelope(t, cs, groups.EnableToolsName, map[string]any{"group": "media"})
+	env := callEnvelope(t, cs, profiles.EnableToolsName, map[string]any{"group": "media"})
 	if env.Code != CodeGroupNotAllowed || env.Category != CategoryPolicy || env.Retryable ||
 		!strings.Contains(env.Message, `"test_audio_content"`) || !strings.Contains(env.Message, `"core"`) ||
 		!strings.Contains(strings.Join(env.SuggestedActions, "\n"), "errors") {
 		t.Fatalf("media beyond the ceiling: %+v", env)
 	}
-	if got := listedNames(t, cs); !slices.Equal(got, []string{groups.EnableToolsName, "test_simple_text"}) {
+	if got := listedNames(t, cs); !slices.Equal(got, []string{profiles.EnableToolsName, "test_simple_text"}) {
 		t.Errorf("after the refusal: %v, want nothing switched on", got)
 	}
 	env = callEnvelope(t, cs, "test_image_content", nil)
@@ -317,9 +316,9 @@ kind = "read"
 		refused  string
 		refusedC string
 	}{
-		{"destructive", Options{}, []string{groups.EnableToolsName, "test_simple_text", "test_audio_content"}, "test_image_content", CodeToolNotInProfile},
+		{"destructive", Options{}, []string{profiles.EnableToolsName, "test_simple_text", "test_audio_content"}, "test_image_content", CodeToolNotInProfile},
 		// Read-only: test_simple_text (mutate) leaves the base, image is destructive.
-		{"read-only", Options{ReadOnly: true}, []string{groups.EnableToolsName, "test_audio_content"}, "test_image_content", CodeReadOnly},
+		{"read-only", Options{ReadOnly: true}, []string{profiles.EnableToolsName, "test_audio_content"}, "test_image_content", CodeReadOnly},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -375,7 +374,7 @@ tools = ["test_audio_content", "test_image_content"]
 		return names, res.NextCursor
 	}
 	seen, next := page(StartCursor)
-	if want := []string{groups.EnableToolsName, "test_elicitation"}; !slices.Equal(seen, want) {
+	if want := []string{profiles.EnableToolsName, "test_elicitation"}; !slices.Equal(seen, want) {
 		t.Fatalf("first page %v, want %v", seen, want)
 	}
 	if res := enable(t, cs, map[string]any{"group": "media"}); res.IsError {
@@ -474,7 +473,7 @@ tools = ["test_audio_content", "test_image_content"]
 		return benchClient(b, ct)
 	}
 	plain, grouped := conn("plain"), conn("grouped")
-	if res, err := grouped.CallTool(context.Background(), groups.EnableToolsRequest("media")); err != nil || res.IsError {
+	if res, err := grouped.CallTool(context.Background(), profiles.EnableToolsRequest("media")); err != nil || res.IsError {
 		b.Fatalf("enable media: %v %+v", err, res)
 	}
 	for _, c := range []struct {
@@ -544,12 +543,12 @@ tools = ["test_error_handling"]
 			t.Fatalf("enable %s: %s", grp, text(res))
 		}
 	}
-	want := []string{groups.EnableToolsName, "test_simple_text", "test_image_content", "test_error_handling"}
+	want := []string{profiles.EnableToolsName, "test_simple_text", "test_image_content", "test_error_handling"}
 	if got := listedNames(t, cs); !slices.Equal(got, want) {
 		t.Fatalf("before the change: %v, want %v", got, want)
 	}
 	g.ToolsChanged(context.Background(), "test")
-	want = []string{groups.EnableToolsName, "test_simple_text", "test_image_content"}
+	want = []string{profiles.EnableToolsName, "test_simple_text", "test_image_content"}
 	if got := listedNames(t, cs); !slices.Equal(got, want) {
 		t.Errorf("after the change: %v, want %v (errors no longer offered, audio beyond the ceiling)", got, want)
 	}
@@ -565,7 +564,7 @@ tools = ["test_error_handling"]
 // listed and forwarded), with a warning.
 func TestUpstreamEnableToolsWins(t *testing.T) {
 	cat := everythingCatalog()
-	cat.Tools = append(cat.Tools, &mcp.Tool{Name: groups.EnableToolsName, Description: "the upstream's own", InputSchema: map[string]any{"type": "object"}})
+	cat.Tools = append(cat.Tools, &mcp.Tool{Name: profiles.EnableToolsName, Description: "the upstream's own", InputSchema: map[string]any{"type": "object"}})
 	var log syncLog
 	g := newGateway(t, Options{
 		Upstream: NewCatalogUpstream(cat),
@@ -584,7 +583,7 @@ func TestUpstreamEnableToolsWins(t *testing.T) {
 	if want := []string{"enable_tools: the upstream's own", "test_simple_text: recorded test_simple_text"}; !slices.Equal(descs, want) {
 		t.Errorf("listed %q, want %q", descs, want)
 	}
-	if env := callEnvelope(t, cs, groups.EnableToolsName, map[string]any{"group": "media"}); env.Code != CodeUpstreamUnavailable {
+	if env := callEnvelope(t, cs, profiles.EnableToolsName, map[string]any{"group": "media"}); env.Code != CodeUpstreamUnavailable {
 		t.Errorf("enable_tools: %+v, want it forwarded to the upstream", env)
 	}
 	if env := callEnvelope(t, cs, "test_audio_content", nil); env.Code != CodeToolNotInProfile || strings.Contains(env.Message, `group "`) {

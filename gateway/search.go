@@ -129,10 +129,7 @@ func (g *Gateway) searchTool(name string) (*mcp.Tool, bool) {
 // searchable reports whether find_tools may return tool to s and call_tool
 // run it.
 func (g *Gateway) searchable(s *session, tool string) bool {
-	if !g.searchOffered(s.profile) || !g.inCeiling(tool) || !g.cat().resolved.Searchable(s.profile, tool) {
-		return false
-	}
-	return !g.readOnly(s.profile) || g.effect(tool).Kind.ReadOnly()
+	return g.policySnapshot(g.cat()).Searchable(s.profile, tool)
 }
 
 // findTools answers a call to find_tools; ok is false for any other tool,

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/policy"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 	"github.com/toolprof/toolprof/upstream"
@@ -369,7 +370,11 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 			return env.result(), nil
 		}
 	}
-	if _, ok := g.cat().tools[params.Name]; !ok {
+	snap := g.policySnapshot(g.cat())
+	st := policy.State{Profile: s.profile, Switched: g.switchedTools(s), Sessionless: s.sessionless, ViaSearch: viaSearch}
+	switch d := policy.Decide(snap, &st, params.Name); d.Refusal {
+	case policy.Allowed:
+	case policy.UnknownTool:
 		if o, isSet := g.opts.Upstream.(unlistedOwner); isSet {
 			if err := o.Unavailable(params.Name); err != nil {
 				call.Outcome = telemetry.OutcomeUpstreamError
@@ -381,17 +386,12 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 			Code:    jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("unknown tool %q: the upstream offers no tool of that name", params.Name),
 		}
-	}
-	if g.readOnly(s.profile) && !g.effect(params.Name).Kind.ReadOnly() {
+	case policy.ReadOnly:
 		call.Outcome = telemetry.OutcomeDenied
 		return g.refusedReadOnly(s.profile, params.Name).result(), nil
-	}
-	// The ceiling is checked on every call, not only when a session is
-	// opened: a profile reload may have put a tool beyond it into the
-	// profile an open session is served.
-	if !g.inCeiling(params.Name) || (!g.cat().resolved.Allowed(s.profile, params.Name) && !g.switchedOn(s, params.Name) && !(viaSearch && g.searchable(s, params.Name))) {
+	default:
 		call.Outcome = telemetry.OutcomeDenied
-		return g.notAllowed(s, params.Name).result(), nil
+		return g.notAllowed(s.profile, params.Name, d.Group).result(), nil
 	}
 	if !s.noted() {
 		s.noteClient(req, "") // a session that skipped server/discover

@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 	"github.com/toolprof/toolprof/tokens"
 )
@@ -153,10 +153,10 @@ func TestSessionlessNoEnableTools(t *testing.T) {
 	}{{"2026-07-28", false}, {"2025-11-25", true}} {
 		cs := httpClient(t, srv.URL+"/mcp/grouped", "g", "", tt.protocol)
 		names, _ := listAll(t, cs)
-		if got := slices.Contains(names, groups.EnableToolsName); got != tt.offered {
+		if got := slices.Contains(names, profiles.EnableToolsName); got != tt.offered {
 			t.Errorf("%s: enable_tools listed %v, want %v", tt.protocol, got, tt.offered)
 		}
-		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: groups.EnableToolsName, Arguments: map[string]any{"group": "errors"}})
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: profiles.EnableToolsName, Arguments: map[string]any{"group": "errors"}})
 		if (err == nil) != tt.offered {
 			t.Errorf("%s: calling enable_tools: %v", tt.protocol, err)
 		}

@@ -3,8 +3,8 @@ package groups
 import (
 	"testing"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -31,7 +31,7 @@ func BenchmarkDeriveBaseline(b *testing.B) {
 		b.Fatal(err)
 	}
 	catalog, sessions := mixedCatalog(), mixedSessions(2000, 1)
-	costs, err := bench.ModelToolCosts(catalog, counter)
+	costs, err := exchange.ModelToolCosts(catalog, counter)
 	if err != nil {
 		b.Fatal(err)
 	}

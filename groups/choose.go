@@ -9,8 +9,9 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolprof/toolprof/bench"
+
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
@@ -45,7 +46,7 @@ type Config struct {
 	// Costs, when set, prices each tool by name (for example as the gateway
 	// lists it, with the _meta it adds); nil prices the catalog entries as
 	// given. Every catalog tool must have a cost.
-	Costs map[string]bench.ToolCost
+	Costs map[string]exchange.ToolCost
 	// Policy supplies destructive rules; may be nil.
 	Policy *profiles.Policy
 	// AllowDestructive lets the grouped profile hold and switch on
@@ -169,10 +170,10 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 
 	tools := slices.Clone(cfg.Catalog)
 	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	costs := make([]bench.ToolCost, len(tools))
+	costs := make([]exchange.ToolCost, len(tools))
 	if cfg.Costs == nil {
 		var err error
-		if costs, err = bench.ModelToolCosts(tools, cfg.Counter); err != nil {
+		if costs, err = exchange.ModelToolCosts(tools, cfg.Counter); err != nil {
 			return nil, fmt.Errorf("groups: %w", err)
 		}
 	} else {
@@ -200,7 +201,7 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 		s.full += s.price[i]
 		s.reachable[i] = cfg.AllowDestructive || profiles.EffectOf(t, cfg.Policy).Kind != profiles.KindDestructive
 	}
-	header, err := bench.ModelToolCosts([]*mcp.Tool{EnableToolsTool(nil)}, cfg.Counter)
+	header, err := exchange.ModelToolCosts([]*mcp.Tool{profiles.EnableToolsTool(nil)}, cfg.Counter)
 	if err != nil {
 		return nil, fmt.Errorf("groups: price enable_tools: %w", err)
 	}
@@ -393,8 +394,8 @@ func (s *searcher) finish(res *Result, st *state, testSigs []weighted) error {
 		}
 		l = newLayout(s.n, base, idx)
 		if len(res.Groups) > 0 {
-			res.Enable = EnableToolsTool(res.Groups)
-			c, err := bench.ModelToolCosts([]*mcp.Tool{res.Enable}, s.counter)
+			res.Enable = profiles.EnableToolsTool(res.Groups)
+			c, err := exchange.ModelToolCosts([]*mcp.Tool{res.Enable}, s.counter)
 			if err != nil {
 				return fmt.Errorf("groups: price enable_tools: %w", err)
 			}

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolprof/toolprof/bench"
+
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
@@ -77,7 +78,7 @@ func newCounter(t *testing.T) *price.Counter {
 // with the derive package, as profiler derive would.
 func staticBases(t *testing.T, counter *price.Counter, catalog []*mcp.Tool, sessions []telemetry.Usage) ([]Base, *derive.Result) {
 	t.Helper()
-	costs, err := bench.ModelToolCosts(catalog, counter)
+	costs, err := exchange.ModelToolCosts(catalog, counter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,14 +297,14 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 		Groups:   []profiles.Group{{Name: "g", Tools: []string{"a.y", "a.z", "gone.tool"}}}}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	sessions := []telemetry.Usage{
-		{Tools: []string{"a.x", EnableToolsName}, Session: telemetry.Session{Switches: []telemetry.Switch{{Group: "g"}}, Profile: "lean", Start: start}},                  // switched: x, y, z; enable_tools is the gateway's
-		{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "core", Start: start.Add(time.Minute)}},                                                              // restricted: skipped
-		{Tools: []string{EnableToolsName}, Session: telemetry.Session{Switches: []telemetry.Switch{{Group: "nope"}}, Profile: "lean", Start: start.Add(2 * time.Minute)}}, // unknown group: no demand
-		{Tools: []string{"a.y", "b.q", "get_operating_context"}, Session: telemetry.Session{Start: start.Add(-time.Minute)}},                                              // no profile: saw all; b.q unknown, the gateway's tool not
-		{Tools: []string{"a.z"}, Session: telemetry.Session{Profile: "full", Exploration: false}},                                                                         // no start: after the previous
-		{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "full", Exploration: true, Start: start.Add(time.Hour)}},                                             // exploring, served full: used
-		{Tools: []string{"a.y"}, Session: telemetry.Session{Profile: "core", Exploration: true, Start: start.Add(2 * time.Hour)}},                                         // exploring under a ceiling: restricted
-		{Tools: []string{"a.z"}, Session: telemetry.Session{Profile: "full", ReadOnly: true, Start: start.Add(3 * time.Hour)}},                                            // full but read-only: restricted
+		{Tools: []string{"a.x", profiles.EnableToolsName}, Session: telemetry.Session{Switches: []telemetry.Switch{{Group: "g"}}, Profile: "lean", Start: start}},                  // switched: x, y, z; enable_tools is the gateway's
+		{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "core", Start: start.Add(time.Minute)}},                                                                       // restricted: skipped
+		{Tools: []string{profiles.EnableToolsName}, Session: telemetry.Session{Switches: []telemetry.Switch{{Group: "nope"}}, Profile: "lean", Start: start.Add(2 * time.Minute)}}, // unknown group: no demand
+		{Tools: []string{"a.y", "b.q", "get_operating_context"}, Session: telemetry.Session{Start: start.Add(-time.Minute)}},                                                       // no profile: saw all; b.q unknown, the gateway's tool not
+		{Tools: []string{"a.z"}, Session: telemetry.Session{Profile: "full", Exploration: false}},                                                                                  // no start: after the previous
+		{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "full", Exploration: true, Start: start.Add(time.Hour)}},                                                      // exploring, served full: used
+		{Tools: []string{"a.y"}, Session: telemetry.Session{Profile: "core", Exploration: true, Start: start.Add(2 * time.Hour)}},                                                  // exploring under a ceiling: restricted
+		{Tools: []string{"a.z"}, Session: telemetry.Session{Profile: "full", ReadOnly: true, Start: start.Add(3 * time.Hour)}},                                                     // full but read-only: restricted
 	}
 	used, _, c := selectSessions(sessions, index, prior)
 	var got []string
@@ -393,7 +394,7 @@ func TestChooseConfigErrors(t *testing.T) {
 		{"negative describe", Config{Catalog: catalog, Counter: counter, DescribeTools: -2}, "describe -2 tools"},
 		{"duplicate tool", Config{Catalog: dup, Counter: counter}, `catalog lists tool "alpha__t0" twice`},
 		{"reserved base", Config{Catalog: catalog, Counter: counter, Bases: []Base{{Name: "full"}}}, `candidate base name "full"`},
-		{"cost missing", Config{Catalog: catalog, Counter: counter, Costs: map[string]bench.ToolCost{"alpha__t0": {}}}, `no cost given for catalog tool "alpha__t1"`},
+		{"cost missing", Config{Catalog: catalog, Counter: counter, Costs: map[string]exchange.ToolCost{"alpha__t0": {}}}, `no cost given for catalog tool "alpha__t1"`},
 		{"unnamed base", Config{Catalog: catalog, Counter: counter, Bases: []Base{{Tools: []string{"alpha__t0"}}}}, `candidate base name ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -472,21 +473,21 @@ func TestEnableToolsToolGolden(t *testing.T) {
 		{Name: "fs", Description: "fs: cd, ls, … (12 tools)", Tools: []string{"fs.cd"}},
 		{Name: "math-other", Description: "not used in measured sessions, math: add (1 tool)", Tools: []string{"math.add"}},
 	}
-	b, err := bench.EncodeAsServed(EnableToolsTool(groups))
+	b, err := exchange.EncodeAsServed(profiles.EnableToolsTool(groups))
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden.Assert(t, filepath.Join("testdata", "enable_tools.json"), append(b, '\n'))
-	if !strings.Contains(EnableToolsTool(groups).Description, "\n- math-other: not used") {
+	if !strings.Contains(profiles.EnableToolsTool(groups).Description, "\n- math-other: not used") {
 		t.Error("description does not list the groups one per line")
 	}
 }
 
 func TestChooseGivenCosts(t *testing.T) {
 	catalog := mixedCatalog()
-	costs := map[string]bench.ToolCost{}
+	costs := map[string]exchange.ToolCost{}
 	for i, tl := range catalog {
-		costs[tl.Name] = bench.ToolCost{Name: tl.Name, Bytes: 40 + i, Tokens: map[string]int{price.O200kBase: 1000 + i}, Model: map[price.Family]int{price.DefaultFamily: 10 + i}}
+		costs[tl.Name] = exchange.ToolCost{Name: tl.Name, Bytes: 40 + i, Tokens: map[string]int{price.O200kBase: 1000 + i}, Model: map[price.Family]int{price.DefaultFamily: 10 + i}}
 	}
 	res, err := Choose(mixedSessions(100, 4), Config{Catalog: catalog, Counter: newCounter(t), Costs: costs, Holdout: 0.2})
 	if err != nil {

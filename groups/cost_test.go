@@ -4,8 +4,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/profiles"
 )
 
 // handLayout is the tiny example the expected-token tests compute by hand:
@@ -134,11 +135,11 @@ func TestExchangeTokens(t *testing.T) {
 	if got != a+b {
 		t.Errorf("exchange = %d tokens, want %d (request %d + result %d)", got, a+b, a, b)
 	}
-	rb, _ := bench.EncodeAsServed(EnableToolsRequest("fs"))
+	rb, _ := exchange.EncodeAsServed(profiles.EnableToolsRequest("fs"))
 	if string(rb) != req {
 		t.Errorf("request JSON %s, want %s", rb, req)
 	}
-	resb, _ := bench.EncodeAsServed(EnableToolsResult("fs", []string{"fs.cd", "fs.ls"}))
+	resb, _ := exchange.EncodeAsServed(profiles.EnableToolsResult("fs", []string{"fs.cd", "fs.ls"}))
 	if string(resb) != res {
 		t.Errorf("result JSON %s, want %s", resb, res)
 	}

@@ -31,10 +31,10 @@
 //
 // A session served base B with groups G costs, in o200k_base tokens of the
 // tools/list entries: B's tools, plus the enable_tools definition exactly
-// as EnableToolsTool builds it (the gateway serves that definition), plus
+// as profiles.EnableToolsTool builds it (the gateway serves that definition), plus
 // for each group holding a tool it used outside B, once: the enable_tools
 // call request (its tools/call params, which the model writes), the result
-// (EnableToolsResult, which the model reads) and the newly listed tools.
+// (profiles.EnableToolsResult, which the model reads) and the newly listed tools.
 // That is the context model: on notifications/tools/list_changed a client
 // re-lists and replaces its tool definitions, so the tools it already had
 // are not paid again. The wire model, reported beside it, counts each

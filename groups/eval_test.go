@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/groups"
-	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
@@ -51,8 +51,8 @@ func TestEvalRealData(t *testing.T) {
 			sessions := telemetry.UsageFromTrace(ts)
 			dsessions := sessions
 			// Priced as profiler derive prices them: as the gateway lists
-			// them (servedcost), with no policy.
-			costs, err := servedcost.ToolCosts(context.Background(), cat, nil, counter)
+			// them (bench.ServedCosts), with no policy.
+			costs, err := bench.ServedCosts(context.Background(), cat, nil, counter)
 			if err != nil {
 				t.Fatal(err)
 			}

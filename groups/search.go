@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/profiles"
 )
 
 // group is one group during the search.
@@ -68,11 +69,11 @@ func (s *searcher) exchangeTokens(name string, tools []int) (int, error) {
 	for i, t := range tools {
 		added[i] = s.names[t]
 	}
-	req, err := bench.EncodeAsServed(EnableToolsRequest(name))
+	req, err := exchange.EncodeAsServed(profiles.EnableToolsRequest(name))
 	if err != nil {
 		return 0, fmt.Errorf("encode enable_tools request: %w", err)
 	}
-	res, err := bench.EncodeAsServed(EnableToolsResult(name, added))
+	res, err := exchange.EncodeAsServed(profiles.EnableToolsResult(name, added))
 	if err != nil {
 		return 0, fmt.Errorf("encode enable_tools result: %w", err)
 	}

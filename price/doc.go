@@ -8,8 +8,8 @@
 //
 // # Two measures
 //
-// The wire measure is the MCP exchange as it travels (package bench): every
-// byte of initialize and tools/list, titles, annotations, _meta and icons
+// The wire measure is the MCP exchange as it travels (package exchange):
+// every byte of initialize and tools/list, titles, annotations, _meta and icons
 // included. The model measure is what a client forwards to the model, per
 // client family:
 //

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
-	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -181,7 +181,7 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	} else {
 		resolved = profiles.Full(cat.Tools)
 	}
-	priced, err := servedcost.DeriveTools(ctx, cat, policy)
+	priced, err := bench.DeriveTools(ctx, cat, policy)
 	if err != nil {
 		return nil, fmt.Errorf("report: price catalog %s: %w", opt.Catalog, err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/atomicfile"
 	"github.com/toolprof/toolprof/internal/version"
@@ -474,7 +475,7 @@ func writeResultsDocument(w io.Writer, r *bench.Report, opts bench.RenderOptions
 	}
 	fmt.Fprintf(w, "- Tokenizers: %s (tiktoken BPE, github.com/tiktoken-go/tokenizer, offline); o200k_base counts OpenAI models exactly and Claude models approximately (no offline Claude tokenizer exists)\n", strings.Join(r.Tokenizers, ", "))
 	fmt.Fprintf(w, "- Model measure (the headline): the tokens of the tools and instructions a client sends the model, as the %s and %s APIs carry them (see package price); share of full and saved vs full are on it, %s in o200k_base\n", price.Anthropic, price.OpenAI, price.DefaultFamily)
-	fmt.Fprintf(w, "- Wire measure, beside it: the JSON-RPC messages a client speaking MCP %s sends and receives over stdio: initialize and its result, notifications/initialized, tools/list and its result; bytes exclude the newline framing\n", bench.ProtocolVersion)
+	fmt.Fprintf(w, "- Wire measure, beside it: the JSON-RPC messages a client speaking MCP %s sends and receives over stdio: initialize and its result, notifications/initialized, tools/list and its result; bytes exclude the newline framing\n", exchange.ProtocolVersion)
 	fmt.Fprintf(w, "- Before is the full catalog (profile `full`), after each profile; bytes/4 is shown only as a labelled estimate\n\n")
 	return r.WriteMarkdown(w, opts)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/catalog"
-	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/policy"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -94,6 +94,10 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
+	snap := &policy.Snapshot{Resolved: res, Tools: make(map[string]*mcp.Tool, len(tools))}
+	for _, t := range tools {
+		snap.Tools[t.Name] = t
+	}
 	verdicts := make([]verdict, len(sessions))
 	for i, s := range sessions {
 		name := s.Profile
@@ -102,7 +106,7 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		} else if name == "" {
 			name = res.Default
 		}
-		verdicts[i] = checkSession(res, s, name)
+		verdicts[i] = checkSession(snap, s, name)
 	}
 	if err := writeCheckTable(stdout, verdicts, *refusedOnly); err != nil {
 		return fmt.Errorf("check: %w", err)
@@ -157,7 +161,11 @@ type verdict struct {
 	valid            []string            // for an unknown profile: the profiles that exist
 }
 
-func checkSession(res *profiles.Resolved, s telemetry.TraceSession, profile string) verdict {
+// checkSession replays s's calls through the gateway's policy (package
+// policy) as a session of profile, switching groups on as its enable_tools
+// calls did.
+func checkSession(snap *policy.Snapshot, s telemetry.TraceSession, profile string) verdict {
+	res := snap.Resolved
 	v := verdict{session: s.Session, profile: profile, calls: len(s.Calls), status: verdictCovered, includedIn: map[string][]string{}}
 	if _, ok := res.Profiles[profile]; !ok {
 		v.status = verdictUnknownProfile
@@ -167,26 +175,30 @@ func checkSession(res *profiles.Resolved, s telemetry.TraceSession, profile stri
 	// Tools switched on by enable_tools, which the gateway serves itself
 	// in a profile offering groups (unless an upstream offers a tool of
 	// that name).
-	groupsOffered := len(res.Profiles[profile].Groups) > 0 && !res.Offers(groups.EnableToolsName)
-	switched := map[string]bool{}
+	st := &policy.State{Profile: profile}
+	groupsOffered := len(snap.OfferedGroups(st)) > 0
 	for _, c := range s.Calls {
-		switch {
-		case groupsOffered && c.Tool == groups.EnableToolsName:
+		if groupsOffered && c.Tool == profiles.EnableToolsName {
 			for _, g := range switchedGroups(res, profile, c.Arguments) {
 				tools, _ := res.GroupTools(profile, g)
 				for _, t := range tools {
-					switched[t] = true
+					if !slices.Contains(st.Switched, t) {
+						st.Switched = append(st.Switched, t)
+					}
 				}
 			}
-		case switched[c.Tool]:
-		case !res.Offers(c.Tool):
+			continue
+		}
+		switch policy.Decide(snap, st, c.Tool).Refusal {
+		case policy.Allowed:
+		case policy.UnknownTool:
 			if !slices.Contains(v.unknown, c.Tool) {
 				v.unknown = append(v.unknown, c.Tool)
 			}
 			if v.status == verdictCovered {
 				v.status = verdictUnknownTool
 			}
-		case !res.Allowed(profile, c.Tool):
+		default:
 			if !slices.Contains(v.excluded, c.Tool) {
 				v.excluded = append(v.excluded, c.Tool)
 				v.includedIn[c.Tool] = res.ProfilesWith(c.Tool)

@@ -18,8 +18,8 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/internal/atomicfile"
-	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
@@ -153,7 +153,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	tools, err := servedcost.DeriveTools(ctx, cat, policy)
+	tools, err := bench.DeriveTools(ctx, cat, policy)
 	if err != nil {
 		return err
 	}
@@ -311,9 +311,9 @@ func loadDerivePolicy(f *deriveFlags) (*profiles.Policy, error) {
 }
 
 // servedToolCosts prices every tool of cat as the gateway lists it
-// (servedcost.ToolCosts), for the groups step.
-func servedToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *price.Counter) (map[string]bench.ToolCost, error) {
-	return servedcost.ToolCosts(ctx, cat, policy, counter)
+// (bench.ServedCosts), for the groups step.
+func servedToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *price.Counter) (map[string]exchange.ToolCost, error) {
+	return bench.ServedCosts(ctx, cat, policy, counter)
 }
 
 // loadCurrent reads the file at path: nil when it does not exist. A file

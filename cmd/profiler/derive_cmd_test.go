@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/internal/golden"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
@@ -370,7 +370,7 @@ func TestDeriveMeasuredEqualsBenchServedCosts(t *testing.T) {
 		t.Fatalf("bench: exit %d: %s", code, stderr)
 	}
 	report := decodeBenchReport(t, stdout)
-	served := map[string]bench.ToolCost{}
+	served := map[string]exchange.ToolCost{}
 	for _, c := range report.ToolCosts {
 		served[c.Name] = c
 	}

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/price"
@@ -70,7 +70,7 @@ func deriveFile(t *testing.T, cat *catalog.Catalog, us []telemetry.Usage) ([]tel
 	if err != nil {
 		t.Fatal(err)
 	}
-	costs, err := bench.ToolCosts(cat.Tools, counter)
+	costs, err := exchange.ToolCosts(cat.Tools, counter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestDeriveGroupsTelemetrySwitches(t *testing.T) {
 		s.End = s.Start.Add(time.Minute)
 		rec.Session(s)
 		// The gateway records the enable_tools call as a call, and the switch.
-		rec.Call(telemetry.Call{Session: s.ID, Seq: 1, Tool: groups.EnableToolsName, Start: s.Start.Add(time.Second), Outcome: telemetry.OutcomeOK})
+		rec.Call(telemetry.Call{Session: s.ID, Seq: 1, Tool: profiles.EnableToolsName, Start: s.Start.Add(time.Second), Outcome: telemetry.OutcomeOK})
 		rec.Switch(s.ID, telemetry.Switch{Time: s.Start.Add(time.Second), Group: "mail"})
 	}
 	if err := rec.Close(); err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
-	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/internal/syncbuf"
+	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -97,7 +97,7 @@ func TestGroupSwitchThroughServer(t *testing.T) {
 	a := connectHTTPClient(t, s.url, aChanges.options())
 	b := connectHTTPClient(t, s.url, bChanges.options())
 	ctx := context.Background()
-	base := []string{groups.EnableToolsName, "test_simple_text"}
+	base := []string{profiles.EnableToolsName, "test_simple_text"}
 
 	res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "test_audio_content"})
 	if err != nil {
@@ -109,7 +109,7 @@ func TestGroupSwitchThroughServer(t *testing.T) {
 		t.Fatalf("before the switch: %+v, want tool_not_in_profile naming media, enable_tools first", env)
 	}
 
-	res, err = a.CallTool(ctx, groups.EnableToolsRequest("media"))
+	res, err = a.CallTool(ctx, profiles.EnableToolsRequest("media"))
 	if err != nil || res.IsError {
 		t.Fatalf("enable_tools media: %v %+v", err, res)
 	}
@@ -160,7 +160,7 @@ func TestGroupSwitchThroughServer(t *testing.T) {
 	}
 	var enableCalls []telemetry.Call
 	for _, c := range calls {
-		if c.Tool == groups.EnableToolsName {
+		if c.Tool == profiles.EnableToolsName {
 			enableCalls = append(enableCalls, c)
 		}
 	}
@@ -191,7 +191,7 @@ func TestGroupSwitchOverStdio(t *testing.T) {
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Errorf("negotiated %s, want 2026-07-28 (the listen-stream path)", v)
 	}
-	res, err := cs.CallTool(ctx, groups.EnableToolsRequest("errors"))
+	res, err := cs.CallTool(ctx, profiles.EnableToolsRequest("errors"))
 	if err != nil || res.IsError {
 		t.Fatalf("enable_tools errors: %v %+v", err, res)
 	}
@@ -219,7 +219,7 @@ func TestGroupCeilingThroughServer(t *testing.T) {
 	path := writeGroupsProfiles(t)
 	s := start(t, overHTTP, "/mcp/grouped", legacyProtocol, "--profiles", path, "--max-profile", "core")
 	ctx := context.Background()
-	res, err := s.session.CallTool(ctx, groups.EnableToolsRequest("media"))
+	res, err := s.session.CallTool(ctx, profiles.EnableToolsRequest("media"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,10 +227,10 @@ func TestGroupCeilingThroughServer(t *testing.T) {
 	if env.Code != gateway.CodeGroupNotAllowed || env.Category != gateway.CategoryPolicy || !strings.Contains(env.Message, "test_audio_content") {
 		t.Errorf("media beyond the ceiling: %+v, want group_not_allowed naming test_audio_content", env)
 	}
-	if names, _ := listNames(t, s.session, ""); !slices.Equal(names, []string{groups.EnableToolsName, "test_simple_text"}) {
+	if names, _ := listNames(t, s.session, ""); !slices.Equal(names, []string{profiles.EnableToolsName, "test_simple_text"}) {
 		t.Errorf("after the refusal: %v", names)
 	}
-	res, err = s.session.CallTool(ctx, groups.EnableToolsRequest("errors"))
+	res, err = s.session.CallTool(ctx, profiles.EnableToolsRequest("errors"))
 	if err != nil || res.IsError {
 		t.Fatalf("errors within the ceiling: %v %+v", err, res)
 	}

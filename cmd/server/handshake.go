@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/price"
 )
@@ -32,7 +32,7 @@ type measureOnly struct{ gateway.Upstream }
 // checkHandshake measures the exchange a client of profile sees (the
 // instructions, operating context summary included, and one tools/list
 // without a cursor, as most clients send) through a second gateway built
-// from opts that records nothing, with the bench package's measuring client.
+// from opts that records nothing, with the measuring client of package exchange.
 // Over budget it returns an error naming the figure, the budget and the
 // largest tools by tokens; within it writes the headroom to stderr.
 func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b handshakeBudget, stderr io.Writer) error {
@@ -53,11 +53,11 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 	if err != nil {
 		return fmt.Errorf("measure handshake: %w", err)
 	}
-	ex, err := bench.MeasureExchange(ctx, srv, bench.ExchangeOptions{Counter: counter})
+	ex, err := exchange.Measure(ctx, srv, exchange.Options{Counter: counter})
 	if err != nil {
 		return fmt.Errorf("measure handshake of profile %q: %w", profile, err)
 	}
-	model, err := bench.ModelMeasure(ex, counter)
+	model, err := exchange.ModelMeasure(ex, counter)
 	if err != nil {
 		return fmt.Errorf("measure handshake of profile %q: %w", profile, err)
 	}
@@ -94,12 +94,12 @@ func checkHandshake(ctx context.Context, opts gateway.Options, profile string, b
 
 // largestTools names the exchange's largest tool entries by o200k tokens,
 // with their figures.
-func largestTools(ex *bench.Exchange, c *price.Counter) (string, error) {
-	costs, err := bench.ToolCosts(ex.Tools, c)
+func largestTools(ex *exchange.Exchange, c *price.Counter) (string, error) {
+	costs, err := exchange.ToolCosts(ex.Tools, c)
 	if err != nil {
 		return "", fmt.Errorf("measure handshake: %w", err)
 	}
-	slices.SortStableFunc(costs, func(a, b bench.ToolCost) int {
+	slices.SortStableFunc(costs, func(a, b exchange.ToolCost) int {
 		return cmp.Or(cmp.Compare(b.Tokens[price.O200kBase], a.Tokens[price.O200kBase]), strings.Compare(a.Name, b.Name))
 	})
 	var parts []string

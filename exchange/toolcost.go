@@ -1,4 +1,4 @@
-package bench
+package exchange
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolprof/toolprof/price"
 )
 
@@ -22,7 +23,7 @@ type ToolCost struct {
 }
 
 // ToolCosts returns the cost of each tool's entry, in the order given.
-func ToolCosts(tools []*mcp.Tool, c *Counter) ([]ToolCost, error) {
+func ToolCosts(tools []*mcp.Tool, c *price.Counter) ([]ToolCost, error) {
 	costs := make([]ToolCost, 0, len(tools))
 	for i, t := range tools {
 		if t == nil {
@@ -57,8 +58,8 @@ func EncodeAsServed(v any) ([]byte, error) {
 // without cursor, entry by entry as served: with whatever the
 // server adds to the upstream's tools, such as the gateway's effect _meta.
 // The derivation should price profiles on these, not on the raw catalog.
-func ServedToolCosts(ctx context.Context, srv *mcp.Server, c *Counter) ([]ToolCost, error) {
-	ex, err := MeasureExchange(ctx, srv, ExchangeOptions{Counter: c})
+func ServedToolCosts(ctx context.Context, srv *mcp.Server, c *price.Counter) ([]ToolCost, error) {
+	ex, err := Measure(ctx, srv, Options{Counter: c})
 	if err != nil {
 		return nil, fmt.Errorf("served tool costs: %w", err)
 	}
@@ -113,6 +114,31 @@ func ModelToolCosts(tools []*mcp.Tool, c *price.Counter) ([]ToolCost, error) {
 	mt, err := modelToolsOf(tools)
 	if err != nil {
 		return nil, fmt.Errorf("tool cost: %w", err)
+	}
+	if err := addModelCosts(costs, mt, c); err != nil {
+		return nil, fmt.Errorf("tool cost: %w", err)
+	}
+	return costs, nil
+}
+
+// ListedToolCosts is ModelToolCosts of tools, except that the model figures
+// of a tool ex listed are those of its entry as it travelled (the schema's
+// key order kept), as ServedToolCosts prices it; ex may be nil.
+func ListedToolCosts(tools []*mcp.Tool, ex *Exchange, c *price.Counter) ([]ToolCost, error) {
+	costs, err := ToolCosts(tools, c)
+	if err != nil {
+		return nil, err
+	}
+	mt, err := modelToolsOf(tools)
+	if err != nil {
+		return nil, fmt.Errorf("tool cost: %w", err)
+	}
+	if ex != nil {
+		listed, err := ModelTools(ex)
+		if err != nil {
+			return nil, fmt.Errorf("tool cost: %w", err)
+		}
+		mt = append(mt, listed...)
 	}
 	if err := addModelCosts(costs, mt, c); err != nil {
 		return nil, fmt.Errorf("tool cost: %w", err)

@@ -1,12 +1,12 @@
-package bench
+package exchange
 
 import (
 	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolprof/toolprof/price"
-	"github.com/toolprof/toolprof/telemetry"
 )
 
 // listedTool is what the model measure and the icons figure read of one
@@ -93,9 +93,9 @@ func ModelMeasure(ex *Exchange, c *price.Counter) (map[price.Family]price.ModelC
 	return out, nil
 }
 
-// iconTokens counts the tokens of the "icons" members of ex's tool entries
+// IconTokens counts the tokens of the "icons" members of ex's tool entries
 // ("icons": and its value, per tool), per tokenizer.
-func iconTokens(ex *Exchange, c *price.Counter) (map[string]int, error) {
+func IconTokens(ex *Exchange, c *price.Counter) (map[string]int, error) {
 	lt, err := listed(ex)
 	if err != nil {
 		return nil, fmt.Errorf("icon tokens: %w", err)
@@ -110,29 +110,6 @@ func iconTokens(ex *Exchange, c *price.Counter) (map[string]int, error) {
 			return nil, fmt.Errorf("icon tokens of %q: %w", t.Name, err)
 		}
 		addTokens(out, n)
-	}
-	return out, nil
-}
-
-// SessionsFromTrace turns trace sessions into the cost model's sessions
-// (price.NewSession), in order. A malformed turn is an error naming the
-// session.
-func SessionsFromTrace(ts []telemetry.TraceSession) ([]price.Session, error) {
-	out := make([]price.Session, 0, len(ts))
-	for _, t := range ts {
-		tools := make([]string, len(t.Calls))
-		turns := make([]int, len(t.Calls))
-		for i, c := range t.Calls {
-			tools[i], turns[i] = c.Tool, -1
-			if c.Turn != nil {
-				turns[i] = *c.Turn
-			}
-		}
-		s, err := price.NewSession(tools, turns, len(t.Turns))
-		if err != nil {
-			return nil, fmt.Errorf("session %q: %w", t.Session, err)
-		}
-		out = append(out, s)
 	}
 	return out, nil
 }

@@ -1,12 +1,12 @@
-package servedcost
+package bench
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
@@ -30,7 +30,7 @@ func TestDeriveTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := bench.ToolCosts(cat.Tools, counter)
+	raw, err := exchange.ToolCosts(cat.Tools, counter)
 	if err != nil {
 		t.Fatal(err)
 	}

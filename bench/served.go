@@ -1,29 +1,26 @@
-// Package servedcost prices catalog tools as the gateway lists them to a
-// client: each tools/list entry with the effect _meta the gateway adds under
-// the policy's effect rules. profiler derive and the shared-data
-// evaluations both price tools here, so a profile's measured bytes and
-// tokens are what profiler bench measures for the same tools. It lives
-// apart from derive because the gateway imports derive (through groups).
-package servedcost
+package bench
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
-// ToolCosts prices every tool of cat, by name, as a gateway serving cat as
-// "full" lists it (bench.ServedToolCosts). Of the policy (which may be nil)
+// ServedCosts prices every tool of cat, by name, as a gateway serving cat
+// as "full" lists it (exchange.ServedToolCosts): each tools/list entry with
+// the effect _meta the gateway adds. profiler derive and the shared-data
+// evaluations price tools here, so a profile's bytes and tokens are what
+// profiler bench measures for the same tools. Of the policy (which may be nil)
 // only the effect rules bear on the entries; its profiles refine generated
 // ones that do not exist yet, so they are left out.
-func ToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *price.Counter) (map[string]bench.ToolCost, error) {
+func ServedCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *price.Counter) (map[string]exchange.ToolCost, error) {
 	set := &profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}}
 	if policy != nil {
 		set.Policy = &profiles.Policy{Version: policy.Version, Destructive: policy.Destructive, Effects: policy.Effects}
@@ -42,11 +39,11 @@ func ToolCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Polic
 	if err != nil {
 		return nil, fmt.Errorf("price tools as served: %w", err)
 	}
-	list, err := bench.ServedToolCosts(ctx, srv, counter)
+	list, err := exchange.ServedToolCosts(ctx, srv, counter)
 	if err != nil {
 		return nil, fmt.Errorf("price tools as served: %w", err)
 	}
-	costs := make(map[string]bench.ToolCost, len(list))
+	costs := make(map[string]exchange.ToolCost, len(list))
 	for _, c := range list {
 		costs[c.Name] = c
 	}
@@ -66,7 +63,7 @@ func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Pol
 	if err != nil {
 		return nil, err
 	}
-	costs, err := ToolCosts(ctx, cat, policy, counter)
+	costs, err := ServedCosts(ctx, cat, policy, counter)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package bench
+package exchange
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/price"
 )
 
 // ProtocolVersion is the MCP protocol version the measuring client speaks.
@@ -53,10 +55,10 @@ type Exchange struct {
 	Instructions string
 }
 
-// ExchangeOptions configures MeasureExchange.
-type ExchangeOptions struct {
+// Options configures Measure.
+type Options struct {
 	// Counter counts tokens. Required.
-	Counter *Counter
+	Counter *price.Counter
 	// Paginate follows nextCursor until the server offers none, as a client
 	// that pages does. Without it the client sends one tools/list with no
 	// cursor, as most clients do.
@@ -70,11 +72,11 @@ type ExchangeOptions struct {
 	ClientInfo *mcp.Implementation
 }
 
-// MeasureExchange connects an MCP client speaking protocol 2025-11-25 to srv
+// Measure connects an MCP client speaking protocol 2025-11-25 to srv
 // over newline-delimited JSON-RPC pipes (the stdio framing) and records every
 // message in both directions: initialize and its result,
 // notifications/initialized, and each tools/list request and result.
-func MeasureExchange(ctx context.Context, srv *mcp.Server, opts ExchangeOptions) (*Exchange, error) {
+func Measure(ctx context.Context, srv *mcp.Server, opts Options) (*Exchange, error) {
 	if opts.Counter == nil {
 		return nil, errors.New("measure exchange: no token counter")
 	}
@@ -140,7 +142,7 @@ func MeasureExchange(ctx context.Context, srv *mcp.Server, opts ExchangeOptions)
 }
 
 // listTools sends tools/list once, or until the cursors run out.
-func listTools(ctx context.Context, cs *mcp.ClientSession, opts ExchangeOptions, ex *Exchange) error {
+func listTools(ctx context.Context, cs *mcp.ClientSession, opts Options, ex *Exchange) error {
 	params := &mcp.ListToolsParams{}
 	if opts.Paginate {
 		params.Cursor = opts.FirstCursor

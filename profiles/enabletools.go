@@ -1,18 +1,15 @@
-package groups
+package profiles
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolprof/toolprof/derive"
-	"github.com/toolprof/toolprof/profiles"
 )
 
-// EnableToolsName is the name of the tool that switches a group on
-// (declared by derive, which must tell it from upstream tools in
-// telemetry and cannot import this package).
-const EnableToolsName = derive.EnableToolsName
+// EnableToolsName is the name of the tool by which a session switches one
+// of its profile's groups on.
+const EnableToolsName = "enable_tools"
 
 // EnableToolsTool returns the enable_tools tool definition for a profile
 // offering groups, exactly as the gateway serves it (the derivation prices
@@ -20,7 +17,7 @@ const EnableToolsName = derive.EnableToolsName
 // lists each group as "- name: description" in the order given, and its
 // input is one group name. It changes only which tools the session sees,
 // so it is annotated neither read-only nor destructive, and idempotent.
-func EnableToolsTool(groups []profiles.Group) *mcp.Tool {
+func EnableToolsTool(groups []Group) *mcp.Tool {
 	var b strings.Builder
 	b.WriteString("Switch on a group of tools for this session; its tools are listed once it is on. Groups:")
 	for _, g := range groups {
