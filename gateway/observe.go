@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,6 +63,7 @@ type Served struct {
 const (
 	ReachedListed = "listed" // in the session's profile
 	ReachedGroup  = "group"  // in a group the session switched on (enable_tools)
+	ReachedSearch = "search" // found by find_tools, called through call_tool
 )
 
 // Forwarded describes one tools/call sent upstream.
@@ -146,9 +148,11 @@ func (g *Gateway) complete(r *Served, note *observeNote, req mcp.Request, res mc
 		}
 		if s := note.s; s != nil && c.Outcome != telemetry.OutcomeDenied && c.Outcome != telemetry.OutcomeUnknownTool {
 			switch {
+			case c.Search:
+				r.ReachedBy = ReachedSearch
 			case g.cat().resolved.Allowed(s.profile, c.Tool):
 				r.ReachedBy = ReachedListed
-			case g.switchedOn(s, c.Tool):
+			case slices.Contains(g.switchedTools(s), c.Tool):
 				r.ReachedBy = ReachedGroup
 			}
 		}
