@@ -197,8 +197,9 @@ type Baseline struct {
 	Tokens  int
 	Derive  Score
 	Holdout Score
-	// HoldoutCost is its cost per held-out session with prompt caching.
-	HoldoutCost SessionCost
+	// DeriveCost and HoldoutCost are its cost per session with prompt
+	// caching on each part.
+	DeriveCost, HoldoutCost SessionCost
 }
 
 // Result is a derived family of profiles.
@@ -336,7 +337,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q cannot hold %d tool(s) sessions called: %s", sp.Name, len(pr.Removed), profiles.DescribeRemovals(sp.Name, policyName, pr.Removed)))
 		}
 		pr.Baseline = &Baseline{Tools: pick(names, base.Tools), Tokens: base.Cost, Derive: train.score(base.Tools), Holdout: test.score(base.Tools),
-			HoldoutCost: sessionStats(costs, testPaths, cache, base.Tools)}
+			DeriveCost: sessionStats(costs, trainPaths, cache, base.Tools), HoldoutCost: sessionStats(costs, testPaths, cache, base.Tools)}
 		res.Profiles = append(res.Profiles, pr)
 		prev = sol.Tools
 	}
