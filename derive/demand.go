@@ -28,6 +28,9 @@ type Demand struct {
 	// Unknown marks a session that called a tool the catalog lacks: no
 	// profile, not even full, serves it, so no tool set covers it.
 	Unknown bool
+	// Path is the session's demand in time, which its cost per session
+	// with prompt caching depends on.
+	Path Path
 }
 
 // CatalogDemand appends to idx the catalog indices (index) of the tools

@@ -8,6 +8,17 @@
 // problem, NP-hard; adding tools one by one by popularity stalls because a
 // session counts only once all of its tools are in.
 //
+// # Objective
+//
+// A target profile is chosen by what the model pays per session with
+// prompt caching (price's cache model, Config.Cache, over each session's
+// calls and turns, Config.Paths), not by one listing's tokens: the target
+// stays a floor on coverage, and SolveSession goes above it wherever
+// serving more sessions costs less than sending them to the full catalog
+// from their refused turn. The listing-cheapest set below (Solve) is its
+// first candidate; docs/derive.md gives the algorithm. Budget profiles
+// keep the listing objective, since their budget is one listing's tokens.
+//
 // # Method
 //
 // Sessions are reduced to weighted signatures: each distinct tool set with

@@ -60,7 +60,7 @@ func measureServed(t *testing.T, cat *catalog.Catalog, res *derive.Result) (map[
 	}
 	entries := map[string]int{}
 	for _, tc := range rep.ToolCosts {
-		entries[tc.Name] = tc.Tokens[price.O200kBase]
+		entries[tc.Name] = tc.Model[price.DefaultFamily] // derive prices the model measure
 	}
 	return out, entries
 }
@@ -124,9 +124,12 @@ func TestEvalSharedData(t *testing.T) {
 					if lb := p.Solution.LowerBound; lb > 0 {
 						line += fmt.Sprintf("   (solver within %.1f%% of optimal)", 100*float64(p.Tokens-lb)/float64(lb))
 					}
-					if bl.Tokens < p.Tokens && p.Solution.Feasible {
-						t.Errorf("%s: top-k (%d tokens) cheaper than the solver (%d)", p.Name, bl.Tokens, p.Tokens)
+					// The solver minimises the cost per derive session with
+					// caching, not the listing: top-k must not beat it there.
+					if bl.DeriveCost.Mean < p.DeriveCost.Mean-1e-6 && p.Solution.Feasible && p.Budget == 0 {
+						t.Errorf("%s: top-k (%.0f per derive session) cheaper than the solver (%.0f)", p.Name, bl.DeriveCost.Mean, p.DeriveCost.Mean)
 					}
+					line += fmt.Sprintf("   per held-out session with caching: %.3f of full, top-k %.3f", p.HoldoutCost.ShareOfFull, bl.HoldoutCost.ShareOfFull)
 				}
 				fmt.Fprintln(&b, line)
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -104,7 +105,16 @@ type Config struct {
 	// MaxTools, when > 0, caps every derived profile (not full) at that
 	// many tools (CapTools), for clients that take only so many.
 	MaxTools int
-	Options  Options
+	// Paths gives sessions' calls in order with their turns, by session
+	// id, for the cost per session with prompt caching that target
+	// profiles are chosen by; a session without one is taken as its
+	// distinct tools called once each in name order, a turn each, plus a
+	// turn answering.
+	Paths map[string]price.Session
+	// Cache prices those sessions; zero multipliers mean
+	// price.DefaultCache.
+	Cache   price.CacheModel
+	Options Options
 }
 
 // ToolShare is a tool with its calls.
@@ -149,17 +159,20 @@ func (c Counts) UnknownCallShare() float64 {
 
 // ProfileResult is one derived profile and how it measures.
 type ProfileResult struct {
-	Name        string
-	Tools       []string
-	Solution    *Solution // nil for full
-	Budget      int
-	Target      float64
-	Bytes       int
-	Tokens      int
-	Derive      Score
-	Holdout     Score
-	Baseline    *Baseline // top-k comparison; nil for full
-	Destructive int       // destructive tools held
+	Name     string
+	Tools    []string
+	Solution *Solution // nil for full
+	Budget   int
+	Target   float64
+	Bytes    int
+	Tokens   int
+	Derive   Score
+	Holdout  Score
+	// DeriveCost and HoldoutCost are the cost per session with prompt
+	// caching on each part (Config.Cache).
+	DeriveCost, HoldoutCost SessionCost
+	Baseline                *Baseline // top-k comparison; nil for full
+	Destructive             int       // destructive tools held
 	// Removed lists the tools sessions called that the profile's own
 	// destructive or read-only rule keeps out, by name.
 	Removed []profiles.Removal
@@ -184,6 +197,9 @@ type Baseline struct {
 	Tokens  int
 	Derive  Score
 	Holdout Score
+	// DeriveCost and HoldoutCost are its cost per session with prompt
+	// caching on each part.
+	DeriveCost, HoldoutCost SessionCost
 }
 
 // Result is a derived family of profiles.
@@ -198,6 +214,8 @@ type Result struct {
 	// denials, for drawing the frontier.
 	Problem Problem
 	Names   []string // tool index -> name for Problem
+	// Cache is what the session costs were priced with.
+	Cache   price.CacheModel
 	options Options
 }
 
@@ -224,9 +242,16 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 		names[i] = t.Name
 		costs[i] = t.Tokens
 	}
-	res := &Result{Names: names, options: cfg.Options}
+	cache := cfg.Cache
+	if cache.Write == 0 && cache.Read == 0 {
+		cache = price.CacheModel{Write: price.DefaultCache().Write, Read: price.DefaultCache().Read, Growth: cache.Growth}
+	}
+	if err := cache.Check(); err != nil {
+		return nil, err
+	}
+	res := &Result{Names: names, options: cfg.Options, Cache: cache}
 
-	used, counts, unknown := selectSessions(sessions, index)
+	used, counts, unknown := selectSessions(sessions, index, cfg.Paths)
 	res.Counts = counts
 	res.Counts.UnknownTools = unknown
 	res.Counts.Calls, res.Counts.UnknownCalls = unknownCalls(cfg.ToolCalls, index)
@@ -244,6 +269,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
 	train := reduce(derivePart)
 	test := reduce(holdPart)
+	trainPaths, testPaths := pathsOf(derivePart), pathsOf(holdPart)
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
 	pins, denies, removed, err := constraints(cfg, index)
@@ -275,7 +301,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 				base, err = TopKBudget(p, sp.Budget)
 			}
 		} else {
-			sol, err = Solve(p, sp.Target, cfg.Options)
+			sol, err = SolveSession(p, trainPaths, cache, sp.Target, cfg.Options)
 			if err == nil {
 				base, err = TopK(p, sp.Target)
 			}
@@ -299,6 +325,8 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			}
 		}
 		pr := res.profile(sp.Name, sol.Tools, tools, train, test)
+		pr.DeriveCost = sessionStats(costs, trainPaths, cache, sol.Tools)
+		pr.HoldoutCost = sessionStats(costs, testPaths, cache, sol.Tools)
 		pr.Solution, pr.Target, pr.Budget = sol, sp.Target, sp.Budget
 		for _, rm := range removed[k] {
 			if called[index[rm.Tool]] {
@@ -308,7 +336,8 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 		if len(pr.Removed) > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q cannot hold %d tool(s) sessions called: %s", sp.Name, len(pr.Removed), profiles.DescribeRemovals(sp.Name, policyName, pr.Removed)))
 		}
-		pr.Baseline = &Baseline{Tools: pick(names, base.Tools), Tokens: base.Cost, Derive: train.score(base.Tools), Holdout: test.score(base.Tools)}
+		pr.Baseline = &Baseline{Tools: pick(names, base.Tools), Tokens: base.Cost, Derive: train.score(base.Tools), Holdout: test.score(base.Tools),
+			DeriveCost: sessionStats(costs, trainPaths, cache, base.Tools), HoldoutCost: sessionStats(costs, testPaths, cache, base.Tools)}
 		res.Profiles = append(res.Profiles, pr)
 		prev = sol.Tools
 	}
@@ -316,7 +345,10 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	for i := range all {
 		all[i] = i
 	}
-	res.Profiles = append(res.Profiles, res.profile(profiles.FullProfile, all, tools, train, test))
+	fp := res.profile(profiles.FullProfile, all, tools, train, test)
+	fp.DeriveCost = sessionStats(costs, trainPaths, cache, all)
+	fp.HoldoutCost = sessionStats(costs, testPaths, cache, all)
+	res.Profiles = append(res.Profiles, fp)
 
 	// An empty profile serves no upstream tool: it is the default only
 	// when no session learned from called one.
@@ -459,7 +491,7 @@ func (res *Result) profile(name string, idx []int, tools []Tool, train, test *sa
 // A session calling a tool the catalog lacks is marked Unknown and counted:
 // no profile, not even full, can serve it, so no profile covers it.
 // Calls to the gateway's own tools are no demand and not counted.
-func selectSessions(sessions []telemetry.Usage, index map[string]int) ([]Demand, Counts, []string) {
+func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[string]price.Session) ([]Demand, Counts, []string) {
 	c := Counts{Input: len(sessions)}
 	used := make([]Demand, 0, len(sessions))
 	unknown := map[string]bool{}
@@ -482,7 +514,8 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int) ([]Demand,
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		used = append(used, Demand{Tools: idx, Start: s.Session.Start, Unknown: miss})
+		path, ok := paths[s.Session.ID]
+		used = append(used, Demand{Tools: idx, Start: s.Session.Start, Unknown: miss, Path: pathOf(path, ok, idx, index)})
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
@@ -511,6 +544,14 @@ func unknownCalls(toolCalls map[string]int, index map[string]int) (int, []ToolSh
 		return cmp.Or(cmp.Compare(b.Calls, a.Calls), strings.Compare(a.Name, b.Name))
 	})
 	return total, out
+}
+
+func pathsOf(ds []Demand) []Path {
+	out := make([]Path, len(ds))
+	for i, d := range ds {
+		out[i] = d.Path
+	}
+	return out
 }
 
 // sample is a set of sessions reduced to weighted signatures.

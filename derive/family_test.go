@@ -275,7 +275,7 @@ func TestClassifySession(t *testing.T) {
 		{Tools: []string{"c"}, Calls: 1, Session: telemetry.Session{Profile: "full", Exploration: true, ReadOnly: true}},
 		{Tools: []string{"a"}, Calls: 1},
 	}
-	_, c, _ := selectSessions(ss, indexOf(fixtureTools()))
+	_, c, _ := selectSessions(ss, indexOf(fixtureTools()), nil)
 	if c.Exploration != 1 || c.Full != 1 || c.Restricted != 2 {
 		t.Errorf("counts %+v, want 1 exploration, 1 full, 2 restricted", c)
 	}

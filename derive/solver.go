@@ -59,6 +59,9 @@ type Solution struct {
 	// itself when solved exactly). Cost/LowerBound bounds the optimality
 	// gap.
 	LowerBound int
+	// SessionCost (SolveSession) is the mean expected cost per session
+	// with prompt caching that the set was chosen by; 0 otherwise.
+	SessionCost float64
 }
 
 // Share returns Covered/Total, or NaN when there are no sessions.

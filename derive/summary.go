@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -48,6 +49,7 @@ func Markdown(name string, cur, next *profiles.File, res *Result) string {
 		fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s | %s | %s |\n", p.Name, p.Measured.Tools, p.Measured.TokensO200k, dTok, holdoutText(p.Measured), dCov, base)
 	}
 	b.WriteString("\n")
+	writeSessionCost(&b, res)
 	for _, p := range next.Profiles {
 		o := old[p.Name]
 		if o == nil {
@@ -137,4 +139,24 @@ func codeList(ts []string) string {
 		q[i] = "`" + t + "`"
 	}
 	return strings.Join(q, ", ")
+}
+
+// CostAssumptions states what the cost per session is priced with.
+func CostAssumptions(c price.CacheModel) string {
+	return fmt.Sprintf("model measure, o200k_base tokens of the tool list entries; cache write %gx on the first turn and from any turn whose list changed, read %gx on the other turns; %d tokens of conversation added per turn; turns from the trace's turns, else one per call plus one; a session calling a tool outside the profile is served full from that turn", c.Write, c.Read, c.Growth)
+}
+
+// writeSessionCost adds the cost per held-out session with prompt caching
+// of each derived profile and full, and the assumptions it rests on.
+func writeSessionCost(b *strings.Builder, res *Result) {
+	if len(res.Profiles) == 0 || res.Profiles[0].HoldoutCost.Sessions == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Cost per held-out session with prompt caching (%s):\n\n", CostAssumptions(res.Cache))
+	b.WriteString("| profile | mean | p50 | p95 | share of full |\n|---|---:|---:|---:|---:|\n")
+	for _, p := range res.Profiles {
+		c := p.HoldoutCost
+		fmt.Fprintf(b, "| `%s` | %.0f | %.0f | %.0f | %.1f%% |\n", p.Name, c.Mean, c.P50, c.P95, 100*c.ShareOfFull)
+	}
+	b.WriteString("\n")
 }

@@ -31,6 +31,8 @@ func TestMarkdown(t *testing.T) {
 			"- `old`: profile removed",
 			"Learned from 100 sessions (100 full or unrecorded profile, 0 exploration); 0 restricted sessions skipped; 5 with no tool call",
 			`> warning: profile "standard": target 0.95 unreachable`,
+			"Cost per held-out session with prompt caching (model measure, o200k_base tokens of the tool list entries; cache write 1.25x",
+			"| `full` | 82 | 81 | 87 | 100.0% |",
 		}},
 		{"no current file", nil, []string{"No current file: everything below is new.", "| `full` | 6 | 60 | new | 100.0% [83.9, 100.0] | new | — |"}},
 	}

@@ -19,8 +19,14 @@ import (
 	"github.com/toolprof/toolprof/telemetry"
 )
 
-// sharedData is the real data beside the project (see its README).
-const sharedData = "../../shared/data"
+// sharedData is the real data beside the project (see its README);
+// TOOLPROF_DATA moves it, as make eval sets it.
+func sharedData() string {
+	if dir := os.Getenv("TOOLPROF_DATA"); dir != "" {
+		return dir
+	}
+	return "../../shared/data"
+}
 
 // TestEvalRealData derives groups on the real traces and checks the
 // targets (expected tokens, switches a session) on the held-out part of
@@ -36,11 +42,11 @@ func TestEvalRealData(t *testing.T) {
 		target bool
 	}{{"bfcl-multi-turn", true}, {"tau-airline", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cat, err := catalog.Load(filepath.Join(sharedData, "catalogs", tc.name+".json"))
+			cat, err := catalog.Load(filepath.Join(sharedData(), "catalogs", tc.name+".json"))
 			if err != nil {
 				t.Skipf("real data not available: %v", err)
 			}
-			raw, err := os.ReadFile(filepath.Join(sharedData, "traces", tc.name+".jsonl"))
+			raw, err := os.ReadFile(filepath.Join(sharedData(), "traces", tc.name+".jsonl"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -239,10 +239,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	fs.Var(budgetFlag{bench.UnitTokens, &budgets}, "max-tokens", "`NAME=N`: exit 1 when that profile costs more than N o200k_base tokens in the model measure (anthropic) (repeatable)")
 	fs.Var(budgetFlag{bench.UnitBytes, &budgets}, "max-bytes", "`NAME=N`: exit 1 when that profile's exchange is more than N bytes on the wire (repeatable)")
 	tracePath := fs.String("trace", "", "session JSON Lines `FILE` whose sessions are priced per profile with prompt caching (turns from \"turns\", else one per call plus one)")
-	cache := price.DefaultCache()
-	fs.Float64Var(&cache.Write, "cache-write", cache.Write, "with --trace: price `multiplier` of a turn that writes the tool prefix (the first, and any whose tools changed)")
-	fs.Float64Var(&cache.Read, "cache-read", cache.Read, "with --trace: price `multiplier` of a turn that reads the cached tool prefix")
-	fs.IntVar(&cache.Growth, "turn-growth", 0, "with --trace: `tokens` of conversation each turn adds after the tools, invalidated by a tool change (0: tool prefix only, conversations taken as equal under every profile)")
+	cache := addCacheFlags(fs, "with --trace: ")
 	paginate := fs.Bool("paginate", false, "measure a client that pages tools/list (starting with cursor \""+gateway.StartCursor+"\") instead of one request without cursor")
 	pageSize := fs.Int("page-size", gateway.DefaultPageSize, "tools per page when paging")
 	out := fs.String("out", "", "write the report to `FILE` (atomically) instead of stdout")
@@ -298,7 +295,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	defer source.closeInto(&err)
 	m, err := measureSource(ctx, source, set, *profilesPath, measureConfig{
 		pageSize: *pageSize, paginate: *paginate, budgets: budgets, counter: counter,
-		sessions: sessions, cache: cache}, stderr)
+		sessions: sessions, cache: *cache}, stderr)
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,7 @@ type deriveFlags struct {
 	force, check, skipBad           bool
 	summary, plot                   string
 	groups                          *deriveGroupsFlags // --groups (derive_groups.go)
+	cache                           *price.CacheModel
 }
 
 func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.Spec, error) {
@@ -68,6 +69,7 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png`")
 	f.groups = addDeriveGroupsFlags(fl)
+	f.cache = addCacheFlags(fl, "session cost: ")
 	if help, err := parseCommandFlags("derive", fl, args); help {
 		return nil, nil, flag.ErrHelp
 	} else if err != nil {
@@ -126,6 +128,9 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	if err := checkSpecNames(specs); err != nil {
 		return nil, nil, err
 	}
+	if err := f.cache.Check(); err != nil {
+		return nil, nil, usagef("derive: --cache-write, --cache-read or --turn-growth: %v", err)
+	}
 	if err := f.groups.check(set); err != nil {
 		return nil, nil, err
 	}
@@ -157,12 +162,12 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	sessions, toolCalls, unknownOutcomes, err := readDeriveSessions(ctx, f, stderr)
+	sessions, paths, toolCalls, unknownOutcomes, err := readDeriveSessions(ctx, f, stderr)
 	if err != nil {
 		return err
 	}
 	cfg := derive.Config{Tools: tools, Specs: specs, Policy: policy, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions, ToolCalls: toolCalls, MaxTools: f.maxTools,
-		PolicyPath: cmp.Or(f.policy, profiles.PolicyPathFor(f.out))}
+		Paths: paths, Cache: *f.cache, PolicyPath: cmp.Or(f.policy, profiles.PolicyPathFor(f.out))}
 	res, err := derive.Derive(sessions, cfg)
 	if err != nil {
 		return fmt.Errorf("derive: %w", err)
@@ -335,9 +340,10 @@ func loadCurrent(path string) (*profiles.File, []byte, error) {
 }
 
 // readDeriveSessions reads sessions from telemetry directories or trace
-// files, in recorded or imported order, counts the calls per tool, and
-// counts calls telemetry recorded as unknown_tool.
-func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) ([]telemetry.Usage, map[string]int, int, error) {
+// files, in recorded or imported order, with each session's calls in
+// order (and turns, from a trace's "turns") by session id, counts the
+// calls per tool, and counts calls telemetry recorded as unknown_tool.
+func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) ([]telemetry.Usage, map[string]price.Session, map[string]int, int, error) {
 	intern := map[string]string{}
 	name := func(s string) string {
 		if v, ok := intern[s]; ok {
@@ -355,22 +361,33 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 		unknown += u.Unknown
 		out = append(out, u)
 	}
+	paths := map[string]price.Session{}
 	if len(f.telemetry) > 0 {
 		snap, err := telemetry.ScanUsage(ctx, f.telemetry, telemetry.Window{})
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		for _, u := range snap.Usage {
 			add(u)
 		}
-		return out, snap.ToolCalls, unknown, nil
+		// Telemetry records no turns: each call is one, plus one answering.
+		called := map[string][]string{}
+		for _, c := range snap.Calls {
+			called[c.Session] = append(called[c.Session], name(c.Tool))
+		}
+		for id, tools := range called {
+			if paths[id], err = price.NewSession(tools, nil, 0); err != nil {
+				return nil, nil, nil, 0, fmt.Errorf("session %q: %w", id, err)
+			}
+		}
+		return out, paths, snap.ToolCalls, unknown, nil
 	}
 	toolCalls := map[string]int{}
 	var rep traceReport
 	for _, path := range f.traces {
 		ss, st, err := telemetry.ReadTraceUsage(ctx, path, true)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		rep.Bad = append(rep.Bad, st.Skipped...)
 		rep.NoZone += st.NoZone
@@ -379,11 +396,40 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 			toolCalls[t] += n
 		}
 		out = append(out, ss...)
+		if err := readTracePaths(path, paths, f.skipBad); err != nil {
+			return nil, nil, nil, 0, err
+		}
 	}
 	if err := rep.report(stderr, "derive", f.skipBad, "nothing written", "derive from the rest"); err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, 0, err
 	}
-	return out, toolCalls, unknown, nil
+	return out, paths, toolCalls, unknown, nil
+}
+
+// readTracePaths adds each session of the trace at path, its calls in
+// order with their turns, to paths. Malformed lines are reported by
+// ReadTraceUsage; a session whose calls' turns go backwards is an error
+// unless skipBad, which prices it without turns.
+func readTracePaths(path string, paths map[string]price.Session, skipBad bool) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open trace: %w", err)
+	}
+	defer fh.Close()
+	ts, _, err := telemetry.DecodeTrace(fh, path, true)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		s, err := bench.SessionsFromTrace([]telemetry.TraceSession{t})
+		switch {
+		case err != nil && !skipBad:
+			return fmt.Errorf("trace %s: %w (--skip-bad prices it without turns)", path, err)
+		case err == nil:
+			paths[t.Session] = s[0]
+		}
+	}
+	return nil
 }
 
 func printDeriveReport(w io.Writer, res *derive.Result) {
@@ -412,7 +458,14 @@ func printDeriveReport(w io.Writer, res *derive.Result) {
 		}
 		fmt.Fprintf(w, "%-12s %5d %8d %8s %7s  %-18s %-18s | %s\n", p.Name, len(p.Tools), p.Tokens, share(p.Tokens), gap, cov(p.Derive), cov(p.Holdout), base)
 	}
-	fmt.Fprintln(w, "gap<=: how far the cost can be above the optimum, from the Lagrangian lower bound")
+	fmt.Fprintln(w, "gap<=: how far the listing's tokens can be above the cheapest listing covering the target, from the Lagrangian lower bound")
+	fmt.Fprintf(w, "per held-out session with prompt caching (%s):\n", derive.CostAssumptions(res.Cache))
+	fmt.Fprintf(w, "%-12s %10s %10s %10s %8s\n", "profile", "mean", "p50", "p95", "of full")
+	for _, p := range res.Profiles {
+		if c := p.HoldoutCost; c.Sessions > 0 {
+			fmt.Fprintf(w, "%-12s %10.0f %10.0f %10.0f %7.1f%%\n", p.Name, c.Mean, c.P50, c.P95, 100*c.ShareOfFull)
+		}
+	}
 	fmt.Fprintf(w, "default: %s\n", res.Default)
 }
 

@@ -229,10 +229,19 @@ func TestDerivePolicyAndSummary(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"| `core` |", "- `core`: added `f`", "top-k baseline", "Learned from 100 sessions"} {
+	for _, want := range []string{"| `core` |", "- `core`: added `f`", "top-k baseline", "Learned from 100 sessions",
+		"Cost per held-out session with prompt caching", "cache write 1.25x", "| profile | mean | p50 | p95 | share of full |"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
+	}
+	// The cache flags are bench's, and the report states them.
+	stdout, stderr, code = runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--check", "--cache-write", "2", "--cache-read", "0.5", "--turn-growth", "40")
+	if code > 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "cache write 2x on the first turn and from any turn whose list changed, read 0.5x on the other turns; 40 tokens of conversation added per turn"; !strings.Contains(stdout, want) {
+		t.Errorf("report lacks %q:\n%s", want, stdout)
 	}
 	// An explicit --policy that does not exist is an error.
 	_, stderr, code = runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--policy", filepath.Join(dir, "nope.toml"))
@@ -319,6 +328,8 @@ func TestDeriveUsageErrors(t *testing.T) {
 		{[]string{"--trace", trace, "--catalog", cat, "--budget-tokens", "-5"}, "--budget-tokens -5"},
 		{[]string{"--trace", trace, "--catalog", cat, "--default-target", "1.5"}, "--default-target 1.5"},
 		{[]string{"--trace", trace, "--catalog", cat, "extra"}, "unexpected argument"},
+		{[]string{"--trace", trace, "--catalog", cat, "--cache-read", "-1"}, "--cache-read or --turn-growth: cache read multiplier -1"},
+		{[]string{"--trace", trace, "--catalog", cat, "--turn-growth", "-3"}, "conversation growth -3"},
 		{[]string{"--nope"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {

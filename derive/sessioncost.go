@@ -1,0 +1,290 @@
+package derive
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/toolprof/toolprof/price"
+)
+
+// Path is a session's demand in time, what its cost with prompt caching
+// depends on: each catalog tool at the turn of its first call, in call
+// order, and the session's turns.
+type Path struct {
+	Turns int
+	Steps []Step
+}
+
+// Step is a tool's first call in a session and the turn (from 0) it was
+// made in.
+type Step struct{ Tool, Turn int }
+
+// pathOf maps a traced session to catalog indices. Calls to tools the
+// catalog lacks change no listing and are left out, as bench prices them.
+// Without a traced session (ok false) each distinct tool is taken as
+// called once, in index order, one turn each, plus one turn answering.
+func pathOf(s price.Session, ok bool, tools []int, index map[string]int) Path {
+	if !ok {
+		p := Path{Turns: len(tools) + 1, Steps: make([]Step, len(tools))}
+		for i, t := range tools {
+			p.Steps[i] = Step{Tool: t, Turn: i}
+		}
+		return p
+	}
+	p := Path{Turns: s.Turns}
+	seen := map[int]bool{}
+	for _, c := range s.Calls {
+		if i, known := index[c.Tool]; known && !seen[i] {
+			seen[i] = true
+			p.Steps = append(p.Steps, Step{Tool: i, Turn: c.Turn})
+		}
+	}
+	return p
+}
+
+// SessionCost is a profile's model-token cost per session with prompt
+// caching (price.SessionCost), in input-token equivalents.
+type SessionCost struct {
+	price.Stats
+	// ShareOfFull is Mean over full's mean on the same sessions.
+	ShareOfFull float64
+}
+
+// costModel prices tool sets per session with prompt caching: a session
+// served set S lists S from its first turn; at the turn of its first call
+// to a tool S lacks it is refused and continues on the full catalog, which
+// is written to the cache again from that turn.
+type costModel struct {
+	cache price.CacheModel
+	tok   []int // tool -> tokens
+	full  int   // tokens of every tool
+	paths []weightedPath
+}
+
+type weightedPath struct {
+	Path
+	weight int
+}
+
+func newCostModel(tok []int, paths []Path, cache price.CacheModel) *costModel {
+	m := &costModel{cache: cache, tok: tok}
+	for _, c := range tok {
+		m.full += c
+	}
+	byKey := map[string]int{}
+	var key []byte
+	for _, p := range paths {
+		key = fmt.Appendf(key[:0], "%d", p.Turns)
+		for _, s := range p.Steps {
+			key = fmt.Appendf(key, ",%d@%d", s.Tool, s.Turn)
+		}
+		if i, ok := byKey[string(key)]; ok {
+			m.paths[i].weight++
+			continue
+		}
+		byKey[string(key)] = len(m.paths)
+		m.paths = append(m.paths, weightedPath{Path: p, weight: 1})
+	}
+	return m
+}
+
+// session is one session's cost under the set in, whose tools cost set
+// tokens: SessionCost of set's prefix up to the refused turn r and the
+// full catalog's from r on, in closed form.
+func (m *costModel) session(p Path, in []bool, set int) float64 {
+	r := p.Turns
+	for _, s := range p.Steps {
+		if !in[s.Tool] {
+			r = min(s.Turn, p.Turns)
+			break
+		}
+	}
+	w, rd, g := m.cache.Write, m.cache.Read, float64(m.cache.Growth)
+	c := 0.0
+	if r > 0 {
+		c += float64(set) * (w + rd*float64(r-1))
+	}
+	if r < p.Turns {
+		c += float64(m.full) * (w + rd*float64(p.Turns-1-r))
+	}
+	// Conversation growth: t*g tokens at turn t, read from the previous
+	// turn and written for what the turn adds, all written at turn r.
+	for t := 1; t < p.Turns; t++ {
+		c += rd*g*float64(t-1) + w*g
+	}
+	if r > 0 && r < p.Turns {
+		c += g * float64(r-1) * (w - rd)
+	}
+	return c
+}
+
+// total is the summed cost of the paths under in.
+func (m *costModel) total(in []bool) float64 {
+	set := 0
+	for t, ok := range in {
+		if ok {
+			set += m.tok[t]
+		}
+	}
+	sum := 0.0
+	for _, p := range m.paths {
+		sum += float64(p.weight) * m.session(p.Path, in, set)
+	}
+	return sum
+}
+
+// stats prices every path under in and summarises per session.
+func (m *costModel) stats(in []bool) price.Stats {
+	set := 0
+	for t, ok := range in {
+		if ok {
+			set += m.tok[t]
+		}
+	}
+	var costs []float64
+	for _, p := range m.paths {
+		c := m.session(p.Path, in, set)
+		for range p.weight {
+			costs = append(costs, c)
+		}
+	}
+	return price.Summarise(costs)
+}
+
+// sessionStats is the per-session cost of tools over paths, beside full's.
+func sessionStats(tok []int, paths []Path, cache price.CacheModel, tools []int) SessionCost {
+	m := newCostModel(tok, paths, cache)
+	in := make([]bool, len(tok))
+	for _, t := range tools {
+		in[t] = true
+	}
+	all := make([]bool, len(tok))
+	for i := range all {
+		all[i] = true
+	}
+	sc := SessionCost{Stats: m.stats(in)}
+	if full := m.stats(all).Mean; full > 0 {
+		sc.ShareOfFull = round4(sc.Mean / full)
+	}
+	return sc
+}
+
+// sessionSearchWork bounds the session-cost local search in paths priced.
+const sessionSearchWork = 5e6
+
+// SolveSession returns the tool set with the least expected cost per
+// session with prompt caching over paths (the derive sessions, in the
+// order of p's sessions' sets) among those covering at least target of p's
+// sessions: the target is a floor, and the set goes above it wherever
+// serving more sessions costs less than sending them to full. Candidates
+// are Solve's listing-cheapest set at the target and the corners of the
+// cost/coverage frontier above it; the cheapest is improved by local
+// search (add a tool, add a signature's missing tools, drop a tool while
+// the target holds), bounded by a work budget. With the target
+// unreachable Solve's best effort is returned as it is.
+func SolveSession(p Problem, paths []Path, cache price.CacheModel, target float64, opt Options) (*Solution, error) {
+	if err := cache.Check(); err != nil {
+		return nil, err
+	}
+	sol, err := Solve(p, target, opt)
+	if err != nil || !sol.Feasible {
+		return sol, err
+	}
+	s, err := newSolver(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	m := newCostModel(p.Costs, paths, cache)
+	g := goal{need: sol.Need, budget: -1}
+	type cand struct {
+		st   *state
+		cost float64
+	}
+	better := func(a, b cand) bool {
+		if a.cost != b.cost {
+			return a.cost < b.cost
+		}
+		ta, tb := a.st.tools(), b.st.tools()
+		return cmp.Or(cmp.Compare(len(ta), len(tb)), slices.Compare(ta, tb)) < 0
+	}
+	from := func(tools []int) cand {
+		st := s.newState()
+		for _, t := range tools {
+			st.add(t)
+		}
+		return cand{st, m.total(st.in)}
+	}
+	best := from(sol.Tools)
+	method := sol.Method
+	corners, err := frontier(p, 6)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range corners {
+		if c.Covered < sol.Need {
+			continue
+		}
+		if k := from(c.Tools); better(k, best) {
+			best, method = k, "lagrangian"
+		}
+	}
+	work := int(sessionSearchWork)
+	improved := false
+	for work > 0 {
+		var next *cand
+		try := func(st *state) {
+			work -= len(m.paths)
+			if !g.feasible(st) {
+				return
+			}
+			k := cand{st, m.total(st.in)}
+			if better(k, best) && (next == nil || better(k, *next)) {
+				next = &k
+			}
+		}
+		for t := range s.costs {
+			switch {
+			case s.denied[t] || s.pinned[t]:
+			case best.st.in[t]:
+				if best.st.covered-best.st.loss(t) >= g.need {
+					st := best.st.clone()
+					st.remove(t)
+					try(st)
+				}
+			default:
+				st := best.st.clone()
+				st.add(t)
+				try(st)
+			}
+		}
+		for i := range s.sigs {
+			if best.st.missCount[i] > 1 {
+				st := best.st.clone()
+				st.addSig(i)
+				try(st)
+			}
+		}
+		if next == nil {
+			break
+		}
+		best, improved = *next, true
+	}
+	if improved {
+		method += "+session"
+	}
+	out := s.solution(best.st, g, method)
+	if slices.Equal(out.Tools, sol.Tools) {
+		out.LowerBound = sol.LowerBound // a bound on the listing, which the chosen set no longer minimises otherwise
+	}
+	out.SessionCost = best.cost / float64(max(1, m.weight()))
+	return out, nil
+}
+
+func (m *costModel) weight() int {
+	n := 0
+	for _, p := range m.paths {
+		n += p.weight
+	}
+	return n
+}

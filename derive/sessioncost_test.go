@@ -1,0 +1,108 @@
+package derive
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/telemetry"
+)
+
+// The closed form prices a session as price does: Prices.Turns with the
+// set as base and full as fallback, then SessionCost.
+func TestSessionCostMatchesPrice(t *testing.T) {
+	names := []string{"a", "b", "c", "d"}
+	tok := []int{10, 20, 40, 80}
+	index := map[string]int{"a": 0, "b": 1, "c": 2, "d": 3}
+	sessions := []struct {
+		tools []string
+		turns []int
+		n     int
+	}{
+		{[]string{"a", "b"}, []int{0, 2}, 4},
+		{[]string{"c", "a", "c"}, []int{1, 1, 3}, 5},
+		{[]string{"d"}, []int{0}, 3},
+		{nil, nil, 2},
+		{[]string{"a", "b", "c", "d"}, nil, 0},
+		{[]string{"b", "d"}, []int{4, 4}, 5},
+	}
+	sets := [][]int{{}, {0}, {0, 1}, {0, 2}, {0, 1, 2, 3}}
+	for _, cache := range []price.CacheModel{price.DefaultCache(), {Write: 1.25, Read: 0.1, Growth: 30}, {Write: 2, Read: 0.5, Growth: 7}} {
+		for i, sc := range sessions {
+			s, err := price.NewSession(sc.tools, sc.turns, sc.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := pathOf(s, true, nil, index)
+			m := newCostModel(tok, []Path{p}, cache)
+			for _, set := range sets {
+				in := make([]bool, len(tok))
+				var base []string
+				for _, t := range set {
+					in[t] = true
+					base = append(base, names[t])
+				}
+				pr := price.Prices{Tools: map[string]int{"a": 10, "b": 20, "c": 40, "d": 80}}
+				turns, _ := pr.Turns(s, price.Listing{Base: base, Fallback: names})
+				want := price.SessionCost(turns, cache)
+				if got := m.total(in); math.Abs(got-want) > 1e-9 {
+					t.Errorf("cache %+v, session %d, set %v: closed form %v, price %v", cache, i, set, got, want)
+				}
+			}
+		}
+	}
+}
+
+// Two sessions and a target of one: the cheapest listing covering one
+// serves the short session (y, 8 tokens) and sends the long one to full
+// from its first turn; per session with caching, listing both tools costs
+// least, since the long session then reads 18 tokens from the cache for
+// 20 turns instead of 118.
+func TestDeriveMinimisesSessionCost(t *testing.T) {
+	tools := []Tool{{Name: "x", Tokens: 10}, {Name: "y", Tokens: 8}, {Name: "z", Tokens: 100}}
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sessions := []telemetry.Usage{
+		{Session: telemetry.Session{ID: "long", Start: day}, Tools: []string{"x"}, Calls: 1},
+		{Session: telemetry.Session{ID: "short", Start: day.Add(time.Hour)}, Tools: []string{"y"}, Calls: 1},
+	}
+	paths := map[string]price.Session{
+		"long":  {Turns: 20, Calls: []price.Call{{Tool: "x", Turn: 0}}},
+		"short": {Turns: 2, Calls: []price.Call{{Tool: "y", Turn: 0}}},
+	}
+	res, err := Derive(sessions, Config{Tools: tools, Specs: []Spec{{Name: "core", Target: 0.5}}, Paths: paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core := res.Profiles[0]
+	if want := []string{"x", "y"}; !slices.Equal(core.Tools, want) {
+		t.Errorf("core = %v, want %v (solution %+v)", core.Tools, want, core.Solution)
+	}
+	if core.Solution.SessionCost <= 0 || math.Abs(core.DeriveCost.Mean-core.Solution.SessionCost) > 1e-9 {
+		t.Errorf("session cost: solution %v, derive part %+v: want the same positive mean", core.Solution.SessionCost, core.DeriveCost)
+	}
+	// 18 tokens written once, then read for 19 turns; 18 written, read once.
+	if want := (18*(1.25+19*0.1) + 18*(1.25+0.1)) / 2; math.Abs(core.DeriveCost.Mean-want) > 1e-9 {
+		t.Errorf("mean session cost %v, want %v", core.DeriveCost.Mean, want)
+	}
+}
+
+// A set already cheapest per session is kept, and the target holds.
+func TestSolveSessionKeepsTarget(t *testing.T) {
+	p := Problem{Costs: []int{5, 5, 50}, Sigs: []Signature{{Tools: []int{0}, Weight: 3}, {Tools: []int{1}, Weight: 1}, {Tools: []int{2}, Weight: 1}}}
+	paths := []Path{
+		{Turns: 2, Steps: []Step{{0, 0}}}, {Turns: 2, Steps: []Step{{0, 0}}}, {Turns: 2, Steps: []Step{{0, 0}}},
+		{Turns: 2, Steps: []Step{{1, 0}}}, {Turns: 2, Steps: []Step{{2, 1}}},
+	}
+	sol, err := SolveSession(p, paths, price.DefaultCache(), 0.8, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sol.Feasible || sol.Covered < 4 {
+		t.Fatalf("solution %+v: want the target of 4 sessions met", sol)
+	}
+	if !slices.Equal(sol.Tools, []int{0, 1}) {
+		t.Errorf("tools %v, want [0 1]: tool 2 costs more listed than its one session pays on full for its last turn", sol.Tools)
+	}
+}
