@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,8 +154,11 @@ func connectBuiltServer(t *testing.T, bin, out, profile string) *mcp.ClientSessi
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the gateway printed no address within 30 s")
 	}
+	waitServing(t, strings.TrimSuffix(endpoint, "/mcp")+"/healthz")
+	// Tool groups are switched per protocol session: 2025-11-25 (a
+	// 2026-07-28 client is offered no enable_tools).
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "demo-test"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: endpoint + "/" + profile, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: endpoint + "/" + profile, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect to %s/%s: %v", endpoint, profile, err)
 	}
@@ -174,4 +178,30 @@ func listNames(t *testing.T, cs *mcp.ClientSession) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// waitServing waits until the gateway's health says every upstream is
+// serving: upstreams connect in the background, after the gateway listens.
+func waitServing(t *testing.T, healthz string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var h struct {
+			Upstream struct {
+				State string `json:"state"`
+			} `json:"upstream"`
+		}
+		resp, err := http.Get(healthz)
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+		}
+		if err == nil && h.Upstream.State == "serving" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: upstreams not serving within 30 s (state %q, %v)", healthz, h.Upstream.State, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -90,6 +90,24 @@ func (l *launched) health(t *testing.T) (gateway.Health, string) {
 	return h, raw
 }
 
+// waitServing waits until every upstream is ready: they connect in the
+// background, after the gateway listens, and a client that initializes
+// before one is ready is served without its instructions and tools.
+func (l *launched) waitServing(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h, raw := l.health(t)
+		if h.Upstream.State == "serving" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("upstreams not serving within 30 s: %s", raw)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func upstreamHealth(h gateway.Health, name string) (upstream.Health, bool) {
 	i := slices.IndexFunc(h.Upstreams, func(u upstream.Health) bool { return u.Name == name })
 	if i < 0 {

@@ -123,6 +123,7 @@ everything = "Call echo to test."
 `)
 	file := writeLaunch(t, map[string]any{"everything": map[string]any{"command": "sh", "args": untilTerm(everything)}})
 	l := startLaunch(t, file, nil, "--profiles", profilesPath)
+	l.waitServing(t)
 	heading := "## Instructions of MCP server \"everything\"\n\n"
 	cases := []struct{ path, want string }{
 		{"/mcp", "Keep profile.\n\n" + heading + strings.TrimRight(sent, " \t\r\n")},
