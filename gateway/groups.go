@@ -49,6 +49,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/policy"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -99,35 +100,12 @@ type listenStream struct {
 	id  any
 }
 
-// offeredGroups returns the groups profile offers, in the profile's order;
-// nil when it offers none, or when an upstream offers a tool named
-// enable_tools (the upstream's tool is never shadowed, so the profile is
-// then served without groups).
-func (g *Gateway) offeredGroups(profile string) []profiles.Group {
-	cat := g.cat()
-	p, ok := cat.resolved.Profiles[profile]
-	if !ok || len(p.Groups) == 0 {
-		return nil
-	}
-	if _, clash := cat.tools[profiles.EnableToolsName]; clash {
-		return nil
-	}
-	var out []profiles.Group
-	for _, name := range p.Groups {
-		if rg, ok := cat.resolved.Groups[name]; ok {
-			out = append(out, *rg)
-		}
-	}
-	return out
-}
-
-// offeredTo is offeredGroups for session s: none for a sessionless one,
-// whose list may not change as a side effect of its requests.
+// offeredTo returns the groups offered to session s, as package policy
+// decides them: none for a sessionless one (its list may not change as a
+// side effect of its requests), nor when an upstream offers a tool named
+// enable_tools.
 func (g *Gateway) offeredTo(s *session) []profiles.Group {
-	if s.sessionless {
-		return nil
-	}
-	return g.offeredGroups(s.profile)
+	return g.policySnapshot(g.cat()).OfferedGroups(&policy.State{Profile: s.profile, Sessionless: s.sessionless})
 }
 
 // groupAdds returns the tools switching group on adds to a session of
