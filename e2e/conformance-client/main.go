@@ -19,10 +19,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -100,17 +102,41 @@ func run(ctx context.Context, serverURL string, oauth bool, c call, cfg map[stri
 		ProtocolVersion: upstream.ProtocolVersion,
 		Logger:          slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		ConnectTimeout:  20 * time.Second, // inside the runner's 30s
-		Tokens:          oauthstore.Open(dir + "/tokens.json"),
-		Login:           &upstream.LoginFlow{RedirectURL: redirectURL, Fetch: fakeoauth.Approve},
+		Tokens:          oauthstore.Open(filepath.Join(dir, "tokens.json")),
 		OnElicit:        acceptDefaults,
 	}
-	client := upstream.NewClient(srv, opts)
+	flow := upstream.LoginFlow{RedirectURL: redirectURL, Fetch: fakeoauth.Approve}
+	login := func() error {
+		if err := upstream.Login(ctx, srv, opts, flow); err != nil {
+			return fmt.Errorf("login: %w", err)
+		}
+		return nil
+	}
+	// again runs op once more after a login when it failed needing one,
+	// as an operator runs profiler login when the gateway says so.
+	again := func(op func() error) error {
+		err := op()
+		var ue *upstream.UnauthorizedError
+		if oauth && errors.As(err, &ue) {
+			if err := login(); err != nil {
+				return err
+			}
+			err = op()
+		}
+		return err
+	}
+	if oauth {
+		if err := login(); err != nil { // profiler login
+			return err
+		}
+	}
+	client := upstream.NewClient(srv, opts) // the gateway's: no login flow
 	defer client.Close()
 	if err := client.Start(ctx); err != nil {
 		return err
 	}
-	tools, err := client.ListTools(ctx)
-	if err != nil {
+	var tools []*mcp.Tool
+	if err := again(func() (err error) { tools, err = client.ListTools(ctx); return err }); err != nil {
 		return fmt.Errorf("tools/list: %w", err)
 	}
 	if c.tool == "" {
@@ -126,8 +152,12 @@ func run(ctx context.Context, serverURL string, oauth bool, c call, cfg map[stri
 	if err != nil {
 		return err
 	}
-	res, err := client.CallTool(ctx, &mcp.CallToolParamsRaw{Name: c.tool, Arguments: args})
-	if err != nil {
+	var res *mcp.CallToolResult
+	call := func() (err error) {
+		res, err = client.CallTool(ctx, &mcp.CallToolParamsRaw{Name: c.tool, Arguments: args})
+		return err
+	}
+	if err := again(call); err != nil {
 		return fmt.Errorf("tools/call %s: %w", c.tool, err)
 	}
 	if res.IsError {
