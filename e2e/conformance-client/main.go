@@ -7,10 +7,13 @@
 //
 // It is toolprof's own upstream code under test, not a client of its own:
 // an upstream.Client built from a launch entry, for auth/* scenarios with
-// "oauth" and the same OAuth handler and token store (in a temporary
-// directory) the gateway uses. The one part only tests have is the code
-// fetcher, fakeoauth.Approve, which follows the authorization server's
-// redirect as a browser would where a person would approve.
+// "oauth", the OAuth handler and a token store in a temporary directory.
+// An auth/* scenario first logs in as `profiler login` does
+// (upstream.Login), then connects a Client without a login flow, as the
+// gateway does; when that one needs a login (a step-up), it logs in again
+// and retries once, as an operator would. The one part only tests have is
+// the code fetcher, fakeoauth.Approve, which follows the authorization
+// server's redirect as a browser would where a person would approve.
 //
 // Exit status: 0 when the scenario ran, 1 when it failed, 2 on a usage
 // error (no URL, unknown scenario).
