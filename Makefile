@@ -11,6 +11,7 @@ all: build
 build:
 	$(GO) build -o $(BIN)/server ./cmd/server
 	$(GO) build -o $(BIN)/profiler ./cmd/profiler
+	$(GO) build -o $(BIN)/conformance-client ./e2e/conformance-client
 	$(GO) build -o $(BIN)/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 
 vet:

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/oauthstore"
 )
 
 // Login connects to srv with flow, which runs the authorization code flow
@@ -28,7 +29,28 @@ func Login(ctx context.Context, srv launch.ResolvedServer, opts Options, flow Lo
 	}
 	c := NewClient(srv, opts)
 	defer c.Close()
-	return c.Start(ctx)
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	if loggedIn(opts.Tokens, srv) {
+		return nil
+	}
+	// The server let initialize through without a token, as servers do
+	// that authorize per method: list the tools, which it refuses without
+	// one, so that the refusal starts the flow.
+	if _, err := c.ListTools(ctx); err != nil {
+		return err
+	}
+	if !loggedIn(opts.Tokens, srv) {
+		return fmt.Errorf("upstream %q: the server answered initialize and tools/list without asking for authorization: no tokens stored (drop its \"oauth\" if it needs none)", srv.Name)
+	}
+	return nil
+}
+
+// loggedIn reports whether tokens holds a usable token for srv.
+func loggedIn(tokens *oauthstore.Store, srv launch.ResolvedServer) bool {
+	e, ok, err := tokens.Get(ResourceKey(&srv))
+	return err == nil && ok && e.Usable(time.Now())
 }
 
 // Loopback receives an authorization code on http://127.0.0.1:PORT/callback

@@ -1,9 +1,11 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +31,9 @@ type protected struct {
 	store  *oauthstore.Store
 	srv    launch.ResolvedServer
 	secret string
+	// mcp is the server's MCP endpoint without the protection; handler
+	// is what the test server serves (the protected endpoint).
+	mcp, handler http.Handler
 }
 
 func newProtected(t *testing.T, scopes ...string) *protected {
@@ -39,11 +44,12 @@ func newProtected(t *testing.T, scopes ...string) *protected {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echoed"}}}, nil, nil
 	})
-	var h http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	p := &protected{as: as, store: oauthstore.Open(filepath.Join(t.TempDir(), "tokens.json")), secret: "pre-registered-secret"}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
-	p := &protected{as: as, url: ts.URL + "/mcp", store: oauthstore.Open(filepath.Join(t.TempDir(), "tokens.json")), secret: "pre-registered-secret"}
-	h = as.Protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), p.url, scopes...)
+	p.url = ts.URL + "/mcp"
+	p.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	p.handler = as.Protect(p.mcp, p.url, scopes...)
 	as.Register("toolprof", p.secret)
 	doc := launch.Document{Servers: []launch.Server{{Name: "remote", Transport: launch.StreamableHTTP, URL: p.url, Source: "pack.mcp.json:3",
 		OAuth: &launch.OAuth{ClientID: "toolprof", ClientSecret: "${SECRET}"}}}}
@@ -237,6 +243,65 @@ func TestOAuthLoginFlow(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// A server that answers initialize without a token and refuses tools/list
+// without one, as servers do that authorize per method: Login lists the
+// tools to be refused, runs the flow and stores tokens, rather than
+// returning at the connection with none stored.
+func TestLoginWhenInitializeNeedsNoToken(t *testing.T) {
+	p := newProtected(t, "read")
+	protected := p.handler
+	p.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/mcp" {
+			protected.ServeHTTP(w, r) // its metadata
+			return
+		}
+		if r.Method != http.MethodPost {
+			p.mcp.ServeHTTP(w, r) // the stream a GET opens, a DELETE
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct{ Method string }
+		if json.Unmarshal(body, &m) == nil && (m.Method == "initialize" || strings.HasPrefix(m.Method, "notifications/")) {
+			p.mcp.ServeHTTP(w, r)
+			return
+		}
+		protected.ServeHTTP(w, r)
+	})
+	// Offered as the gateway offers it: a 2026-07-28 client opens with
+	// server/discover, which such a server refuses.
+	opts := Options{Tokens: p.store, ConnectTimeout: 10 * time.Second, ProtocolVersion: ProtocolVersion}
+	if err := Login(context.Background(), p.srv, opts, LoginFlow{RedirectURL: "http://127.0.0.1:1/callback", Fetch: fakeoauth.Approve}); err != nil {
+		t.Fatal(err)
+	}
+	e, ok, err := p.store.Get(ResourceKey(&p.srv))
+	if err != nil || !ok || !e.Usable(time.Now()) {
+		t.Fatalf("stored entry %v (ok %v, err %v): want a usable token", e, ok, err)
+	}
+	if n := p.as.Authorizations(); n != 1 {
+		t.Errorf("%d authorization requests, want 1", n)
+	}
+	gw := p.client(t, Options{})
+	if err := gw.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := callEcho(gw); err != nil {
+		t.Errorf("the gateway's call with the stored token: %v", err)
+	}
+}
+
+// A server that asks for no authorization at all: Login says no tokens
+// were stored instead of reporting a login.
+func TestLoginServerWithoutAuthorization(t *testing.T) {
+	p := newProtected(t, "read")
+	p.handler = p.mcp
+	opts := Options{Tokens: p.store, ConnectTimeout: 10 * time.Second, ProtocolVersion: ProtocolVersion}
+	err := Login(context.Background(), p.srv, opts, LoginFlow{RedirectURL: "http://127.0.0.1:1/callback", Fetch: fakeoauth.Approve})
+	if err == nil || !strings.Contains(err.Error(), "no tokens stored") {
+		t.Fatalf("Login: %v, want saying no tokens were stored", err)
 	}
 }
 
