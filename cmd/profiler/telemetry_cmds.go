@@ -56,10 +56,8 @@ func (t *telemetryTime) Set(v string) error {
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags("import", "--telemetry DIR [flags] FILE.jsonl...",
 		"Stores the sessions of trace files (JSON Lines, one session per line) in a telemetry\n"+
-			"directory. A malformed line writes nothing unless --skip-bad. With --otlp the files are\n"+
-			"OpenTelemetry traces (OTLP JSON: the collector's file exporter, Jaeger's /api/v3/traces)\n"+
-			"whose MCP tools/call server spans become calls, by session (toolprof.usage_session,\n"+
-			"else mcp.session.id, else trace ID); other spans are counted and skipped.", stderr)
+			"directory; a malformed line writes nothing unless --skip-bad. With --otlp the files are\n"+
+			"OTLP JSON traces whose MCP tools/call server spans become calls (docs/operating.md).", stderr)
 	var dirs telemetryDirs
 	fs.Var(&dirs, "telemetry", "telemetry `DIR` to import into (required, once)")
 	var catalogs telemetryDirs
