@@ -257,6 +257,9 @@ func (g *Gateway) usageSession(method string, req mcp.Request, profile, transpor
 		CatalogHash:     g.cat().hash,
 		Attribution:     k.rule,
 	}
+	if k.rule == telemetry.AttributionTrace {
+		s.rec.Trace = telemetry.TraceKey(k.key) // other replicas' records of the trace match it
+	}
 	if !g.closed {
 		g.usage[k] = &usageEntry{s: s, last: now}
 	}
