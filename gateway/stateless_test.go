@@ -442,10 +442,10 @@ func TestStdioSessionlessRules(t *testing.T) {
 	}{{"2026-07-28", false}, {"2025-11-25", true}} {
 		t.Run(tt.protocol, func(t *testing.T) {
 			cs := connectAs(t, g, "grouped", "stdio-agent", tt.protocol)
-			if got := slices.Contains(listedNames(t, cs), groups.EnableToolsName); got != tt.enable {
+			if got := slices.Contains(listedNames(t, cs), "enable_tools"); got != tt.enable {
 				t.Errorf("enable_tools listed %v, want %v", got, tt.enable)
 			}
-			res, err := cs.CallTool(context.Background(), groups.EnableToolsRequest("media"))
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "enable_tools", Arguments: map[string]any{"group": "media"}})
 			switch {
 			case tt.enable && (err != nil || res.IsError):
 				t.Errorf("enable_tools: %v %+v, want media switched on", err, res)
