@@ -171,7 +171,7 @@ func startFlags(t *testing.T, m mode, path string, protocol string, env []string
 // startHTTP starts cmd (an HTTP server) and returns its base URL and a
 // function stopping it with SIGTERM, which must make it exit 0. The server is
 // stopped at the end of the test if not before.
-func startHTTP(t *testing.T, cmd *exec.Cmd, stderr *syncbuf.Buffer) (string, func() error) {
+func startHTTP(t testing.TB, cmd *exec.Cmd, stderr *syncbuf.Buffer) (string, func() error) {
 	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
