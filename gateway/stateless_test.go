@@ -452,6 +452,18 @@ func TestStdioSessionlessRules(t *testing.T) {
 			case !tt.enable && (err == nil || !strings.Contains(err.Error(), "unknown tool")):
 				t.Errorf("enable_tools: %v %+v, want unknown tool", err, res)
 			}
+			if tt.enable {
+				return
+			}
+			// Naming an earlier version in _meta, or none the SDK reads,
+			// does not reach the session rules on a 2026-07-28 connection.
+			for _, v := range []any{"2025-11-25", 0} {
+				_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "enable_tools", Arguments: map[string]any{"group": "errors"},
+					Meta: mcp.Meta{mcp.MetaKeyProtocolVersion: v}})
+				if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+					t.Errorf("enable_tools with _meta version %v: %v, want unknown tool", v, err)
+				}
+			}
 		})
 	}
 }
