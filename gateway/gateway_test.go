@@ -93,10 +93,23 @@ func connect(t *testing.T, g *Gateway, profile string) *mcp.ClientSession {
 	return connectSession(t, g, profile, nil, nil)
 }
 
+// legacyProtocol is the protocol the session tests speak unless they name
+// one: the latest with protocol sessions (2026-07-28 requests are served
+// by the sessionless rules, stateless_test.go).
+const legacyProtocol = "2025-11-25"
+
 // connectSession is connect with client and session options (nil: the
-// SDK's defaults).
+// SDK's defaults, at legacyProtocol when they name no protocol).
 func connectSession(t testing.TB, g *Gateway, profile string, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
 	t.Helper()
+	if sopts == nil || sopts.ProtocolVersion == "" {
+		o := mcp.ClientSessionOptions{}
+		if sopts != nil {
+			o = *sopts
+		}
+		o.ProtocolVersion = legacyProtocol
+		sopts = &o
+	}
 	s, err := g.Server(profile)
 	if err != nil {
 		t.Fatal(err)

@@ -26,17 +26,10 @@ package gateway
 // sends a marked progress notification through the session
 // (ServerSession.NotifyProgress), and its sending middleware
 // (groupsSending) rewrites that one message into
-// notifications/tools/list_changed on the same session. A session of
-// protocol 2026-07-28 or later receives it only on its subscriptions/listen
-// stream, if it subscribed to tool changes, stamped with that listen's
-// subscription id, as the SDK does; the middleware learns the stream from
-// the notifications/subscriptions/acknowledged the SDK sends on it. The SDK
-// handles a session's requests concurrently, so an enable_tools sent right
-// after the client's subscriptions/listen may be handled first: the
-// notification is then owed, and sent on the stream right after its
-// acknowledgement. An
-// earlier session receives it on the enable_tools call's own stream (over
-// HTTP, the call's response stream, before the result).
+// notifications/tools/list_changed on the same session, on the enable_tools
+// call's own stream (over HTTP, the call's response stream, before the
+// result). Requests of protocol 2026-07-28 or later are offered no groups
+// (stateless.go), so no session of theirs is sent one.
 
 import (
 	"context"
@@ -65,12 +58,8 @@ var _ Recorder = (*telemetry.Recorder)(nil)
 
 // Method names the groups code sends or watches.
 const (
-	notificationToolsListChanged  = "notifications/tools/list_changed"
-	notificationProgress          = "notifications/progress"
-	notificationSubscriptionsAcks = "notifications/subscriptions/acknowledged"
-	// firstListenProtocol is the first protocol whose sessions receive
-	// list_changed only on a subscriptions/listen stream (SEP-2575).
-	firstListenProtocol = "2026-07-28"
+	notificationToolsListChanged = "notifications/tools/list_changed"
+	notificationProgress         = "notifications/progress"
 )
 
 // sessionGroups is one session's switched-on groups.
@@ -81,23 +70,10 @@ type sessionGroups struct {
 	// as computed for the catalog cat; recomputed when the catalog changes.
 	cat   *catalogState
 	added []string
-	// listen is the session's subscriptions/listen stream for tool changes
-	// (2026-07-28); nil when it has none.
-	listen *listenStream
-	// owed is set when a switch changed the list of a 2026-07-28 session
-	// that had no listen stream yet; the next one is sent list_changed.
-	owed bool
 	// enable is the enable_tools definition built for enableCat, kept so
 	// that each listing does not build it again.
 	enable    *mcp.Tool
 	enableCat *catalogState
-}
-
-// listenStream is a subscriptions/listen stream: its context (done when
-// the listen ends) and its subscription id.
-type listenStream struct {
-	ctx context.Context
-	id  any
 }
 
 // offeredTo returns the groups offered to session s, as package policy
@@ -249,13 +225,7 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 	sg.cat = nil // recompute with the new group
 	added := slices.Clone(g.switchedLocked(s.profile, sg)[before:])
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	listen := sg.listen
 	notify := len(added) > 0 && ss != nil
-	if notify && listensOnly(ss) && !listen.live() {
-		// The client's subscriptions/listen may still be on its way (the
-		// SDK handles requests concurrently): noteListen sends it then.
-		sg.owed, notify = true, false
-	}
 	sg.mu.Unlock()
 
 	sw := telemetry.Switch{Time: time.Now(), Group: group}
@@ -267,7 +237,7 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 		g.opts.Recorder.Switch(id, sw)
 	}
 	if notify {
-		if err := g.notifyListChanged(ctx, ss, listen); err != nil {
+		if err := g.notifyListChanged(ctx, ss); err != nil {
 			g.logger.Warn("tools/list_changed after enable_tools not sent", "group", group, "error", err)
 		}
 	}
@@ -328,77 +298,25 @@ func quoteAll(names []string) []string {
 // rewrites into the params it carries (a *mcp.ToolListChangedParams).
 type sendAsKey struct{}
 
-// listensOnly reports whether ss follows 2026-07-28 or later, whose
-// sessions receive list_changed only on a subscriptions/listen stream.
-func listensOnly(ss *mcp.ServerSession) bool {
-	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion >= firstListenProtocol
-}
-
-// live reports whether the listen stream is open.
-func (l *listenStream) live() bool { return l != nil && l.ctx.Err() == nil }
-
-// notifyListChanged sends notifications/tools/list_changed to ss alone:
-// on listen when the session follows 2026-07-28 or later (nothing when it
-// has no such stream), else with ctx (the enable_tools call's).
-func (g *Gateway) notifyListChanged(ctx context.Context, ss *mcp.ServerSession, listen *listenStream) error {
-	params := &mcp.ToolListChangedParams{}
-	if listensOnly(ss) {
-		if !listen.live() {
-			return nil // not subscribed: such a session is sent no list_changed
-		}
-		params.Meta = mcp.Meta{mcp.MetaKeySubscriptionID: listen.id}
-		ctx = listen.ctx
-	}
-	return ss.NotifyProgress(context.WithValue(ctx, sendAsKey{}, params), &mcp.ProgressNotificationParams{})
+// notifyListChanged sends notifications/tools/list_changed to ss alone,
+// with ctx (the enable_tools call's).
+func (g *Gateway) notifyListChanged(ctx context.Context, ss *mcp.ServerSession) error {
+	return ss.NotifyProgress(context.WithValue(ctx, sendAsKey{}, &mcp.ToolListChangedParams{}), &mcp.ProgressNotificationParams{})
 }
 
 // groupsSending is the sending middleware of every server: it turns the
 // marked progress notification of notifyListChanged into
-// tools/list_changed, and notes each session's tool-change listen stream
-// from the acknowledgement the SDK sends on it.
+// tools/list_changed.
 func (g *Gateway) groupsSending() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			switch method {
-			case notificationProgress:
-				if p, ok := ctx.Value(sendAsKey{}).(*mcp.ToolListChangedParams); ok && ss != nil {
-					return next(ctx, notificationToolsListChanged, &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss, Params: p})
-				}
-			case notificationSubscriptionsAcks:
-				if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && p != nil && p.Notifications.ToolsListChanged && ss != nil {
-					l := &listenStream{ctx: ctx, id: p.Meta[mcp.MetaKeySubscriptionID]}
-					owed := g.noteListen(ss, l)
-					res, err := next(ctx, method, req)
-					if owed && err == nil {
-						if err := g.notifyListChanged(ctx, ss, l); err != nil {
-							g.logger.Warn("tools/list_changed owed since enable_tools not sent", "error", err)
-						}
-					}
-					return res, err
-				}
+			if p, ok := ctx.Value(sendAsKey{}).(*mcp.ToolListChangedParams); ok && method == notificationProgress && ss != nil {
+				return next(ctx, notificationToolsListChanged, &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: ss, Params: p})
 			}
 			return next(ctx, method, req)
 		}
 	}
-}
-
-// noteListen records ss's tool-change listen stream, and reports whether
-// a list_changed is owed to it: a group was switched on while the session
-// had no listen stream (its subscriptions/listen was still on its way).
-func (g *Gateway) noteListen(ss *mcp.ServerSession, l *listenStream) (owed bool) {
-	g.mu.Lock()
-	s, ok := g.sessions[ss]
-	g.mu.Unlock()
-	if !ok {
-		return false
-	}
-	s.groups.mu.Lock()
-	defer s.groups.mu.Unlock()
-	s.groups.listen = l
-	owed, s.groups.owed = s.groups.owed, false
-	return owed
 }
 
 // serveGroups prepares server, which serves profile: the sending middleware,

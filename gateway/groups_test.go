@@ -87,10 +87,13 @@ func (c *changes) wait(t *testing.T) {
 
 func (c *changes) count() int { return len(c.ch) }
 
-// connectProtocol connects a client speaking protocol ("" is the SDK's
-// latest) to g's server for profile over an in-memory transport.
+// connectProtocol connects a client speaking protocol ("":
+// legacyProtocol) to g's server for profile over an in-memory transport.
 func connectProtocol(t *testing.T, g *Gateway, profile, protocol string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	if protocol == "" {
+		protocol = legacyProtocol
+	}
 	s, err := g.Server(profile)
 	if err != nil {
 		t.Fatal(err)
@@ -171,10 +174,10 @@ func TestEnableToolsListed(t *testing.T) {
 // switch names the added tools, sends that session (and no other)
 // tools/list_changed, and from then on it lists and may call them; a
 // second session of the same profile is untouched. Enabling again is a
-// no-op success without a notification. Both the listen-stream path
-// (2026-07-28) and the earlier protocols' path are run.
+// no-op success without a notification. (A 2026-07-28 client is offered
+// no groups: TestStdioSessionlessRules.)
 func TestGroupSwitchIsPerSession(t *testing.T) {
-	for _, protocol := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
+	for _, protocol := range []string{"2025-11-25", "2025-06-18"} {
 		t.Run(protocol, func(t *testing.T) {
 			g := groupedGateway(t, "", Options{})
 			aChanges, bChanges := newChanges(), newChanges()
@@ -596,9 +599,8 @@ func TestUpstreamEnableToolsWins(t *testing.T) {
 
 // Which sessions are sent list_changed when they switch a group on,
 // counted on the client's wire (a receiving middleware, so a client
-// without a handler counts too): a session before 2026-07-28 always, on
-// the call's stream; a 2026-07-28 session only when it listens for tool
-// changes (the SDK client listens when it has a ToolListChangedHandler).
+// without a handler counts too): always, on the call's stream, whether or
+// not the client handles it.
 func TestListChangedRouting(t *testing.T) {
 	tests := []struct {
 		protocol string
@@ -607,8 +609,7 @@ func TestListChangedRouting(t *testing.T) {
 	}{
 		{"2025-11-25", false, 1},
 		{"2025-11-25", true, 1},
-		{"2026-07-28", false, 0},
-		{"2026-07-28", true, 1},
+		{"2025-06-18", false, 1},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/handler=%v", tt.protocol, tt.handler), func(t *testing.T) {
@@ -631,9 +632,8 @@ func TestListChangedRouting(t *testing.T) {
 				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 					if method == "notifications/tools/list_changed" {
 						p, _ := req.GetParams().(*mcp.ToolListChangedParams)
-						_, stamped := p.GetMeta()[mcp.MetaKeySubscriptionID]
-						if want := tt.protocol >= "2026-07-28"; stamped != want {
-							t.Errorf("list_changed _meta %v: subscription id stamped %v, want %v", p.GetMeta(), stamped, want)
+						if _, stamped := p.GetMeta()[mcp.MetaKeySubscriptionID]; stamped {
+							t.Errorf("list_changed _meta %v: a subscription id stamped on a session's notification", p.GetMeta())
 						}
 						wire <- struct{}{}
 					}
@@ -661,49 +661,4 @@ func TestListChangedRouting(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A 2026-07-28 session whose subscriptions/listen reaches the gateway only
-// after its enable_tools (the SDK handles requests concurrently, so a
-// listen sent first may be handled second; here the client holds it back)
-// is sent the owed list_changed on that stream once it is acknowledged.
-func TestListChangedOwedUntilListen(t *testing.T) {
-	g := groupedGateway(t, "", Options{})
-	s, err := g.Server("grouped")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := s.Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
-	c := newChanges()
-	client := mcp.NewClient(&mcp.Implementation{Name: "late-listen", Version: "0"}, c.options())
-	gate := make(chan struct{})
-	client.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "subscriptions/listen" {
-				return next(ctx, method, req)
-			}
-			go func() {
-				<-gate
-				next(ctx, method, req)
-			}()
-			return &mcp.SubscriptionsListenResult{}, nil
-		}
-	})
-	cs, err := client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	if res := enable(t, cs, map[string]any{"group": "media"}); res.IsError {
-		t.Fatal(text(res))
-	}
-	listedNames(t, cs) // a round trip: nothing was sent without a listen
-	if n := c.count(); n != 0 {
-		t.Fatalf("%d list_changed before the listen", n)
-	}
-	close(gate)
-	c.wait(t)
 }

@@ -55,7 +55,7 @@ type session struct {
 func (g *Gateway) middleware(profile, transport string, stateless bool) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if stateless {
+			if stateless || sessionless(req) {
 				return g.serveSessionless(ctx, method, req, next, profile, transport)
 			}
 			s := g.session(req, profile, transport)

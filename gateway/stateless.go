@@ -2,7 +2,9 @@ package gateway
 
 // Protocol 2026-07-28 has no protocol sessions: every request names its
 // version and client in _meta, and a server's tool list must not vary per
-// connection or as a side effect of other requests. HTTPHandler therefore
+// connection or as a side effect of other requests. Over stdio (and any
+// transport of Server) the middleware serves a request of 2026-07-28 or
+// later by these rules, and earlier ones with sessions. HTTPHandler therefore
 // serves each path twice: requests whose Mcp-Protocol-Version header is
 // 2026-07-28 or later go to a stateless SDK handler, the others (clients
 // of 2025-11-25 and earlier) to the stateful one, with sessions as before.
@@ -25,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"time"
 
@@ -116,15 +119,22 @@ func bodyProtocol(body []byte) (id json.RawMessage, version string) {
 	return msg.ID, version
 }
 
-// sessionless reports whether req follows protocol 2026-07-28 or later,
-// which names its version in _meta.
+// sessionless reports whether req follows protocol 2026-07-28 or later:
+// the version its _meta names, or the one its connection negotiated (so
+// that a stdio client of 2026-07-28 cannot reach the session rules by
+// leaving _meta out or naming an earlier version in it).
 func sessionless(req mcp.Request) bool {
-	p := req.GetParams()
-	if p == nil {
+	if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() { // a notification's params may be a typed nil
+		if v, _ := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string); v >= protocolSessionless {
+			return true
+		}
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if ss == nil {
 		return false
 	}
-	v, _ := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
-	return v >= protocolSessionless
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= protocolSessionless
 }
 
 // metaClient is the clientInfo of a request's _meta.
@@ -237,15 +247,18 @@ func (g *Gateway) usageSession(method string, req mcp.Request, profile, transpor
 		ID:              g.newSessionID(),
 		Start:           now,
 		Transport:       transport,
-		ClientName:      name,
-		ClientVersion:   version,
-		ProtocolVersion: protocol,
+		ClientName:      boundName(name, maxClientField),
+		ClientVersion:   boundName(version, maxClientField),
+		ProtocolVersion: boundName(protocol, maxClientField),
 		Profile:         s.profile,
 		Exploration:     s.profile != profile,
 		ReadOnly:        g.readOnly(s.profile),
 		ServerVersion:   g.opts.ServerVersion,
 		CatalogHash:     g.cat().hash,
 		Attribution:     k.rule,
+	}
+	if k.rule == telemetry.AttributionTrace {
+		s.rec.Trace = telemetry.TraceKey(k.key) // other replicas' records of the trace match it
 	}
 	if !g.closed {
 		g.usage[k] = &usageEntry{s: s, last: now}
@@ -339,7 +352,10 @@ func (g *Gateway) serveSessionless(ctx context.Context, method string, req mcp.R
 	if err != nil {
 		return res, err
 	}
-	if r, ok := res.(*mcp.DiscoverResult); ok {
+	switch r := res.(type) {
+	case *mcp.DiscoverResult:
+		r.Instructions = g.instructions(s)
+	case *mcp.InitializeResult: // over stdio, an initialize naming 2026-07-28
 		r.Instructions = g.instructions(s)
 	}
 	if method == methodListTools || method == methodCallTool {

@@ -406,3 +406,141 @@ func TestCheckCredential(t *testing.T) {
 }
 
 func durationNS(n int64) time.Duration { return time.Duration(n) }
+
+// connectAs connects a client named name speaking protocol to g's server
+// for profile over an in-memory transport (Server's path, as stdio).
+func connectAs(t *testing.T, g *Gateway, profile, name, protocol string) *mcp.ClientSession {
+	t.Helper()
+	s, err := g.Server(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := s.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != protocol {
+		t.Fatalf("negotiated %s, want %s", got, protocol)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestStdioSessionlessRules: over stdio (Server's transports) a
+// 2026-07-28 client is listed, refused enable_tools and explored as over
+// HTTP, by the request's protocol; a 2025-11-25 session keeps its groups.
+func TestStdioSessionlessRules(t *testing.T) {
+	g := groupedGateway(t, "", Options{})
+	for _, tt := range []struct {
+		protocol string
+		enable   bool
+	}{{"2026-07-28", false}, {"2025-11-25", true}} {
+		t.Run(tt.protocol, func(t *testing.T) {
+			cs := connectAs(t, g, "grouped", "stdio-agent", tt.protocol)
+			if got := slices.Contains(listedNames(t, cs), "enable_tools"); got != tt.enable {
+				t.Errorf("enable_tools listed %v, want %v", got, tt.enable)
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "enable_tools", Arguments: map[string]any{"group": "media"}})
+			switch {
+			case tt.enable && (err != nil || res.IsError):
+				t.Errorf("enable_tools: %v %+v, want media switched on", err, res)
+			case !tt.enable && (err == nil || !strings.Contains(err.Error(), "unknown tool")):
+				t.Errorf("enable_tools: %v %+v, want unknown tool", err, res)
+			}
+			if tt.enable {
+				return
+			}
+			// Naming an earlier version in _meta, or none the SDK reads,
+			// does not reach the session rules on a 2026-07-28 connection.
+			for _, v := range []any{"2025-11-25", 0} {
+				_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "enable_tools", Arguments: map[string]any{"group": "errors"},
+					Meta: mcp.Meta{mcp.MetaKeyProtocolVersion: v}})
+				if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+					t.Errorf("enable_tools with _meta version %v: %v, want unknown tool", v, err)
+				}
+			}
+		})
+	}
+}
+
+// TestStdioSessionlessListingIsStable: under --explore a 2026-07-28 stdio
+// client is listed the same tools on every connection (client name and
+// UTC day), and callers differ.
+func TestStdioSessionlessListingIsStable(t *testing.T) {
+	cat := everythingCatalog()
+	g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Profiles: testProfiles(t, cat.Tools), Explore: 0.5})
+	sizes := map[int]bool{}
+	for i := range 12 {
+		name := fmt.Sprintf("stdio-caller-%d", i)
+		first, scope := listAll(t, connectAs(t, g, "core", name, "2026-07-28"))
+		if scope != "private" {
+			t.Errorf("cacheScope %q under --explore, want private", scope)
+		}
+		for range 4 {
+			if again, _ := listAll(t, connectAs(t, g, "core", name, "2026-07-28")); !slices.Equal(again, first) {
+				t.Fatalf("%s listed %d tools, then %d", name, len(first), len(again))
+			}
+		}
+		sizes[len(first)] = true
+	}
+	if len(sizes) != 2 {
+		t.Errorf("listing sizes %v across 12 callers at rate 0.5: want both core and the exploration profile", sizes)
+	}
+}
+
+// TestStdioUsageSessions: a 2026-07-28 stdio client's calls are grouped
+// into usage sessions (by traceparent, else by client name) recorded with
+// transport stdio, not one per connection; 2025-11-25 connections are
+// sessions of their own.
+func TestStdioUsageSessions(t *testing.T) {
+	for _, tt := range []struct {
+		protocol string
+		want     map[string]int // sessions by "rule:calls"
+	}{
+		{"2026-07-28", map[string]int{"trace:3": 1, "trace:1": 1, "caller:2": 1}},
+		{"2025-11-25", map[string]int{"connection:1": 6}},
+	} {
+		t.Run(tt.protocol, func(t *testing.T) {
+			cat := everythingCatalog()
+			rec, read := recorder(t)
+			g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Recorder: rec})
+			call := func(trace string) {
+				t.Helper()
+				p := &mcp.CallToolParams{Name: "test_simple_text", Arguments: map[string]any{}}
+				if trace != "" {
+					p.Meta = mcp.Meta{"traceparent": "00-" + trace + "-00f067aa0ba902b7-01"}
+				}
+				cs := connectAs(t, g, "", "stdio-agent", tt.protocol)
+				cs.CallTool(context.Background(), p) // a recorded catalog cannot run it: recorded all the same
+				cs.Close()
+			}
+			for range 3 {
+				call(strings.Repeat("a", 32))
+			}
+			call(strings.Repeat("b", 32))
+			call("")
+			call("")
+			g.Close()
+			sessions, calls := read()
+			per := map[string]int{}
+			for _, c := range calls {
+				per[c.Session]++
+			}
+			got := map[string]int{}
+			for _, s := range sessions {
+				got[fmt.Sprintf("%s:%d", s.Attribution.Name(), per[s.ID])]++
+				if s.Transport != telemetry.TransportStdio || s.ClientName != "stdio-agent" || s.ProtocolVersion != tt.protocol || s.End.IsZero() {
+					t.Errorf("session %+v: want an ended stdio session of stdio-agent at %s", s, tt.protocol)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("sessions by rule and calls %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

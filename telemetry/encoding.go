@@ -258,6 +258,9 @@ func appendSession(b []byte, s *Session) []byte {
 		b = binary.AppendVarint(b, sw.Time.UnixNano())
 		b = appendString(b, sw.Group)
 	}
+	if s.Trace != "" {
+		b = appendString(b, s.Trace) // absent from records written before it
+	}
 	return b
 }
 
@@ -289,6 +292,9 @@ func decodeSession(k, v []byte, intern map[string]string) (s Session, snum uint3
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		t := time.Unix(0, r.varint()).UTC()
 		s.Switches = append(s.Switches, Switch{Time: t, Group: r.string()})
+	}
+	if r.err == nil && len(r.b) > 0 {
+		s.Trace = r.string()
 	}
 	s.Start = keyTime(k)
 	return s, binary.BigEndian.Uint32(k[8:]), r.err

@@ -71,6 +71,10 @@ type Session struct {
 	// a trace id or a caller (credential hash and client name) with an idle
 	// gap. Records written before the field read as AttributionConnection.
 	Attribution Attribution
+	// Trace is, for AttributionTrace, TraceKey of the trace id: equal in
+	// the records every replica keeps for one trace, which readers merge
+	// into one usage session (merge.go).
+	Trace string
 }
 
 // Attribution is how the calls of a usage session were grouped.

@@ -147,6 +147,7 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		snap.Segments = append(snap.Segments, seg)
 	}
 
+	alias := mergeTraces(accs)
 	// Sort pointers, not records: a Usage is hundreds of bytes and there
 	// may be millions of sessions.
 	kept := make([]*sessionAcc, 0, len(accs))
@@ -179,6 +180,7 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		}
 	}
 	if full {
+		repoint(calls, alias)
 		calls = slices.DeleteFunc(calls, func(c Call) bool { return !keep[c.Session] })
 		sort.Slice(calls, func(i, j int) bool {
 			a, b := &calls[i], &calls[j]
@@ -190,6 +192,7 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 			}
 			return a.Seq < b.Seq
 		})
+		renumber(calls, alias)
 		snap.Calls = calls
 	}
 	return snap, nil

@@ -172,9 +172,8 @@ func TestGroupSwitchThroughServer(t *testing.T) {
 	}
 }
 
-// Over stdio (protocol 2026-07-28: list_changed on the client's
-// subscriptions/listen stream) the switch reaches the go-sdk client too,
-// which re-lists.
+// Over stdio (protocol 2025-11-25: a 2026-07-28 client is offered no
+// groups) the switch reaches the go-sdk client too, which re-lists.
 func TestGroupSwitchOverStdio(t *testing.T) {
 	path := writeGroupsProfiles(t)
 	dir := t.TempDir()
@@ -183,13 +182,13 @@ func TestGroupSwitchOverStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolprof-groups-test", Version: "1"}, changes.options()).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
-		t.Errorf("negotiated %s, want 2026-07-28 (the listen-stream path)", v)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("negotiated %s, want 2025-11-25", v)
 	}
 	res, err := cs.CallTool(ctx, profiles.EnableToolsRequest("errors"))
 	if err != nil || res.IsError {

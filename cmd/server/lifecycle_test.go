@@ -53,18 +53,14 @@ func TestTelemetry(t *testing.T) {
 				t.Fatalf("%d sessions recorded, want 1: %+v", len(sessions), sessions)
 			}
 			got := sessions[0]
-			// The go-sdk client speaks 2026-07-28 on both transports; over
-			// HTTP that is served without protocol sessions, so its
-			// requests form a usage session attributed by caller.
-			var attribution telemetry.Attribution
-			if m == overHTTP {
-				attribution = telemetry.AttributionCaller
-			}
+			// The go-sdk client speaks 2026-07-28 on both transports, served
+			// without protocol sessions on both, so its requests form a
+			// usage session attributed by caller.
 			want := telemetry.Session{
 				ID: got.ID, Start: got.Start, End: got.End,
 				Transport: string(m), ClientName: "toolprof-test", ClientVersion: "1.2.3",
 				ProtocolVersion: "2026-07-28", Profile: "core", ServerVersion: version.Version,
-				CatalogHash: wantHash, ToolsListCalls: 3, ToolsListPages: 3, Attribution: attribution,
+				CatalogHash: wantHash, ToolsListCalls: 3, ToolsListPages: 3, Attribution: telemetry.AttributionCaller,
 			}
 			if got.ID == "" || got.Start.IsZero() || got.End.Before(got.Start) {
 				t.Errorf("session id %q start %v end %v: want an id and start <= end", got.ID, got.Start, got.End)

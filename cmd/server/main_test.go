@@ -177,7 +177,7 @@ const legacyProtocol = "2025-11-25"
 // startHTTP starts cmd (an HTTP server) and returns its base URL and a
 // function stopping it with SIGTERM, which must make it exit 0. The server is
 // stopped at the end of the test if not before.
-func startHTTP(t *testing.T, cmd *exec.Cmd, stderr *syncbuf.Buffer) (string, func() error) {
+func startHTTP(t testing.TB, cmd *exec.Cmd, stderr *syncbuf.Buffer) (string, func() error) {
 	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
