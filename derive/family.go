@@ -199,6 +199,7 @@ type Result struct {
 	Problem Problem
 	Names   []string // tool index -> name for Problem
 	options Options
+	learned []Demand // the derive part, for SearchPriors
 }
 
 // Derive learns a nested family of profiles from sessions (in recorded or
@@ -242,6 +243,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	derivePart, holdPart := Split(used, cfg.Holdout, nil)
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
+	res.learned = derivePart
 	train := reduce(derivePart)
 	test := reduce(holdPart)
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
