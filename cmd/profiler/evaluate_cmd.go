@@ -19,10 +19,9 @@ import (
 // (package evaluate) and prints the figures per arm.
 func runEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags("evaluate", "--profiles FILE --catalog FILE --trace FILE [flags]",
-		"Replays the held-out (newest) sessions of a trace against each arm: full, the default\n"+
-			"profile, groups, search over a base profile, and the base always loaded with the client's\n"+
-			"own tool search. Prints per arm the share of needed tool uses served, search recall@1/5/10,\n"+
-			"searches per session and the model-token cost per session with prompt caching.", stderr)
+		"Replays the newest sessions of a trace against full, the default profile, groups, search over\n"+
+			"a base profile, and the base always loaded with the client's own tool search; prints per arm\n"+
+			"the needed tool uses served, search recall@1/5/10, searches and cost per session (caching).", stderr)
 	profilesPath := fs.String("profiles", "", "generated profiles `FILE` (its profiles.toml beside it is read too; required)")
 	catalogPath := fs.String("catalog", "", "tools/list catalog `FILE` (required)")
 	tracePath := fs.String("trace", "", "session JSON Lines `FILE` with each turn's words (required)")
