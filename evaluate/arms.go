@@ -13,6 +13,7 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
@@ -157,9 +158,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	served.Profiles[searchArmProfile] = &sp
 	served.Order = append(slices.Clone(resolved.Order), searchArmProfile)
 
-	rep, err := measure(ctx, cfg.Catalog, &served)
+	counter, err := price.NewCounter()
 	if err != nil {
 		return nil, err
+	}
+	rep, err := measure(ctx, cfg.Catalog, &served, counter)
+	if err != nil {
+		return nil, err
+	}
+	// find_tools answers with the definitions as tools/list serves them,
+	// in a text the model reads: their wire tokens, _meta included.
+	wire, err := servedcost.ToolCosts(ctx, cfg.Catalog, cfg.Profiles.Policy, counter)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	resultTokens := make(map[string]int, len(wire))
+	for name, c := range wire {
+		resultTokens[name] = c.Tokens[price.O200kBase]
 	}
 	toolPrices := map[string]int{}
 	for _, tc := range rep.ToolCosts {
@@ -218,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	out := &Report{Sessions: len(cfg.Sessions)}
 	var fullMean float64
 	for _, a := range arms {
-		r := replay{arm: a, ix: ix, searchable: searchable, cache: cfg.Cache, recall: Recall{At: map[int]int{}}}
+		r := replay{arm: a, ix: ix, searchable: searchable, cache: cfg.Cache, resultTokens: resultTokens, recall: Recall{At: map[int]int{}}}
 		costs := make([]float64, 0, len(cfg.Sessions))
 		for _, s := range cfg.Sessions {
 			c, err := r.session(s)
@@ -252,17 +267,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // measure serves every profile of r over cat with the gateway's code and
 // measures what each lists (bench).
-func measure(ctx context.Context, cat *catalog.Catalog, r *profiles.Resolved) (*bench.Report, error) {
+func measure(ctx context.Context, cat *catalog.Catalog, r *profiles.Resolved, counter *price.Counter) (*bench.Report, error) {
 	g, err := gateway.New(ctx, gateway.Options{Upstream: gateway.NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: r,
 		ServerName: version.Name, ServerVersion: version.Version})
 	if err != nil {
 		return nil, fmt.Errorf("evaluate: serve the profiles: %w", err)
 	}
 	defer g.Close()
-	counter, err := price.NewCounter()
-	if err != nil {
-		return nil, err
-	}
 	rep, err := bench.MeasureProfiles(ctx, r, g.Server, counter, bench.MeasureOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("evaluate: %w", err)
@@ -276,6 +287,7 @@ type replay struct {
 	ix             *toolsearch.Index
 	searchable     func(string) bool
 	cache          price.CacheModel
+	resultTokens   map[string]int // a definition in find_tools' answer (wire)
 	needed, served int
 	recall         Recall // Needed counts the searches made
 }
@@ -319,7 +331,7 @@ func (r *replay) session(s Session) (float64, error) {
 			r.rank(hits, c.Tool)
 			for _, h := range hits[:min(r.search, len(hits))] {
 				found[h.Name] = true
-				added[c.Turn] += r.prices.Tools[h.Name]
+				added[c.Turn] += r.resultTokens[h.Name]
 			}
 			if found[c.Tool] {
 				r.served++
@@ -327,7 +339,8 @@ func (r *replay) session(s Session) (float64, error) {
 		case r.client > 0:
 			// The client's search over the deferred tools: one search per
 			// missing tool, which finds it, with the best others by this
-			// ranking filling the result.
+			// ranking filling the result; the client loads their
+			// definitions as the model reads tools (model entries).
 			deferred := func(t string) bool { return !listed[t] }
 			hits := r.ix.Search(s.query(c.Turn), history, max(r.client, slices.Max(RecallRanks())), deferred)
 			r.rank(hits, c.Tool)

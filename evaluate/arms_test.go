@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/evaluate"
+	"github.com/toolprof/toolprof/internal/servedcost"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/toolsearch"
@@ -196,5 +197,43 @@ func TestRunSearchResultsAreConversation(t *testing.T) {
 	}
 	if two, five := cost(2), cost(5); !(five > two) {
 		t.Errorf("limit 5 costs %v, limit 2 %v: the returned definitions are not priced", five, two)
+	}
+}
+
+// TestRunSearchResultsPricedAsServed: find_tools' answer is the
+// definitions as tools/list serves them, which the model reads as text:
+// a search adds their wire tokens (effect _meta included), written in its
+// turn and read in the next.
+func TestRunSearchResultsPricedAsServed(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Limit = 2
+	turns := []string{"buy shares of ACME stock", "and again"}
+	cost := func(tool string) float64 {
+		t.Helper()
+		c := cfg
+		c.Sessions = []evaluate.Session{{ID: "s", Turns: turns, Calls: []evaluate.Call{{Tool: tool, Turn: 0}, {Tool: tool, Turn: 1}}}}
+		rep, err := evaluate.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Arm(evaluate.ArmSearch).CostPerSession.Mean
+	}
+	counter, err := price.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := servedcost.ToolCosts(context.Background(), cfg.Catalog, nil, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The query ranks trade.quote (its prior) and trade.buy first.
+	var wire, model int
+	for _, name := range []string{"trade.buy", "trade.quote"} {
+		wire += served[name].Tokens[price.O200kBase]
+		model += served[name].Model[price.DefaultFamily]
+	}
+	got := cost("trade.buy") - cost("fs.ls")
+	if want := (1.25 + 0.1) * float64(wire); math.Abs(got-want) > 0.02 {
+		t.Errorf("a search adds %v, want %v: (1.25 + 0.1) x %d wire tokens (model entries would be %d)", got, want, wire, model)
 	}
 }
