@@ -48,9 +48,23 @@ bench: build
 # moves it.
 TOOLPROF_DATA ?= $(abspath ../shared/data)
 export TOOLPROF_DATA
+# profiler evaluate's arms: profiles derived with search priors and groups,
+# the search arm over a base of the tools 5% of sessions need (base=0.05)
+# answering 10 definitions a search.
+EVAL_PROFILES    ?= --profile base=0.05 --profile core=0.8 --profile standard=0.95
+EVAL_SEARCH_BASE ?= base
+EVAL_LIMIT       ?= 10
 eval: build
 	$(GO) test -tags eval -count=1 -run Eval -v ./derive ./groups ./bench ./evaluate
 	$(BIN)/profiler bench --profiles bench/bfcl/profiles.generated.toml --catalog $(TOOLPROF_DATA)/catalogs/bfcl-multi-turn.json --results --out bench/RESULTS-bfcl.md
+	@set -e; for d in bfcl-multi-turn tau-airline; do \
+		mkdir -p out/eval/$$d; \
+		$(BIN)/profiler derive --trace $(TOOLPROF_DATA)/traces/$$d.jsonl --catalog $(TOOLPROF_DATA)/catalogs/$$d.json \
+			--out out/eval/$$d/profiles.generated.toml --search --groups --force $(EVAL_PROFILES) > /dev/null; \
+		echo "profiler evaluate $$d (search base $(EVAL_SEARCH_BASE), limit $(EVAL_LIMIT))"; \
+		$(BIN)/profiler evaluate --profiles out/eval/$$d/profiles.generated.toml --catalog $(TOOLPROF_DATA)/catalogs/$$d.json \
+			--trace $(TOOLPROF_DATA)/traces/$$d.jsonl --search-base $(EVAL_SEARCH_BASE) --limit $(EVAL_LIMIT); \
+	done
 
 # make demo: the whole loop offline in about a minute: the gateway on HTTP in
 # front of the everything-server, demo/trace.jsonl replayed through it,

@@ -185,6 +185,10 @@ func (r *Report) Profile(name string) *ProfileCost {
 	return nil
 }
 
+// EntryTokens returns the model entry (price.DefaultFamily, o200k_base)
+// of each tool the profile served, the gateway's own included, by name.
+func (p *ProfileCost) EntryTokens() map[string]int { return maps.Clone(p.entries) }
+
 // WriteJSON writes the report in its JSON shape.
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)

@@ -217,6 +217,7 @@ type Result struct {
 	// Cache is what the session costs were priced with.
 	Cache   price.CacheModel
 	options Options
+	learned []Demand // the derive part, for SearchPriors
 }
 
 // Derive learns a nested family of profiles from sessions (in recorded or
@@ -267,6 +268,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	derivePart, holdPart := Split(used, cfg.Holdout, nil)
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
+	res.learned = derivePart
 	train := reduce(derivePart)
 	test := reduce(holdPart)
 	trainPaths, testPaths := pathsOf(derivePart), pathsOf(holdPart)

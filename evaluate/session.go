@@ -14,7 +14,9 @@
 package evaluate
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -98,4 +100,20 @@ func (s Session) query(i int) string {
 		}
 	}
 	return ""
+}
+
+// LoadTrace reads the sessions of a trace file (JSON Lines, as profiler
+// import reads it); a malformed line is an error, since a skipped session
+// would move every figure.
+func LoadTrace(path string) ([]Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	defer f.Close()
+	ts, _, err := telemetry.DecodeTrace(f, path, false)
+	if err != nil {
+		return nil, err
+	}
+	return FromTrace(ts), nil
 }

@@ -91,7 +91,7 @@ func (g *Gateway) listedTools() map[string][]string {
 	listed := make(map[string][]string, len(g.cat().resolved.Profiles))
 	for name, p := range g.cat().resolved.Profiles {
 		ro := g.readOnly(name)
-		if !ro && g.withinCeiling(name) {
+		if !ro && p.AlwaysLoad == "" && g.withinCeiling(name) {
 			listed[name] = p.Tools
 			continue
 		}

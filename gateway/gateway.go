@@ -316,6 +316,9 @@ func (g *Gateway) withinCeiling(profile string) bool {
 	if !ok {
 		return false
 	}
+	if p.AlwaysLoad != "" {
+		return g.withinCeiling(p.AlwaysLoad) // its other tools are listed within the ceiling (alwaysload.go)
+	}
 	for _, t := range p.Tools {
 		if !g.cat().resolved.Allowed(g.opts.MaxProfile, t) {
 			return false

@@ -290,6 +290,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 		}
 	}
 	g.withContextTool(g.opts.OperatingContext, res)
+	g.withAlwaysLoad(s.profile, res.Tools) // alwaysload.go
 	wire, err := g.cat().wireTools(res.Tools)
 	if err != nil {
 		return nil, err

@@ -189,12 +189,13 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	s := &searcher{n: n, names: make([]string, n), upstream: make([]string, n), reachable: make([]bool, n), price: make([]int, n), bytes: make([]int, n),
 		counter: cfg.Counter, lines: map[string]int{}, exchs: map[string]int{}}
 	index := make(map[string]int, n)
+	descriptions := make([]string, n) // for the groups' names
 	for i, t := range tools {
 		if _, dup := index[t.Name]; dup {
 			return nil, fmt.Errorf("groups: catalog lists tool %q twice", t.Name)
 		}
 		index[t.Name] = i
-		s.names[i] = t.Name
+		s.names[i], descriptions[i] = t.Name, t.Description
 		s.upstream[i] = Upstream(t.Name)
 		s.price[i] = costs[i].Model[price.DefaultFamily]
 		s.bytes[i] = costs[i].Bytes
@@ -232,7 +233,7 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			s.toolSigs[t] = append(s.toolSigs[t], i)
 		}
 	}
-	s.nm = newNamer(s.names, s.upstream, uses, describe)
+	s.nm = newNamer(s.names, s.upstream, descriptions, uses, describe)
 
 	bases := []Base{{Name: "empty"}}
 	for _, b := range cfg.Bases {

@@ -50,24 +50,34 @@ type Turn struct {
 	// Changed says the listed tools differ from the previous turn's; the
 	// first turn writes the prefix whatever it says.
 	Changed bool
+	// Added is the tokens of conversation this turn adds beyond Growth,
+	// such as the tool definitions a search returned: written in this
+	// turn, read from the cache in every later one, written again with the
+	// rest of the conversation when the tools change.
+	Added int
 }
 
 // SessionCost is what the turns of one session pay for their prompt
 // prefix, in input-token equivalents. Turn t (from 0) carries the prefix
-// and t*Growth tokens of conversation; the cached part is what turn t-1
-// carried. A turn that writes (the first, or one whose tools changed) pays
-// Write on all of it; any other pays Read on what turn t-1 carried and
-// Write on the Growth tokens it adds.
+// and t*Growth tokens of conversation plus the Added tokens of turns 0 to
+// t; the cached part is what turn t-1 carried. A turn that writes (the
+// first, or one whose tools changed) pays Write on all of it; any other
+// pays Read on what turn t-1 carried and Write on the Growth and Added
+// tokens it adds.
 func SessionCost(turns []Turn, m CacheModel) float64 {
 	g := float64(m.Growth)
-	total := 0.0
+	total, conv := 0.0, 0.0 // conv: the conversation turn t-1 carried
 	for t, tn := range turns {
-		p := float64(tn.Prefix)
-		if t == 0 || tn.Changed {
-			total += m.Write * (p + g*float64(t))
-			continue
+		p, add := float64(tn.Prefix), float64(tn.Added)
+		if t > 0 {
+			add += g
 		}
-		total += m.Read*(p+g*float64(t-1)) + m.Write*g
+		if t == 0 || tn.Changed {
+			total += m.Write * (p + conv + add)
+		} else {
+			total += m.Read*(p+conv) + m.Write*add
+		}
+		conv += add
 	}
 	return total
 }

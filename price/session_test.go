@@ -16,18 +16,22 @@ func TestSessionCost(t *testing.T) {
 		want  float64
 	}{
 		{"empty session", nil, def, 0},
-		{"no change: one write, then reads", []Turn{{1000, false}, {1000, false}, {1000, false}, {1000, false}}, def,
+		{"no change: one write, then reads", []Turn{{Prefix: 1000, Changed: false}, {Prefix: 1000, Changed: false}, {Prefix: 1000, Changed: false}, {Prefix: 1000, Changed: false}}, def,
 			1.25*1000 + 3*0.1*1000},
-		{"first turn writes even when not marked changed", []Turn{{800, false}}, def, 1000},
-		{"change at turn 2 writes the new prefix from there", []Turn{{1000, false}, {1000, false}, {1500, true}, {1500, false}}, def,
+		{"first turn writes even when not marked changed", []Turn{{Prefix: 800, Changed: false}}, def, 1000},
+		{"change at turn 2 writes the new prefix from there", []Turn{{Prefix: 1000, Changed: false}, {Prefix: 1000, Changed: false}, {Prefix: 1500, Changed: true}, {Prefix: 1500, Changed: false}}, def,
 			1250 + 100 + 1.25*1500 + 0.1*1500},
-		{"change every turn: every turn writes", []Turn{{100, true}, {200, true}, {300, true}, {400, true}}, def,
+		{"change every turn: every turn writes", []Turn{{Prefix: 100, Changed: true}, {Prefix: 200, Changed: true}, {Prefix: 300, Changed: true}, {Prefix: 400, Changed: true}}, def,
 			1.25 * (100 + 200 + 300 + 400)},
-		{"growth is read from the cache, written when new", []Turn{{1000, false}, {1000, false}, {1000, false}}, grow,
+		{"growth is read from the cache, written when new", []Turn{{Prefix: 1000, Changed: false}, {Prefix: 1000, Changed: false}, {Prefix: 1000, Changed: false}}, grow,
 			1250 + (0.1*1000 + 1.25*10) + (0.1*1010 + 1.25*10)},
-		{"a change invalidates the conversation after the tools", []Turn{{1000, false}, {1000, false}, {1200, true}}, grow,
+		{"a change invalidates the conversation after the tools", []Turn{{Prefix: 1000, Changed: false}, {Prefix: 1000, Changed: false}, {Prefix: 1200, Changed: true}}, grow,
 			1250 + (0.1*1000 + 12.5) + 1.25*(1200+20)},
-		{"no caching: write and read at 1x is the plain sum", []Turn{{10, false}, {10, false}, {30, true}}, CacheModel{Write: 1, Read: 1}, 50},
+		{"added tokens are written once, then read", []Turn{{Prefix: 1000}, {Prefix: 1000, Added: 300}, {Prefix: 1000}}, def,
+			1250 + (0.1*1000 + 1.25*300) + 0.1*1300},
+		{"added tokens are written again on a change", []Turn{{Prefix: 1000, Added: 200}, {Prefix: 1000}, {Prefix: 1100, Changed: true}}, grow,
+			1.25*1200 + (0.1*1200 + 12.5) + 1.25*(1100+200+20)},
+		{"no caching: write and read at 1x is the plain sum", []Turn{{Prefix: 10, Changed: false}, {Prefix: 10, Changed: false}, {Prefix: 30, Changed: true}}, CacheModel{Write: 1, Read: 1}, 50},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,18 +96,18 @@ func TestTurns(t *testing.T) {
 		refused bool
 	}{
 		{"full lists everything throughout", sess(3, Call{"a", 0}, Call{"d", 1}), Listing{Base: full},
-			[]Turn{{1050, false}, {1050, false}, {1050, false}}, false},
+			[]Turn{{Prefix: 1050, Changed: false}, {Prefix: 1050, Changed: false}, {Prefix: 1050, Changed: false}}, false},
 		{"floor: the used tools from the start", sess(2, Call{"a", 0}, Call{"b", 1}), Listing{Base: []string{"a", "b"}},
-			[]Turn{{350, false}, {350, false}}, false},
+			[]Turn{{Prefix: 350, Changed: false}, {Prefix: 350, Changed: false}}, false},
 		{"a group switches on at the turn of its first call", sess(4, Call{"a", 0}, Call{"c", 2}, Call{"d", 3}),
 			Listing{Base: []string{"a"}, Groups: map[string][]string{"g": {"c", "d"}}, Fallback: full},
-			[]Turn{{150, false}, {150, false}, {850, true}, {850, false}}, false},
+			[]Turn{{Prefix: 150, Changed: false}, {Prefix: 150, Changed: false}, {Prefix: 850, Changed: true}, {Prefix: 850, Changed: false}}, false},
 		{"a call outside profile and groups falls back to full from that turn", sess(3, Call{"a", 0}, Call{"b", 1}, Call{"c", 2}),
 			Listing{Base: []string{"a"}, Fallback: full},
-			[]Turn{{150, false}, {1050, true}, {1050, false}}, true},
+			[]Turn{{Prefix: 150, Changed: false}, {Prefix: 1050, Changed: true}, {Prefix: 1050, Changed: false}}, true},
 		{"without fallback a refused session keeps its listing", sess(2, Call{"b", 0}, Call{"b", 1}),
 			Listing{Base: []string{"a"}},
-			[]Turn{{150, false}, {150, false}}, true},
+			[]Turn{{Prefix: 150, Changed: false}, {Prefix: 150, Changed: false}}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,6 +36,11 @@ type PolicyProfile struct {
 	Search *bool `toml:"search,omitempty"`
 	// Searchable, when set, replaces the generated searchable patterns.
 	Searchable []string `toml:"searchable,omitempty"`
+	// AlwaysLoad names another profile: this one then lists every tool its
+	// rules allow, and marks the named profile's tools for the client to
+	// load up front (_meta "anthropic/alwaysLoad"), the rest left to the
+	// client's own tool search. Calls are gated by the listing as ever.
+	AlwaysLoad string `toml:"always_load,omitempty"`
 	// UpstreamInstructions drops or replaces upstreams' instructions in
 	// this profile, over the top-level entry.
 	UpstreamInstructions *UpstreamInstructions `toml:"upstream_instructions,omitempty"`

@@ -80,10 +80,20 @@ func (s *Set) Default() string {
 
 // check validates what only the two files together can tell.
 func (s *Set) check(loc *keyLines) error {
-	if s.Policy == nil || s.Policy.Default == "" {
+	if s.Policy == nil {
 		return nil
 	}
 	names := s.Names()
+	for i, pp := range s.Policy.Profiles {
+		if pp.AlwaysLoad != "" && (pp.AlwaysLoad == pp.Name || !slices.Contains(names, pp.AlwaysLoad)) {
+			key := fmt.Sprintf("profile[%d].always_load", i)
+			return &Error{File: s.PolicyPath, Line: loc.line(key), Key: key,
+				Msg: fmt.Sprintf("%q is not another profile; valid profiles: %s", pp.AlwaysLoad, strings.Join(names, ", "))}
+		}
+	}
+	if s.Policy.Default == "" {
+		return nil
+	}
 	if !slices.Contains(names, s.Policy.Default) {
 		return &Error{File: s.PolicyPath, Line: loc.line("default"), Key: "default",
 			Msg: fmt.Sprintf("profile %q does not exist; valid profiles: %s", s.Policy.Default, strings.Join(names, ", "))}
@@ -123,7 +133,11 @@ type ResolvedProfile struct {
 	// reports; SearchPatterns narrow them (empty: no narrowing).
 	Search         bool
 	SearchPatterns []string
-	Measured       *Measured
+	// AlwaysLoad is the profile whose tools this one marks for the client
+	// to load up front (profiles.toml always_load); "" when none. Tools
+	// then holds every offered tool the profile's rules allow.
+	AlwaysLoad string
+	Measured   *Measured
 	// AllowDestructive is set for "full" and for profiles that profiles.toml
 	// allows to hold destructive tools; it bounds what a group may switch on.
 	AllowDestructive bool
@@ -337,6 +351,13 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 			if pp.Searchable != nil {
 				rp.SearchPatterns = slices.Clone(pp.Searchable)
 			}
+			if rp.AlwaysLoad = pp.AlwaysLoad; rp.AlwaysLoad != "" {
+				for _, t := range r.Tools {
+					if !rp.denied[t] && rp.mayHold(r.effects[t]) {
+						members[t] = true
+					}
+				}
+			}
 		}
 		for _, t := range slices.Sorted(maps.Keys(members)) {
 			eff := r.effects[t]
@@ -389,6 +410,11 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 	r.Profiles[FullProfile] = full
 	r.Order = append(r.Order, FullProfile)
 	r.SearchPriors = s.File.Search
+	for _, name := range r.Order {
+		if al := r.Profiles[name].AlwaysLoad; al != "" && (al == name || r.Profiles[al] == nil || r.Profiles[al].AlwaysLoad != "") {
+			return nil, fmt.Errorf("resolve profiles: %s: profile %q: always_load = %q: want another profile without always_load; valid profiles: %s", policyName, name, al, strings.Join(r.Order, ", "))
+		}
+	}
 
 	for _, g := range s.File.Groups {
 		rg := &Group{Name: g.Name, Description: g.Description}

@@ -39,6 +39,7 @@ type deriveFlags struct {
 	maxUnknownShare                 float64
 	minSessions, budget, maxTools   int
 	force, check, skipBad           bool
+	search                          bool
 	summary, plot                   string
 	groups                          *deriveGroupsFlags // --groups (derive_groups.go)
 	cache                           *price.CacheModel
@@ -68,6 +69,7 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (reported) instead of failing")
 	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png`")
+	fl.BoolVar(&f.search, "search", false, "also write find_tools' ranking priors ([search]: each tool's share of sessions, its most co-used tools), learned from the derive part only")
 	f.groups = addDeriveGroupsFlags(fl)
 	f.cache = addCacheFlags(fl, "session cost: ")
 	if help, err := parseCommandFlags("derive", fl, args); help {
@@ -202,6 +204,9 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Method:      derive.Method,
 		Parameters:  res.Parameters(cfg),
 		Tokenizer:   price.O200kBase,
+	}
+	if f.search {
+		file.Search = res.SearchPriors()
 	}
 	if !res.DataFrom.IsZero() {
 		file.Provenance.DataFrom = res.DataFrom.UTC().Format(time.RFC3339)

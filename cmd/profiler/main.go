@@ -54,19 +54,20 @@ type command struct {
 // commands lists the subcommands. Each is implemented in its own file.
 func commands() map[string]command {
 	return map[string]command{
-		"import":  {summary: "store session traces (JSON Lines) in a telemetry directory", run: runImport},
-		"export":  {summary: "write telemetry as session JSON Lines", run: runExport},
-		"stats":   {summary: "summarise telemetry: sessions, calls, drops, per tool, client and outcome", run: runStats},
-		"compact": {summary: "remove closed telemetry segments older than a date", run: runCompact},
-		"derive":  {summary: "derive nested tool profiles from measured sessions (profiles.generated.toml)", run: runDerive},
-		"bench":   {summary: "measure the tokens of each profile's initialize + tools/list exchange", run: runBench},
-		"catalog": {summary: "write the tools/list catalog of live upstreams", run: runCatalog},
-		"check":   {summary: "which sessions of a trace a profiles file would refuse, and why", run: runCheck},
-		"doctor":  {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
-		"login":   {summary: "log in to the OAuth servers of a launch document and store their tokens", run: runLogin},
-		"launch":  {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
-		"report":  {summary: "write a static HTML usage report: per server and tool, tokens, frontier, trend", run: runReport},
-		"replay":  {summary: "drive one real MCP session per trace line against a server and count call outcomes", run: runReplay},
+		"import":   {summary: "store session traces (JSON Lines) in a telemetry directory", run: runImport},
+		"export":   {summary: "write telemetry as session JSON Lines", run: runExport},
+		"stats":    {summary: "summarise telemetry: sessions, calls, drops, per tool, client and outcome", run: runStats},
+		"compact":  {summary: "remove closed telemetry segments older than a date", run: runCompact},
+		"derive":   {summary: "derive nested tool profiles from measured sessions (profiles.generated.toml)", run: runDerive},
+		"evaluate": {summary: "replay held-out sessions against full, default, groups, search and always-load: served share, recall, cost", run: runEvaluate},
+		"bench":    {summary: "measure the tokens of each profile's initialize + tools/list exchange", run: runBench},
+		"catalog":  {summary: "write the tools/list catalog of live upstreams", run: runCatalog},
+		"check":    {summary: "which sessions of a trace a profiles file would refuse, and why", run: runCheck},
+		"doctor":   {summary: "check the operating-context sidecar and print its findings", run: runDoctor},
+		"login":    {summary: "log in to the OAuth servers of a launch document and store their tokens", run: runLogin},
+		"launch":   {summary: "print the launch document a pack resolves to, secrets redacted", run: runLaunch},
+		"report":   {summary: "write a static HTML usage report: per server and tool, tokens, frontier, trend", run: runReport},
+		"replay":   {summary: "drive one real MCP session per trace line against a server and count call outcomes", run: runReplay},
 	}
 }
 

@@ -23,6 +23,7 @@ func TestCommandHelp(t *testing.T) {
 		{"compact", "--telemetry DIR --before DATE"},
 		{"derive", "(--telemetry DIR | --trace FILE) --catalog FILE [flags]"},
 		{"bench", "[flags] (--catalog FILE | --launch FILE | -- CMD ARGS)"},
+		{"evaluate", "--profiles FILE --catalog FILE --trace FILE [flags]"},
 		{"catalog", "[--out FILE] (--launch FILE | -- CMD ARGS)"},
 		{"check", "--profiles FILE --trace FILE.jsonl [flags]"},
 		{"replay", "--trace FILE.jsonl [flags] (--url URL | --launch FILE | -- CMD ARGS)"},

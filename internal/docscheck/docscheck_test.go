@@ -26,7 +26,7 @@ const root = "../.."
 
 // profilerCommands lists the profiler subcommands in the order
 // docs/commands.md shows them.
-var profilerCommands = []string{"import", "export", "stats", "report", "compact", "derive", "bench", "catalog", "check", "replay", "launch", "login", "doctor"}
+var profilerCommands = []string{"import", "export", "stats", "report", "compact", "derive", "bench", "evaluate", "catalog", "check", "replay", "launch", "login", "doctor"}
 
 type binaries struct{ server, profiler string }
 

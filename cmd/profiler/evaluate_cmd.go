@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/evaluate"
+	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/toolsearch"
+)
+
+// runEvaluate replays held-out sessions against the ways of serving tools
+// (package evaluate) and prints the figures per arm.
+func runEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newCommandFlags("evaluate", "--profiles FILE --catalog FILE --trace FILE [flags]",
+		"Replays the newest sessions of a trace against full, the default profile, groups, search over\n"+
+			"a base profile, and the base always loaded with the client's own tool search; prints per arm\n"+
+			"the needed tool uses served, search recall@1/5/10, searches and cost per session (caching).", stderr)
+	profilesPath := fs.String("profiles", "", "generated profiles `FILE` (its profiles.toml beside it is read too; required)")
+	catalogPath := fs.String("catalog", "", "tools/list catalog `FILE` (required)")
+	tracePath := fs.String("trace", "", "session JSON Lines `FILE` with each turn's words (required)")
+	holdout := fs.Float64("holdout", derive.DefaultHoldout, "newest `share` of sessions replayed (derive learned from the rest)")
+	base := fs.String("search-base", "", "`PROFILE` the search and always_load arms list (default: the first with search = true, else the default)")
+	limit := fs.Int("limit", toolsearch.DefaultLimit, "find_tools' `limit` in the search arm")
+	clientResults := fs.Int("client-results", evaluate.DefaultClientResults, "definitions the client's search returns per missing tool in the always_load arm (`N`)")
+	format := fs.String("format", "text", "output `format`: text or json")
+	if help, err := parseCommandFlags("evaluate", fs, args); help || err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("evaluate: unexpected argument %q", fs.Arg(0))
+	case *profilesPath == "" || *catalogPath == "" || *tracePath == "":
+		return usagef("evaluate: --profiles FILE, --catalog FILE and --trace FILE are required")
+	case !(*holdout > 0 && *holdout < 1):
+		return usagef("evaluate: --holdout %v: want a share above 0 and below 1", *holdout)
+	case *limit < 1 || *limit > toolsearch.MaxLimit:
+		return usagef("evaluate: --limit %d: want 1 to %d", *limit, toolsearch.MaxLimit)
+	case *clientResults < 1:
+		return usagef("evaluate: --client-results %d: want at least 1", *clientResults)
+	case *format != "text" && *format != "json":
+		return usagef("evaluate: --format %q: want text or json", *format)
+	}
+	cat, err := catalog.Load(*catalogPath)
+	if err != nil {
+		return err
+	}
+	set, err := profiles.Load(*profilesPath)
+	if err != nil {
+		return err
+	}
+	sessions, err := evaluate.LoadTrace(*tracePath)
+	if err != nil {
+		return err
+	}
+	_, test := evaluate.Split(sessions, *holdout)
+	if len(test) == 0 {
+		return fmt.Errorf("evaluate: trace %s: no held-out sessions to replay (%d sessions, --holdout %v)", *tracePath, len(sessions), *holdout)
+	}
+	rep, err := evaluate.Run(ctx, evaluate.Config{Catalog: cat, Profiles: set, Sessions: test, SearchBase: *base,
+		Limit: *limit, ClientResults: *clientResults, Cache: price.DefaultCache()})
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(stdout, "%d held-out sessions, %d needed tool uses (first calls of catalog tools)\n", rep.Sessions, rep.Needed)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "arm\tprofile\tserved\trecall@1\t@5\t@10\tsearches/session\tcost mean\tp50\tp95\tof full\t")
+	for _, a := range rep.Arms {
+		recall := func(k string) string {
+			if v, ok := a.RecallAt[k]; ok {
+				return fmt.Sprintf("%.3f", v)
+			}
+			return "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f\t%.0f\t%.0f\t%.3f\t\n", a.Name, a.Profile, a.ServedShare,
+			recall("1"), recall("5"), recall("10"), a.SearchesPerSession, a.CostPerSession.Mean, a.CostPerSession.P50, a.CostPerSession.P95, a.CostShareOfFull)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "cost: input-token equivalents of the model measure (anthropic, o200k_base) with prompt caching (write 1.25x, read 0.1x); search results count as conversation the model reads")
+	return nil
+}

@@ -1,0 +1,389 @@
+package evaluate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/version"
+	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/toolsearch"
+)
+
+// The arms, in report order.
+const (
+	ArmFull       = "full"        // every tool listed
+	ArmDefault    = "default"     // the file's default profile, static
+	ArmGroups     = "groups"      // the first profile offering groups, switched on as used
+	ArmSearch     = "search"      // a base profile with find_tools and call_tool
+	ArmAlwaysLoad = "always_load" // a base profile loaded, the rest found by the client's search
+)
+
+// DefaultClientResults is the definitions a client's own tool search
+// returns per missing tool in the always_load arm: Anthropic documents its
+// tool search tool as returning 3 to 5 tool references per search, and
+// the upper end keeps the arm's cost an upper bound.
+const DefaultClientResults = 5
+
+// Config is one evaluation.
+type Config struct {
+	Catalog *catalog.Catalog
+	// Profiles is the profiles file (and its policy) the arms are taken
+	// from; its [search] priors rank the search arms.
+	Profiles *profiles.Set
+	// Sessions are replayed: the held-out part only (Split), since the
+	// file was learned from the rest.
+	Sessions []Session
+	// SearchBase is the profile the search and always_load arms list; ""
+	// is the first profile with search = true, else the file's default.
+	SearchBase string
+	// Limit is find_tools' limit in the search arm; 0 is
+	// toolsearch.DefaultLimit.
+	Limit int
+	// ClientResults is the definitions the always_load arm's client
+	// search returns per missing tool; 0 is DefaultClientResults.
+	ClientResults int
+	// Cache is the prompt-caching model the cost is priced under.
+	Cache price.CacheModel
+}
+
+// Report is what an evaluation measured, per arm.
+type Report struct {
+	Sessions int `json:"sessions"`
+	// Needed is the needed tool uses: each session's first call of each
+	// catalog tool.
+	Needed int         `json:"needed"`
+	Arms   []ArmReport `json:"arms"`
+}
+
+// ArmReport is one arm's figures.
+type ArmReport struct {
+	Name    string `json:"name"`
+	Profile string `json:"profile,omitempty"` // the profile it lists
+	// ServedShare is the share of needed uses the arm served: listed,
+	// switched on, or found by a search.
+	ServedShare float64 `json:"served_share"`
+	// RecallAt is the share of the needed uses a search was made for whose
+	// tool ranked within the top k, by k; only for the arms that search.
+	RecallAt           map[string]float64 `json:"recall_at,omitempty"`
+	SearchesPerSession float64            `json:"searches_per_session"`
+	// CostPerSession is the model-token cost of a session with prompt
+	// caching (package price), in input-token equivalents.
+	CostPerSession  Cost    `json:"cost_per_session"`
+	CostShareOfFull float64 `json:"cost_share_of_full"`
+}
+
+// Cost is a summary of per-session costs.
+type Cost struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+}
+
+// Arm returns the named arm's figures, or nil.
+func (r *Report) Arm(name string) *ArmReport {
+	for i := range r.Arms {
+		if r.Arms[i].Name == name {
+			return &r.Arms[i]
+		}
+	}
+	return nil
+}
+
+// searchArmProfile is the name the search arm's profile is served under
+// while measuring: not a name a profiles file can hold, so it never
+// shadows one.
+const searchArmProfile = "(search)"
+
+// arm is how one arm serves a session.
+type arm struct {
+	name, profile string
+	listed        []string            // from the first turn
+	groups        map[string][]string // switched on at the first call of one of their tools
+	search        int                 // find_tools' limit; 0: no search
+	client        int                 // definitions per client search; 0: none
+	prices        price.Prices
+}
+
+// Run serves every arm with the gateway's own code over the catalog,
+// measures what each lists, and replays the sessions against each.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Catalog == nil || cfg.Profiles == nil {
+		return nil, errors.New("evaluate: a catalog and a profiles file are needed")
+	}
+	if err := cfg.Cache.Check(); err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	limit := cfg.Limit
+	if limit == 0 {
+		limit = toolsearch.DefaultLimit
+	}
+	if limit < 1 || limit > toolsearch.MaxLimit {
+		return nil, fmt.Errorf("evaluate: search limit %d: want 1 to %d", limit, toolsearch.MaxLimit)
+	}
+	client := cmp.Or(cfg.ClientResults, DefaultClientResults)
+	if client < 1 {
+		return nil, fmt.Errorf("evaluate: client search results %d: want at least 1", client)
+	}
+	resolved, err := cfg.Profiles.Resolve(cfg.Catalog.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: profiles: %w", err)
+	}
+	base := cfg.SearchBase
+	if base == "" {
+		base = resolved.Default
+		if i := slices.IndexFunc(resolved.Order, func(p string) bool { return resolved.Profiles[p].Search }); i >= 0 {
+			base = resolved.Order[i]
+		}
+	}
+	bp, ok := resolved.Profiles[base]
+	if !ok {
+		return nil, fmt.Errorf("evaluate: search base %q: no such profile; valid profiles: %v", base, resolved.Order)
+	}
+	// The search arm's profile: the base, served with search.
+	served := *resolved
+	served.Profiles = maps.Clone(resolved.Profiles)
+	sp := *bp
+	sp.Name, sp.Search, sp.Groups = searchArmProfile, true, nil
+	served.Profiles[searchArmProfile] = &sp
+	served.Order = append(slices.Clone(resolved.Order), searchArmProfile)
+
+	counter, err := price.NewCounter()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := measure(ctx, cfg.Catalog, &served, counter)
+	if err != nil {
+		return nil, err
+	}
+	// find_tools answers with the definitions as tools/list serves them,
+	// in a text the model reads: their wire tokens, _meta included.
+	wire, err := bench.ServedCosts(ctx, cfg.Catalog, cfg.Profiles.Policy, counter)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	resultTokens := make(map[string]int, len(wire))
+	for name, c := range wire {
+		resultTokens[name] = c.Tokens[price.O200kBase]
+	}
+	toolPrices := map[string]int{}
+	for _, tc := range rep.ToolCosts {
+		toolPrices[tc.Name] = tc.Model[price.DefaultFamily]
+	}
+	armOf := func(name, profile string) (arm, error) {
+		pc := rep.Profile(profile)
+		if pc == nil {
+			return arm{}, fmt.Errorf("evaluate: profile %q was not measured", profile)
+		}
+		p := price.Prices{Tools: maps.Clone(toolPrices), Overhead: pc.InstructionTokens[string(price.DefaultFamily)][price.O200kBase]}
+		for t, n := range pc.EntryTokens() {
+			if _, ok := p.Tools[t]; !ok {
+				p.Tools[t] = n // the gateway's own tools
+			}
+		}
+		return arm{name: name, profile: profile, listed: pc.ToolNames, groups: pc.Groups, prices: p}, nil
+	}
+	var arms []arm
+	add := func(name, profile string, edit func(*arm)) error {
+		a, err := armOf(name, profile)
+		if err != nil {
+			return err
+		}
+		if edit != nil {
+			edit(&a)
+		}
+		arms = append(arms, a)
+		return nil
+	}
+	if err := add(ArmFull, profiles.FullProfile, nil); err != nil {
+		return nil, err
+	}
+	if err := add(ArmDefault, resolved.Default, func(a *arm) { a.groups = nil }); err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(resolved.Order, func(p string) bool { return len(resolved.Profiles[p].Groups) > 0 }); i >= 0 {
+		if err := add(ArmGroups, resolved.Order[i], nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(ArmSearch, searchArmProfile, func(a *arm) { a.profile, a.groups, a.search = base, nil, limit }); err != nil {
+		return nil, err
+	}
+	if err := add(ArmAlwaysLoad, base, func(a *arm) {
+		a.groups, a.client = nil, client
+		a.listed = slices.DeleteFunc(slices.Clone(a.listed), func(t string) bool {
+			return t == toolsearch.FindToolsName || t == toolsearch.CallToolName
+		})
+	}); err != nil {
+		return nil, err
+	}
+
+	ix := toolsearch.New(Docs(cfg.Catalog.Tools), resolved.SearchPriors.Priors(), toolsearch.Weights{})
+	searchable := func(tool string) bool { return served.Searchable(searchArmProfile, tool) }
+	out := &Report{Sessions: len(cfg.Sessions)}
+	var fullMean float64
+	for _, a := range arms {
+		r := replay{arm: a, ix: ix, searchable: searchable, cache: cfg.Cache, resultTokens: resultTokens, recall: Recall{At: map[int]int{}}}
+		costs := make([]float64, 0, len(cfg.Sessions))
+		for _, s := range cfg.Sessions {
+			c, err := r.session(s)
+			if err != nil {
+				return nil, fmt.Errorf("evaluate: session %q: %w", s.ID, err)
+			}
+			costs = append(costs, c)
+		}
+		out.Needed = r.needed
+		st := price.Summarise(costs)
+		ar := ArmReport{Name: a.name, Profile: a.profile, ServedShare: ratio(r.served, r.needed),
+			SearchesPerSession: round4(ratio(r.recall.Needed, len(cfg.Sessions))),
+			CostPerSession:     Cost{Mean: round2(st.Mean), P50: round2(st.P50), P95: round2(st.P95)}}
+		ar.ServedShare = round4(ar.ServedShare)
+		if a.name == ArmFull {
+			fullMean = st.Mean
+		}
+		if fullMean > 0 {
+			ar.CostShareOfFull = round4(st.Mean / fullMean)
+		}
+		if a.search > 0 || a.client > 0 {
+			ar.RecallAt = map[string]float64{}
+			for _, k := range RecallRanks() {
+				ar.RecallAt[strconv.Itoa(k)] = round4(r.recall.Share(k))
+			}
+		}
+		out.Arms = append(out.Arms, ar)
+	}
+	return out, nil
+}
+
+// measure serves every profile of r over cat with the gateway's code and
+// measures what each lists (bench).
+func measure(ctx context.Context, cat *catalog.Catalog, r *profiles.Resolved, counter *price.Counter) (*bench.Report, error) {
+	g, err := gateway.New(ctx, gateway.Options{Upstream: gateway.NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: r,
+		ServerName: version.Name, ServerVersion: version.Version})
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: serve the profiles: %w", err)
+	}
+	defer g.Close()
+	rep, err := bench.MeasureProfiles(ctx, r, g.Server, counter, bench.MeasureOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	return rep, nil
+}
+
+// replay replays sessions against one arm and counts as it goes.
+type replay struct {
+	arm
+	ix             *toolsearch.Index
+	searchable     func(string) bool
+	cache          price.CacheModel
+	resultTokens   map[string]int // a definition in find_tools' answer (wire)
+	needed, served int
+	recall         Recall // Needed counts the searches made
+}
+
+// session replays s and returns its cost.
+func (r *replay) session(s Session) (float64, error) {
+	var tools []string
+	var turns []int
+	for _, c := range s.Calls {
+		if r.ix.Has(c.Tool) { // the trace may name a tool the catalog lacks: no listing holds it
+			tools, turns = append(tools, c.Tool), append(turns, c.Turn)
+		}
+	}
+	ps, err := price.NewSession(tools, turns, len(s.Turns))
+	if err != nil {
+		return 0, err
+	}
+	listed := map[string]bool{}
+	for _, t := range r.listed {
+		listed[t] = true
+	}
+	inGroup := map[string]bool{}
+	for _, ts := range r.groups {
+		for _, t := range ts {
+			inGroup[t] = true
+		}
+	}
+	found := map[string]bool{} // definitions a search returned: callable from then on
+	added := make([]int, ps.Turns)
+	var history []string
+	for _, c := range ps.Calls {
+		if slices.Contains(history, c.Tool) {
+			continue
+		}
+		r.needed++
+		switch {
+		case listed[c.Tool] || inGroup[c.Tool] || found[c.Tool]:
+			r.served++
+		case r.search > 0 && r.searchable(c.Tool):
+			hits := r.ix.Search(s.query(c.Turn), history, max(r.search, slices.Max(RecallRanks())), r.searchable)
+			r.rank(hits, c.Tool)
+			for _, h := range hits[:min(r.search, len(hits))] {
+				found[h.Name] = true
+				added[c.Turn] += r.resultTokens[h.Name]
+			}
+			if found[c.Tool] {
+				r.served++
+			}
+		case r.client > 0:
+			// The client's search over the deferred tools: one search per
+			// missing tool, which finds it, with the best others by this
+			// ranking filling the result; the client loads their
+			// definitions as the model reads tools (model entries).
+			deferred := func(t string) bool { return !listed[t] }
+			hits := r.ix.Search(s.query(c.Turn), history, max(r.client, slices.Max(RecallRanks())), deferred)
+			r.rank(hits, c.Tool)
+			result := []string{c.Tool}
+			for _, h := range hits {
+				if len(result) == r.client {
+					break
+				}
+				if h.Name != c.Tool {
+					result = append(result, h.Name)
+				}
+			}
+			for _, t := range result {
+				found[t] = true
+				added[c.Turn] += r.prices.Tools[t]
+			}
+			r.served++
+		}
+		history = append(history, c.Tool)
+	}
+	layout, _ := r.prices.Turns(ps, price.Listing{Base: r.listed, Groups: r.groups})
+	for t := range layout {
+		layout[t].Added = added[t]
+	}
+	return price.SessionCost(layout, r.cache), nil
+}
+
+// rank counts a search made for tool and where tool ranked in hits.
+func (r *replay) rank(hits []toolsearch.Hit, tool string) {
+	r.recall.Needed++
+	at := slices.IndexFunc(hits, func(h toolsearch.Hit) bool { return h.Name == tool })
+	for _, k := range RecallRanks() {
+		if at >= 0 && at < k {
+			r.recall.At[k]++
+		}
+	}
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

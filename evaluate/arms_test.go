@@ -1,0 +1,239 @@
+package evaluate_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/bench"
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/evaluate"
+	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/toolsearch"
+)
+
+const armsCatalog = `{"tools": [
+	{"name": "fs.ls", "description": "List the files of a directory.", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+	{"name": "fs.cat", "description": "Print a file's contents.", "inputSchema": {"type": "object", "properties": {"file_name": {"type": "string"}}}},
+	{"name": "fs.mv", "description": "Move a file to another directory.", "inputSchema": {"type": "object", "properties": {"source": {"type": "string"}, "destination": {"type": "string"}}}},
+	{"name": "mail.send", "description": "Send a mail message to a user.", "inputSchema": {"type": "object", "properties": {"receiver": {"type": "string"}, "message": {"type": "string"}}}},
+	{"name": "mail.inbox", "description": "Show the received mail messages.", "inputSchema": {"type": "object"}},
+	{"name": "trade.buy", "description": "Buy shares of a stock at the market price.", "inputSchema": {"type": "object", "properties": {"symbol": {"type": "string"}, "amount": {"type": "integer"}}}},
+	{"name": "trade.quote", "description": "Get the price of a stock.", "inputSchema": {"type": "object", "properties": {"symbol": {"type": "string"}}}}
+]}`
+
+const armsProfiles = `version = 1
+default = "core"
+
+[[profile]]
+name = "core"
+tools = ["fs.cat", "fs.ls"]
+
+[[profile]]
+name = "grouped"
+tools = ["fs.cat", "fs.ls"]
+groups = ["mail"]
+
+[[group]]
+name = "mail"
+description = "mail: send, inbox"
+tools = ["mail.inbox", "mail.send"]
+
+[search]
+sessions = 2
+
+[[search.tool]]
+name = "trade.quote"
+weight = 0.5
+`
+
+func armsFixture(t *testing.T) evaluate.Config {
+	t.Helper()
+	cat, err := catalog.Decode(strings.NewReader(armsCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := profiles.DecodeFile(strings.NewReader(armsProfiles), "profiles.generated.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: f}, Cache: price.DefaultCache()}
+}
+
+// TestRunArms replays two sessions against every arm: one the base
+// serves alone, one that needs a mail tool (in the group) and a trade tool
+// (found by search with the turn's words).
+func TestRunArms(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Limit, cfg.ClientResults = 2, 2 // the catalog is small: more would return every tool at once
+	cfg.Sessions = []evaluate.Session{
+		{ID: "listed", Turns: []string{"show me the files"}, Calls: []evaluate.Call{{Tool: "fs.ls", Turn: 0}, {Tool: "fs.cat", Turn: 0}}},
+		{ID: "needs more", Turns: []string{"list the files", "send a mail message to bob", "buy 10 shares of the stock ACME"},
+			Calls: []evaluate.Call{{Tool: "fs.ls", Turn: 0}, {Tool: "mail.send", Turn: 1}, {Tool: "trade.buy", Turn: 2}, {Tool: "trade.buy", Turn: 2}, {Tool: "gone", Turn: 2}}},
+	}
+	rep, err := evaluate.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Needed != 5 {
+		t.Errorf("needed uses %d, want 5 (first calls of catalog tools)", rep.Needed)
+	}
+	for _, tc := range []struct {
+		arm      string
+		served   float64
+		searches float64
+		recall1  float64 // -1: none reported
+	}{
+		{evaluate.ArmFull, 1, 0, -1},
+		{evaluate.ArmDefault, 0.6, 0, -1},
+		{evaluate.ArmGroups, 0.8, 0, -1},
+		// trade.quote's prior puts it above trade.buy: found at rank 2.
+		{evaluate.ArmSearch, 1, 1, 0.5},
+		{evaluate.ArmAlwaysLoad, 1, 1, 0.5},
+	} {
+		a := rep.Arm(tc.arm)
+		if a == nil {
+			t.Fatalf("no %s arm in %+v", tc.arm, rep.Arms)
+		}
+		if a.ServedShare != tc.served || a.SearchesPerSession != tc.searches {
+			t.Errorf("%s: served %v, searches per session %v; want %v, %v", tc.arm, a.ServedShare, a.SearchesPerSession, tc.served, tc.searches)
+		}
+		if got, ok := a.RecallAt["1"]; ok != (tc.recall1 >= 0) || (ok && got != tc.recall1) {
+			t.Errorf("%s: recall@1 %v (reported %v), want %v", tc.arm, got, ok, tc.recall1)
+		}
+		if a.CostPerSession.Mean <= 0 || (tc.arm == evaluate.ArmDefault && a.CostShareOfFull >= 1) {
+			t.Errorf("%s: cost %+v, share of full %v", tc.arm, a.CostPerSession, a.CostShareOfFull)
+		}
+	}
+	if a := rep.Arm(evaluate.ArmFull); a.CostShareOfFull != 1 {
+		t.Errorf("full's share of itself %v", a.CostShareOfFull)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shape struct {
+		Arms []struct {
+			Name           string             `json:"name"`
+			ServedShare    *float64           `json:"served_share"`
+			RecallAt       map[string]float64 `json:"recall_at"`
+			Searches       *float64           `json:"searches_per_session"`
+			Cost           map[string]float64 `json:"cost_per_session"`
+			CostShareOfFul *float64           `json:"cost_share_of_full"`
+		} `json:"arms"`
+	}
+	if err := json.Unmarshal(b, &shape); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range shape.Arms {
+		if a.ServedShare == nil || a.Searches == nil || a.CostShareOfFul == nil || len(a.Cost) != 3 {
+			t.Errorf("arm %s JSON lacks a figure: %s", a.Name, b)
+		}
+	}
+	if s := shape.Arms[3]; s.Name != "search" || len(s.RecallAt) != 3 {
+		t.Errorf("search arm JSON %+v", s)
+	}
+}
+
+// TestRunPricesServedSearchTools: a session the base serves alone costs
+// the search arm what it costs the default arm plus find_tools' and
+// call_tool's entries as the gateway lists them, written on the one turn.
+func TestRunPricesServedSearchTools(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Sessions = []evaluate.Session{{ID: "listed", Turns: []string{"show me the files"}, Calls: []evaluate.Call{{Tool: "fs.ls", Turn: 0}}}}
+	rep, err := evaluate.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := price.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra int
+	for _, def := range []string{toolsearch.FindToolsDefinition, toolsearch.CallToolDefinition} {
+		var tool mcp.Tool
+		if err := json.Unmarshal([]byte(def), &tool); err != nil {
+			t.Fatal(err)
+		}
+		schema, _ := json.Marshal(tool.InputSchema) // as the gateway serves it
+		n, err := price.ToolTokens(counter, price.DefaultFamily, []price.Tool{{Name: tool.Name, Description: tool.Description, InputSchema: schema}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra += n[0]
+	}
+	got := rep.Arm(evaluate.ArmSearch).CostPerSession.Mean - rep.Arm(evaluate.ArmDefault).CostPerSession.Mean
+	if want := 1.25 * float64(extra); math.Abs(got-want) > 0.01 {
+		t.Errorf("search arm costs %v more than the default, want %v (1.25 x %d tokens of find_tools and call_tool)", got, want, extra)
+	}
+}
+
+// TestRunSearchResultsAreConversation: the definitions a search returns
+// are written in the turn of the search and read from the cache after,
+// so a later turn costs the search arm more than a session without the
+// search, and the arm's cost grows with the limit.
+func TestRunSearchResultsAreConversation(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Sessions = []evaluate.Session{{ID: "s", Turns: []string{"buy shares of ACME stock", "and again"},
+		Calls: []evaluate.Call{{Tool: "trade.buy", Turn: 0}, {Tool: "trade.buy", Turn: 1}}}}
+	cost := func(limit int) float64 {
+		t.Helper()
+		c := cfg
+		c.Limit = limit
+		rep, err := evaluate.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := rep.Arm(evaluate.ArmSearch)
+		if a.ServedShare != 1 {
+			t.Fatalf("limit %d: served %v", limit, a.ServedShare)
+		}
+		return a.CostPerSession.Mean
+	}
+	if two, five := cost(2), cost(5); !(five > two) {
+		t.Errorf("limit 5 costs %v, limit 2 %v: the returned definitions are not priced", five, two)
+	}
+}
+
+// TestRunSearchResultsPricedAsServed: find_tools' answer is the
+// definitions as tools/list serves them, which the model reads as text:
+// a search adds their wire tokens (effect _meta included), written in its
+// turn and read in the next.
+func TestRunSearchResultsPricedAsServed(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Limit = 2
+	turns := []string{"buy shares of ACME stock", "and again"}
+	cost := func(tool string) float64 {
+		t.Helper()
+		c := cfg
+		c.Sessions = []evaluate.Session{{ID: "s", Turns: turns, Calls: []evaluate.Call{{Tool: tool, Turn: 0}, {Tool: tool, Turn: 1}}}}
+		rep, err := evaluate.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Arm(evaluate.ArmSearch).CostPerSession.Mean
+	}
+	counter, err := price.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := bench.ServedCosts(context.Background(), cfg.Catalog, nil, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The query ranks trade.quote (its prior) and trade.buy first.
+	var wire, model int
+	for _, name := range []string{"trade.buy", "trade.quote"} {
+		wire += served[name].Tokens[price.O200kBase]
+		model += served[name].Model[price.DefaultFamily]
+	}
+	got := cost("trade.buy") - cost("fs.ls")
+	if want := (1.25 + 0.1) * float64(wire); math.Abs(got-want) > 0.02 {
+		t.Errorf("a search adds %v, want %v: (1.25 + 0.1) x %d wire tokens (model entries would be %d)", got, want, wire, model)
+	}
+}
