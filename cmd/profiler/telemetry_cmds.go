@@ -81,55 +81,63 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
-	var all []telemetry.TraceSession
-	from := map[string]string{} // session id -> file
+	// Sessions are written as they are read, a batch at a time; a malformed
+	// line stops the writing (without --skip-bad), the reading goes on to
+	// report every malformed line, and the import is then aborted.
+	im, err := telemetry.NewImporter(ctx, dirs[0], time.Now())
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer im.Abort()
+	type seenAt struct{ file, line int32 }
+	seen := map[string]seenAt{}
 	var rep traceReport
-	for _, path := range fs.Args() {
+	unknown := 0
+	for fi, path := range fs.Args() {
 		f, err := os.Open(path)
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
-		ts, lineErrs, err := telemetry.DecodeTrace(f, path, true)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("import: %w", err)
-		}
-		for i := range lineErrs {
-			rep.Bad = append(rep.Bad, &lineErrs[i])
-		}
-		for _, t := range ts {
-			if prev, dup := from[t.Session]; dup {
-				rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, prev))
-				continue
+		err = telemetry.ScanTrace(ctx, f, path, func(line int, t *telemetry.TraceSession) error {
+			if prev, dup := seen[t.Session]; dup {
+				if int(prev.file) == fi {
+					rep.Bad = append(rep.Bad, &telemetry.LineError{File: path, Line: line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", t.Session, prev.line)})
+				} else {
+					rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, fs.Arg(int(prev.file))))
+				}
+				return nil
 			}
-			from[t.Session] = path
-			all = append(all, t)
+			seen[t.Session] = seenAt{int32(fi), int32(line)}
 			if t.StartedNoZone {
 				rep.NoZone++
 			}
+			if len(rep.Bad) > 0 && !*skipBad {
+				return nil // nothing will be written
+			}
+			added, err := im.Add(t)
+			if err != nil {
+				return err
+			}
+			if added {
+				for _, c := range t.Calls {
+					if !known[c.Tool] {
+						unknown++
+					}
+				}
+			}
+			return nil
+		}, func(e telemetry.LineError) { rep.Bad = append(rep.Bad, &e) })
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
 		}
 	}
 	if err := rep.report(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
 		return err
 	}
-	res, err := telemetry.Import(ctx, dirs[0], all, time.Now())
+	res, err := im.Commit()
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
-	}
-	skipped := map[string]bool{}
-	for _, id := range res.Skipped {
-		skipped[id] = true
-	}
-	unknown := 0
-	for _, t := range all {
-		if skipped[t.Session] {
-			continue
-		}
-		for _, c := range t.Calls {
-			if !known[c.Tool] {
-				unknown++
-			}
-		}
 	}
 	fmt.Fprintf(stdout, "imported %d sessions, %d calls into %s", res.Sessions, res.Calls, dirs[0])
 	if res.Path != "" {
