@@ -56,13 +56,51 @@ type Snapshot struct {
 	// before the window, and call records visited.
 	segmentsBeforeWindow int
 	callsVisited         int
+
+	// With ScanStats: per Usage, what Summarize needs of its calls, and
+	// the names of the tool and outcome ids they use.
+	tallies      []sessionTally
+	toolNames    []string
+	outcomeNames []Outcome
 }
+
+// sessionTally is what stats needs of one session's calls.
+type sessionTally struct {
+	session  *Session // nil for calls of a session not in the snapshot
+	id       string
+	tools    []idCount // calls per tool id
+	outcomes []idCount // calls per outcome id
+	lastEnd  time.Time // latest call end; zero without calls
+}
+
+type idCount struct{ id, n int32 }
+
+// add counts one call of id in counts; sessions call few distinct tools,
+// so a scan beats a map.
+func addCount(counts []idCount, id int32, n int32) []idCount {
+	for i := range counts {
+		if counts[i].id == id {
+			counts[i].n += n
+			return counts
+		}
+	}
+	return append(counts, idCount{id, n})
+}
+
+// scanMode is what a scan reads of the calls.
+type scanMode uint8
+
+const (
+	scanUsage scanMode = iota // tool sets and counts
+	scanStats                 // and per-session tallies for Summarize
+	scanFull                  // and every call record
+)
 
 // ReadUsage returns per-session tool usage for sessions started in w,
 // sorted by session start then ID. It decodes only what usage needs, which
 // is the fast path for profile derivation.
 func ReadUsage(ctx context.Context, dirs []string, w Window) ([]Usage, error) {
-	snap, err := scan(ctx, dirs, w, false)
+	snap, err := scan(ctx, dirs, w, scanUsage)
 	if err != nil {
 		return nil, err
 	}
@@ -73,12 +111,19 @@ func ReadUsage(ctx context.Context, dirs []string, w Window) ([]Usage, error) {
 // (Usage, Dropped, Segments, Skipped, ToolCalls); Sessions and Calls stay
 // empty.
 func ScanUsage(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
-	return scan(ctx, dirs, w, false)
+	return scan(ctx, dirs, w, scanUsage)
+}
+
+// ScanStats reads what ScanUsage does, plus per session the counts of its
+// calls by tool and outcome that Summarize and SummarizeEffects need, so
+// stats never holds the call records; Sessions and Calls stay empty.
+func ScanStats(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
+	return scan(ctx, dirs, w, scanStats)
 }
 
 // ReadAll returns the sessions started in w and all their calls.
 func ReadAll(ctx context.Context, dirs []string, w Window) ([]Session, []Call, error) {
-	snap, err := scan(ctx, dirs, w, true)
+	snap, err := scan(ctx, dirs, w, scanFull)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,7 +133,7 @@ func ReadAll(ctx context.Context, dirs []string, w Window) ([]Session, []Call, e
 // Scan reads everything ReadAll and ReadUsage do, plus the drop count and
 // which segments were read or skipped.
 func Scan(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
-	return scan(ctx, dirs, w, true)
+	return scan(ctx, dirs, w, scanFull)
 }
 
 // sessionAcc merges one session's records across segments.
@@ -102,6 +147,7 @@ type sessionAcc struct {
 	calls     int
 	denied    int
 	unknown   int
+	tally     *sessionTally // with scanStats
 }
 
 // perSegment accumulates one segment's calls by session number.
@@ -109,9 +155,19 @@ type perSegment struct {
 	calls, denied, unknown int
 	first                  uint64 // first call start, Unix ns
 	tools                  []uint64
+	last                   uint64    // latest call end, Unix ns (scanStats)
+	toolCalls, outcomes    []idCount // (scanStats)
 }
 
-func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, error) {
+// scanState is what a scan keeps across segments.
+type scanState struct {
+	accs     map[string]*sessionAcc
+	toolIDs  map[string]int32  // tool name -> id in Snapshot.toolNames (scanStats)
+	otherIDs map[Outcome]int32 // outcome outside the coded ones -> id (scanStats)
+}
+
+func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapshot, error) {
+	full := mode == scanFull
 	if len(dirs) == 0 {
 		return nil, errors.New("read telemetry: no directory given")
 	}
@@ -120,7 +176,17 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		return nil, err
 	}
 	snap := &Snapshot{ToolCalls: map[string]int{}}
-	accs := map[string]*sessionAcc{}
+	st := &scanState{toolIDs: map[string]int32{}, otherIDs: map[Outcome]int32{}}
+	if mode == scanStats {
+		snap.outcomeNames = make([]Outcome, 0, 8)
+		for code := byte(0); ; code++ {
+			o, ok := outcomeOfCode(code)
+			if !ok {
+				break
+			}
+			snap.outcomeNames = append(snap.outcomeNames, o)
+		}
+	}
 	var calls []Call
 	for _, seg := range segs {
 		if err := ctx.Err(); err != nil {
@@ -138,7 +204,7 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 			return nil, err
 		}
 		err = db.View(func(tx *bolt.Tx) error {
-			return readSegment(ctx, tx, seg.Path, w, full, accs, &calls, snap)
+			return readSegment(ctx, tx, seg.Path, w, mode, st, &calls, snap)
 		})
 		db.Close()
 		if err != nil {
@@ -149,8 +215,8 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 
 	// Sort pointers, not records: a Usage is hundreds of bytes and there
 	// may be millions of sessions.
-	kept := make([]*sessionAcc, 0, len(accs))
-	for id, a := range accs {
+	kept := make([]*sessionAcc, 0, len(st.accs))
+	for id, a := range st.accs {
 		if !a.record {
 			a.s = Session{ID: id, Start: a.firstCall}
 		}
@@ -159,13 +225,20 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		}
 	}
 	sort.Slice(kept, func(i, j int) bool { return sessionLess(&kept[i].s, &kept[j].s) })
-	keep := make(map[string]bool, len(kept))
+	st.accs = nil
+	var keep map[string]bool
 	snap.Usage = make([]Usage, len(kept))
 	if full {
+		keep = make(map[string]bool, len(kept))
 		snap.Sessions = make([]Session, len(kept))
 	}
+	if mode == scanStats {
+		snap.tallies = make([]sessionTally, len(kept))
+	}
 	for i, a := range kept {
-		keep[a.s.ID] = true
+		if full {
+			keep[a.s.ID] = true
+		}
 		if len(a.switches) > 0 {
 			a.s.Switches = mergeSwitches(a.s.Switches, a.switches)
 		}
@@ -177,6 +250,14 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		if full {
 			snap.Sessions[i] = a.s
 		}
+		if mode == scanStats {
+			if a.tally != nil {
+				snap.tallies[i] = *a.tally
+			}
+			snap.tallies[i].session = &snap.Usage[i].Session
+			snap.tallies[i].id = a.s.ID
+		}
+		kept[i] = nil // the accumulator can go as soon as its usage is built
 	}
 	if full {
 		calls = slices.DeleteFunc(calls, func(c Call) bool { return !keep[c.Session] })
@@ -208,7 +289,8 @@ func mergeSwitches(a, b []Switch) []Switch {
 	return slices.CompactFunc(all, func(x, y Switch) bool { return x.Time.Equal(y.Time) && x.Group == y.Group })
 }
 
-func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full bool, accs map[string]*sessionAcc, calls *[]Call, snap *Snapshot) error {
+func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode scanMode, st *scanState, calls *[]Call, snap *Snapshot) error {
+	full := mode == scanFull
 	meta := readMeta(tx)
 	// A segment closed before the window holds only sessions started before
 	// it: its calls, switches and drops are not read. Its session records
@@ -242,6 +324,26 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	rank := make([]uint32, len(tools))
 	for r, tn := range byName {
 		rank[tn] = uint32(r)
+	}
+	if st.accs == nil {
+		// Sized from the first segment: most directories hold one or a
+		// few, and regrowing a million-entry map costs more than the guess.
+		st.accs = make(map[string]*sessionAcc, len(names))
+	}
+	accs := st.accs
+	// Tool ids across segments, for the tallies.
+	var toolID []int32
+	if mode == scanStats {
+		toolID = make([]int32, len(tools))
+		for tn, name := range tools {
+			id, ok := st.toolIDs[name]
+			if !ok {
+				id = int32(len(snap.toolNames))
+				st.toolIDs[name] = id
+				snap.toolNames = append(snap.toolNames, name)
+			}
+			toolID[tn] = id
+		}
 	}
 	var slab []sessionAcc // one allocation per 1024 sessions, not per session
 	acc := func(id string) *sessionAcc {
@@ -317,6 +419,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		}
 		var sn, tn uint32
 		var outcome Outcome
+		var end uint64
 		if full {
 			call, s, t, err := decodeCall(k, v)
 			if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
@@ -331,7 +434,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 			sn = uint32(r.uvarint())
 			r.uvarint()
 			tn = uint32(r.uvarint())
-			r.uvarint()
+			end = binary.BigEndian.Uint64(k) + r.uvarint()
 			outcome = r.outcome()
 			if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
 				return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
@@ -352,6 +455,11 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		case OutcomeUnknownTool:
 			p.unknown++
 		}
+		if mode == scanStats {
+			p.last = max(p.last, end)
+			p.toolCalls = addCount(p.toolCalls, toolID[tn], 1)
+			p.outcomes = addCount(p.outcomes, outcomeID(outcome, st, snap), 1)
+		}
 	}
 	for sn, p := range per {
 		if p.calls == 0 {
@@ -365,6 +473,21 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		a.calls += p.calls
 		a.denied += p.denied
 		a.unknown += p.unknown
+		if mode == scanStats {
+			if a.tally == nil {
+				a.tally = &sessionTally{}
+			}
+			t := a.tally
+			if last := time.Unix(0, int64(p.last)).UTC(); last.After(t.lastEnd) {
+				t.lastEnd = last
+			}
+			for _, c := range p.toolCalls {
+				t.tools = addCount(t.tools, c.id, c.n)
+			}
+			for _, c := range p.outcomes {
+				t.outcomes = addCount(t.outcomes, c.id, c.n)
+			}
+		}
 		a.unsorted = len(a.tools) > 0 // a second segment's set is appended
 		for wi, word := range p.tools {
 			for word != 0 {
@@ -375,6 +498,21 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		}
 	}
 	return nil
+}
+
+// outcomeID is the id of o in snap.outcomeNames: its stored code for the
+// coded outcomes, else one given at first sight.
+func outcomeID(o Outcome, st *scanState, snap *Snapshot) int32 {
+	if code := outcomeCode(o); code != outcomeOther {
+		return int32(code)
+	}
+	id, ok := st.otherIDs[o]
+	if !ok {
+		id = int32(len(snap.outcomeNames))
+		st.otherIDs[o] = id
+		snap.outcomeNames = append(snap.outcomeNames, o)
+	}
+	return id
 }
 
 // numberedNames reads a bucket of 4-byte numbers to names into a slice

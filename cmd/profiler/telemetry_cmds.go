@@ -177,14 +177,14 @@ func telemetryWindow(name string, dirs telemetryDirs, since, until *telemetryTim
 }
 
 // scanTelemetry checks the reader flags of command name, reads the window
-// and says on stderr which segments were left out because a running server
-// writes them.
-func scanTelemetry(ctx context.Context, name string, dirs telemetryDirs, since, until *telemetryTime, stderr io.Writer) (*telemetry.Snapshot, error) {
+// with scan (telemetry.Scan or ScanStats) and says on stderr which segments
+// were left out because a running server writes them.
+func scanTelemetry(ctx context.Context, name string, scan func(context.Context, []string, telemetry.Window) (*telemetry.Snapshot, error), dirs telemetryDirs, since, until *telemetryTime, stderr io.Writer) (*telemetry.Snapshot, error) {
 	w, err := telemetryWindow(name, dirs, since, until)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := telemetry.Scan(ctx, dirs, w)
+	snap, err := scan(ctx, dirs, w)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -206,7 +206,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usagef("export: unexpected argument %q", fs.Arg(0))
 	}
-	snap, err := scanTelemetry(ctx, "export", *dirs, since, until, stderr)
+	snap, err := scanTelemetry(ctx, "export", telemetry.Scan, *dirs, since, until, stderr)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "table" && *format != "markdown" && *format != "json" {
 		return usagef("stats: --format %q: want table, markdown or json", *format)
 	}
-	snap, err := scanTelemetry(ctx, "stats", *dirs, since, until, stderr)
+	snap, err := scanTelemetry(ctx, "stats", telemetry.ScanStats, *dirs, since, until, stderr)
 	if err != nil {
 		return err
 	}
