@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,8 +17,8 @@ import (
 // ImportReplica is the replica name of segments written by Import.
 const ImportReplica = "import"
 
-// importBatch is how many events an Importer commits at a time: its memory
-// is this many events, whatever the size of the import.
+// importBatch is how many calls an Importer commits at a time: its memory
+// is this many calls and their sessions, whatever the size of the import.
 const importBatch = 1 << 16
 
 // ImportResult says what Import stored.
@@ -60,11 +61,26 @@ type Importer struct {
 	offered int             // sessions passed to Add, for default starts
 
 	tmp, replica string
-	seg          *segmentWriter
-	batch        []event
-	first, last  time.Time
-	res          ImportResult
-	done         bool
+	db           *bolt.DB
+	// The batch: sessions and their calls (calls[from:to] per session).
+	// Sessions get numbers in the order added and tools at first sight,
+	// so the writer keeps no table of session ids: their names are
+	// unique, which NewImporter's and the caller's checks ensure.
+	batch   []importSession
+	calls   []Call
+	tools   map[string]uint32 // tool name -> number in the segment
+	nextNum uint32            // next session number
+	counter uint32            // call key suffix
+	arena   []byte
+
+	first, last time.Time
+	res         ImportResult
+	done        bool
+}
+
+type importSession struct {
+	s        Session
+	from, to int // its calls in Importer.calls
 }
 
 // NewImporter starts an import into dir, reading the ids of the sessions
@@ -93,29 +109,30 @@ func (im *Importer) Add(t *TraceSession) (bool, error) {
 		im.res.Skipped = append(im.res.Skipped, t.Session)
 		return false, nil
 	}
-	if im.seg == nil {
+	if im.db == nil {
 		if err := im.create(); err != nil {
 			im.Abort()
 			return false, err
 		}
 	}
 	s := traceSession(*t, im.now.Add(time.Duration(i)*time.Microsecond))
+	from := len(im.calls)
 	// Calls have no times in the format: space them a nanosecond apart
 	// from the session start so they keep their order.
 	for j, c := range t.Calls {
-		call := Call{Session: s.ID, Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c)}
-		im.batch = append(im.batch, event{kind: eventCall, call: call})
+		call := Call{Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c)}
+		im.calls = append(im.calls, call)
 		im.last = latest(im.last, call.Start)
 	}
 	s.End = s.Start.Add(time.Duration(len(t.Calls)))
-	im.batch = append(im.batch, event{kind: eventSession, session: &s})
+	im.batch = append(im.batch, importSession{s: s, from: from, to: len(im.calls)})
 	if im.first.IsZero() || s.Start.Before(im.first) {
 		im.first = s.Start
 	}
 	im.last = latest(im.last, s.End)
 	im.res.Sessions++
 	im.res.Calls += len(t.Calls)
-	if len(im.batch) >= importBatch {
+	if len(im.calls) >= importBatch || len(im.batch) >= importBatch {
 		if err := im.flush(); err != nil {
 			return false, err
 		}
@@ -136,14 +153,10 @@ func (im *Importer) create() error {
 		os.Remove(im.tmp)
 		return err
 	}
-	w, err := newSegmentWriter(db, im.tmp)
-	if err != nil {
-		db.Close()
-		os.Remove(im.tmp)
-		return err
-	}
-	im.seg = w
-	im.batch = make([]event, 0, importBatch+64)
+	im.db = db
+	im.tools = map[string]uint32{}
+	im.nextNum = 1
+	im.calls = make([]Call, 0, importBatch+256)
 	return nil
 }
 
@@ -152,12 +165,61 @@ func (im *Importer) flush() error {
 		im.Abort()
 		return err
 	}
-	if err := im.seg.commit(im.batch, 0, false); err != nil {
+	if err := im.db.Update(im.apply); err != nil {
 		im.Abort()
-		return err
+		return fmt.Errorf("write telemetry segment %s: %w", im.tmp, err)
 	}
 	clear(im.batch)
-	im.batch = im.batch[:0]
+	clear(im.calls)
+	im.batch, im.calls = im.batch[:0], im.calls[:0]
+	return nil
+}
+
+// apply writes the batch: the records the segment writer writes, keyed
+// and numbered the same way.
+func (im *Importer) apply(tx *bolt.Tx) error {
+	callsB := tx.Bucket([]byte(bucketCalls))
+	names := tx.Bucket([]byte(bucketSessionNames))
+	toolsB := tx.Bucket([]byte(bucketTools))
+	sessions := tx.Bucket([]byte(bucketSessions))
+	for _, b := range []*bolt.Bucket{callsB, names, toolsB, sessions} {
+		b.FillPercent = appendFill
+	}
+	// bbolt keeps references to keys and values until the commit: one
+	// arena per batch, as the segment writer does.
+	arena := make([]byte, 0, 40*len(im.calls)+64*len(im.batch))
+	for i := range im.batch {
+		is := &im.batch[i]
+		sn := im.nextNum
+		im.nextNum++
+		start := len(arena)
+		arena = append(binary.BigEndian.AppendUint32(arena, sn), is.s.ID...)
+		if err := names.Put(arena[start:start+4:start+4], arena[start+4:len(arena):len(arena)]); err != nil {
+			return err
+		}
+		for j := is.from; j < is.to; j++ {
+			c := &im.calls[j]
+			tn, ok := im.tools[c.Tool]
+			if !ok {
+				tn = uint32(len(im.tools) + 1)
+				if err := toolsB.Put(num4(tn), []byte(c.Tool)); err != nil {
+					return err
+				}
+				im.tools[c.Tool] = tn
+			}
+			start := len(arena)
+			arena = appendCall(appendTimeKey(arena, c.Start, im.counter), sn, tn, c)
+			im.counter++
+			if err := callsB.Put(arena[start:start+12:start+12], arena[start+12:len(arena):len(arena)]); err != nil {
+				return err
+			}
+		}
+		start = len(arena)
+		arena = appendSession(appendTimeKey(arena, is.s.Start, sn), &is.s)
+		if err := sessions.Put(arena[start:start+12:start+12], arena[start+12:len(arena):len(arena)]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -167,7 +229,7 @@ func (im *Importer) Commit() (ImportResult, error) {
 	if im.done {
 		return im.res, errors.New("import: Commit after Commit or Abort")
 	}
-	if im.seg == nil {
+	if im.db == nil {
 		im.done = true
 		return im.res, nil
 	}
@@ -176,7 +238,7 @@ func (im *Importer) Commit() (ImportResult, error) {
 	}
 	// The segment's created time is its earliest session's start, known
 	// only now.
-	if err := im.seg.db.Update(func(tx *bolt.Tx) error {
+	if err := im.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketMeta)).Put([]byte(metaCreated), be64(nanos(im.first)))
 	}); err != nil {
 		im.Abort()
@@ -184,9 +246,9 @@ func (im *Importer) Commit() (ImportResult, error) {
 	}
 	// Closing commits once more, now with fsync: that one covers the
 	// batches written without.
-	im.seg.db.NoSync = false
-	err := im.seg.close(im.last, 0)
-	im.seg = nil
+	im.db.NoSync = false
+	err := (&segmentWriter{db: im.db, path: im.tmp}).close(im.last, 0)
+	im.db = nil
 	if err != nil {
 		im.Abort()
 		return im.res, err
@@ -207,14 +269,14 @@ func (im *Importer) Abort() {
 		return
 	}
 	im.done = true
-	if im.seg != nil {
-		im.seg.db.Close()
-		im.seg = nil
+	if im.db != nil {
+		im.db.Close()
+		im.db = nil
 	}
 	if im.tmp != "" {
 		os.Remove(im.tmp)
 	}
-	im.batch = nil
+	im.batch, im.calls = nil, nil
 }
 
 func latest(a, b time.Time) time.Time {

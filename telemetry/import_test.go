@@ -74,7 +74,7 @@ func TestImporterCommitsInBatches(t *testing.T) {
 		if _, err := im.Add(&TraceSession{Session: fmt.Sprint("s", i), Calls: calls}); err != nil {
 			t.Fatal(err)
 		}
-		most = max(most, len(im.batch))
+		most = max(most, len(im.calls))
 	}
 	if most > importBatch+len(calls) {
 		t.Fatalf("import held %d events at once, want at most a batch (%d)", most, importBatch)
