@@ -136,17 +136,13 @@ func Scan(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
 	return scan(ctx, dirs, w, scanFull)
 }
 
-// sessionAcc merges one session's records across segments.
-type sessionAcc struct {
-	s         Session
-	record    bool // a session record was seen (else s is synthesised from calls)
+// accExtra is what merging one session's records across segments needs
+// beside its Usage.
+type accExtra struct {
+	record    bool // a session record was seen (else the session is synthesised from calls)
+	unsorted  bool // Usage.Tools holds a second segment's set appended
 	firstCall time.Time
-	tools     []string // sorted unless unsorted
-	unsorted  bool
 	switches  []Switch
-	calls     int
-	denied    int
-	unknown   int
 	tally     *sessionTally // with scanStats
 }
 
@@ -161,7 +157,12 @@ type perSegment struct {
 
 // scanState is what a scan keeps across segments.
 type scanState struct {
-	accs     map[string]*sessionAcc
+	// The sessions merged so far, in the order first seen: their Usage is
+	// built in place, then sorted in place, so a scan holds one Usage per
+	// session and never a second copy.
+	index    map[string]int32 // session id -> index in usage and extra
+	usage    []Usage
+	extra    []accExtra
 	toolIDs  map[string]int32  // tool name -> id in Snapshot.toolNames (scanStats)
 	otherIDs map[Outcome]int32 // outcome outside the coded ones -> id (scanStats)
 }
@@ -213,51 +214,54 @@ func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapsho
 		snap.Segments = append(snap.Segments, seg)
 	}
 
-	// Sort pointers, not records: a Usage is hundreds of bytes and there
+	// Sort indices, not records: a Usage is hundreds of bytes and there
 	// may be millions of sessions.
-	kept := make([]*sessionAcc, 0, len(st.accs))
-	for id, a := range st.accs {
-		if !a.record {
-			a.s = Session{ID: id, Start: a.firstCall}
+	kept := make([]int32, 0, len(st.usage))
+	for i := range st.usage {
+		u, x := &st.usage[i], &st.extra[i]
+		if !x.record {
+			u.Session = Session{ID: u.Session.ID, Start: x.firstCall}
 		}
-		if w.Contains(a.s.Start) {
-			kept = append(kept, a)
+		if !w.Contains(u.Session.Start) {
+			continue
+		}
+		kept = append(kept, int32(i))
+		if len(x.switches) > 0 {
+			u.Session.Switches = mergeSwitches(u.Session.Switches, x.switches)
+		}
+		if x.unsorted {
+			slices.Sort(u.Tools)
+			u.Tools = slices.Compact(u.Tools)
 		}
 	}
-	sort.Slice(kept, func(i, j int) bool { return sessionLess(&kept[i].s, &kept[j].s) })
-	st.accs = nil
-	var keep map[string]bool
-	snap.Usage = make([]Usage, len(kept))
-	if full {
-		keep = make(map[string]bool, len(kept))
-		snap.Sessions = make([]Session, len(kept))
-	}
+	st.index = nil
+	sort.Slice(kept, func(i, j int) bool { return sessionLess(&st.usage[kept[i]].Session, &st.usage[kept[j]].Session) })
 	if mode == scanStats {
 		snap.tallies = make([]sessionTally, len(kept))
+		for k, i := range kept {
+			if t := st.extra[i].tally; t != nil {
+				snap.tallies[k] = *t
+			}
+		}
 	}
-	for i, a := range kept {
+	st.extra = nil
+	snap.Usage = gather(st.usage, kept)
+	st.usage = nil
+	var keep map[string]bool
+	if full {
+		keep = make(map[string]bool, len(snap.Usage))
+		snap.Sessions = make([]Session, len(snap.Usage))
+	}
+	for k := range snap.Usage {
+		u := &snap.Usage[k]
 		if full {
-			keep[a.s.ID] = true
-		}
-		if len(a.switches) > 0 {
-			a.s.Switches = mergeSwitches(a.s.Switches, a.switches)
-		}
-		if a.unsorted {
-			slices.Sort(a.tools)
-			a.tools = slices.Compact(a.tools)
-		}
-		snap.Usage[i] = Usage{Session: a.s, Tools: a.tools, Calls: a.calls, Denied: a.denied, Unknown: a.unknown}
-		if full {
-			snap.Sessions[i] = a.s
+			keep[u.Session.ID] = true
+			snap.Sessions[k] = u.Session
 		}
 		if mode == scanStats {
-			if a.tally != nil {
-				snap.tallies[i] = *a.tally
-			}
-			snap.tallies[i].session = &snap.Usage[i].Session
-			snap.tallies[i].id = a.s.ID
+			snap.tallies[k].session = &u.Session
+			snap.tallies[k].id = u.Session.ID
 		}
-		kept[i] = nil // the accumulator can go as soon as its usage is built
 	}
 	if full {
 		calls = slices.DeleteFunc(calls, func(c Call) bool { return !keep[c.Session] })
@@ -274,6 +278,44 @@ func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapsho
 		snap.Calls = calls
 	}
 	return snap, nil
+}
+
+// gather returns us reordered in place so that element k is the one at
+// kept[k], cut to len(kept): the permutation is applied cycle by cycle,
+// with one Usage of scratch space.
+func gather(us []Usage, kept []int32) []Usage {
+	// perm: kept first, then the rest, so it is a permutation of us.
+	perm := make([]int32, 0, len(us))
+	in := make([]bool, len(us))
+	for _, i := range kept {
+		perm = append(perm, i)
+		in[i] = true
+	}
+	for i := range us {
+		if !in[i] {
+			perm = append(perm, int32(i))
+		}
+	}
+	done := make([]bool, len(us))
+	for start := range us {
+		if done[start] {
+			continue
+		}
+		tmp := us[start]
+		k := start
+		for {
+			done[k] = true
+			next := int(perm[k])
+			if next == start {
+				us[k] = tmp
+				break
+			}
+			us[k] = us[next]
+			k = next
+		}
+	}
+	clear(us[len(kept):]) // the sessions outside the window
+	return us[:len(kept):len(kept)]
 }
 
 func sessionLess(a, b *Session) bool {
@@ -325,12 +367,13 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 	for r, tn := range byName {
 		rank[tn] = uint32(r)
 	}
-	if st.accs == nil {
+	if st.index == nil {
 		// Sized from the first segment: most directories hold one or a
-		// few, and regrowing a million-entry map costs more than the guess.
-		st.accs = make(map[string]*sessionAcc, len(names))
+		// few, and regrowing million-entry tables costs more than the guess.
+		st.index = make(map[string]int32, len(names))
+		st.usage = make([]Usage, 0, len(names))
+		st.extra = make([]accExtra, 0, len(names))
 	}
-	accs := st.accs
 	// Tool ids across segments, for the tallies.
 	var toolID []int32
 	if mode == scanStats {
@@ -345,18 +388,16 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			toolID[tn] = id
 		}
 	}
-	var slab []sessionAcc // one allocation per 1024 sessions, not per session
-	acc := func(id string) *sessionAcc {
-		a := accs[id]
-		if a == nil {
-			if len(slab) == 0 {
-				slab = make([]sessionAcc, 1024)
-			}
-			a = &slab[0]
-			slab = slab[1:]
-			accs[id] = a
+	// acc returns the session's accumulators, valid until the next call.
+	acc := func(id string) (*Usage, *accExtra) {
+		i, ok := st.index[id]
+		if !ok {
+			i = int32(len(st.usage))
+			st.index[id] = i
+			st.usage = append(st.usage, Usage{Session: Session{ID: id}})
+			st.extra = append(st.extra, accExtra{})
 		}
-		return a
+		return &st.usage[i], &st.extra[i]
 	}
 	intern := map[string]string{}
 	if err := tx.Bucket([]byte(bucketSessions)).ForEach(func(k, v []byte) error {
@@ -365,12 +406,12 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			return bad("sessions", k, cmpErr(err, "unknown session number"))
 		}
 		s.ID = names[sn]
-		a := acc(s.ID)
+		u, x := acc(s.ID)
 		// A later segment's record replaces an earlier one unless only the
 		// earlier one saw the session end.
-		if !a.record || !s.End.IsZero() || a.s.End.IsZero() {
-			a.s = s
-			a.record = true
+		if !x.record || !s.End.IsZero() || u.Session.End.IsZero() {
+			u.Session = s
+			x.record = true
 		}
 		return nil
 	}); err != nil {
@@ -384,8 +425,8 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		if err != nil || int(sn) >= len(names) {
 			return bad("switches", k, cmpErr(err, "unknown session number"))
 		}
-		a := acc(names[sn])
-		a.switches = append(a.switches, sw)
+		_, x := acc(names[sn])
+		x.switches = append(x.switches, sw)
 		return nil
 	}); err != nil {
 		return err
@@ -465,19 +506,19 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		if p.calls == 0 {
 			continue
 		}
-		a := acc(names[sn])
+		u, x := acc(names[sn])
 		first := time.Unix(0, int64(p.first)).UTC()
-		if a.firstCall.IsZero() || first.Before(a.firstCall) {
-			a.firstCall = first
+		if x.firstCall.IsZero() || first.Before(x.firstCall) {
+			x.firstCall = first
 		}
-		a.calls += p.calls
-		a.denied += p.denied
-		a.unknown += p.unknown
+		u.Calls += p.calls
+		u.Denied += p.denied
+		u.Unknown += p.unknown
 		if mode == scanStats {
-			if a.tally == nil {
-				a.tally = &sessionTally{}
+			if x.tally == nil {
+				x.tally = &sessionTally{}
 			}
-			t := a.tally
+			t := x.tally
 			if last := time.Unix(0, int64(p.last)).UTC(); last.After(t.lastEnd) {
 				t.lastEnd = last
 			}
@@ -488,12 +529,12 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 				t.outcomes = addCount(t.outcomes, c.id, c.n)
 			}
 		}
-		a.unsorted = len(a.tools) > 0 // a second segment's set is appended
+		x.unsorted = len(u.Tools) > 0 // a second segment's set is appended
 		for wi, word := range p.tools {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
-				a.tools = append(a.tools, tools[byName[wi*64+b]])
+				u.Tools = append(u.Tools, tools[byName[wi*64+b]])
 			}
 		}
 	}

@@ -150,3 +150,25 @@ func TestScanStatsMatchesScan(t *testing.T) {
 		}
 	}
 }
+
+// TestGather: the in-place reordering keeps exactly the kept usages, in
+// the order given.
+func TestGather(t *testing.T) {
+	for _, kept := range [][]int32{{}, {0}, {2, 0, 1}, {4, 1}, {1, 2, 3, 4, 0}, {3}} {
+		us := make([]Usage, 5)
+		for i := range us {
+			us[i].Session.ID = fmt.Sprint(i)
+		}
+		got := gather(us, kept)
+		var ids, want []string
+		for _, u := range got {
+			ids = append(ids, u.Session.ID)
+		}
+		for _, i := range kept {
+			want = append(want, fmt.Sprint(i))
+		}
+		if !reflect.DeepEqual(ids, want) {
+			t.Errorf("gather(%v) = %v, want %v", kept, ids, want)
+		}
+	}
+}
