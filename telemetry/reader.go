@@ -116,7 +116,8 @@ func ScanUsage(ctx context.Context, dirs []string, w Window) (*Snapshot, error) 
 
 // ScanStats reads what ScanUsage does, plus per session the counts of its
 // calls by tool and outcome that Summarize and SummarizeEffects need, so
-// stats never holds the call records; Sessions and Calls stay empty.
+// stats never holds the call records; Sessions, Calls and each Usage's
+// Tools stay empty (the counts name tools by id).
 func ScanStats(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
 	return scan(ctx, dirs, w, scanStats)
 }
@@ -442,6 +443,9 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		}
 	}()
 	words := (len(tools) + 63) / 64
+	if mode == scanStats {
+		words = 0 // stats counts tools by id in the tallies, without sets
+	}
 	sets := make([]uint64, len(names)*words) // per session number, words each
 	c := tx.Bucket([]byte(bucketCalls)).Cursor()
 	var k, v []byte
@@ -488,8 +492,10 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		}
 		p.calls++
 		toolCalls[tn]++
-		r := rank[tn]
-		p.tools[r/64] |= 1 << (r % 64)
+		if words > 0 {
+			r := rank[tn]
+			p.tools[r/64] |= 1 << (r % 64)
+		}
 		switch outcome {
 		case OutcomeDenied:
 			p.denied++
@@ -515,10 +521,12 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		u.Denied += p.denied
 		u.Unknown += p.unknown
 		if mode == scanStats {
-			if x.tally == nil {
-				x.tally = &sessionTally{}
-			}
 			t := x.tally
+			if t == nil {
+				// The session's first segment: its counts become the tally.
+				x.tally = &sessionTally{tools: p.toolCalls, outcomes: p.outcomes, lastEnd: time.Unix(0, int64(p.last)).UTC()}
+				continue // stats reads no tool names
+			}
 			if last := time.Unix(0, int64(p.last)).UTC(); last.After(t.lastEnd) {
 				t.lastEnd = last
 			}
@@ -528,6 +536,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			for _, c := range p.outcomes {
 				t.outcomes = addCount(t.outcomes, c.id, c.n)
 			}
+			continue
 		}
 		x.unsorted = len(u.Tools) > 0 // a second segment's set is appended
 		for wi, word := range p.tools {
