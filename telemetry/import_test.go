@@ -37,7 +37,8 @@ func TestScanTraceSessionMatchesJSON(t *testing.T) {
 	}
 	for _, tc := range lines {
 		t.Run(tc.line, func(t *testing.T) {
-			got, ok := scanTraceSession([]byte(tc.line), newInterner())
+			var slab []TraceCall
+			got, ok := scanTraceSession([]byte(tc.line), newInterner(), &slab)
 			if ok != tc.accept {
 				t.Fatalf("accepted %v, want %v", ok, tc.accept)
 			}
@@ -199,5 +200,39 @@ func TestImportStoredIDsFromNameTables(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(res.Path)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScanTraceSessionSharedSlab: sessions decoded one after another into
+// one slab keep their own calls, however the slab grows.
+func TestScanTraceSessionSharedSlab(t *testing.T) {
+	var slab []TraceCall
+	in := newInterner()
+	var got []TraceSession
+	for i := range 200 {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"session":"s%d","calls":[`, i)
+		for j := range i % 7 {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"tool":"t%d_%d"}`, i, j)
+		}
+		b.WriteString("]}")
+		ts, ok := scanTraceSession([]byte(b.String()), in, &slab)
+		if !ok {
+			t.Fatalf("line %q declined", b.String())
+		}
+		got = append(got, ts)
+	}
+	for i, ts := range got {
+		if len(ts.Calls) != i%7 || ts.Calls == nil {
+			t.Fatalf("session %d: %d calls (nil %v), want %d", i, len(ts.Calls), ts.Calls == nil, i%7)
+		}
+		for j, c := range ts.Calls {
+			if want := fmt.Sprintf("t%d_%d", i, j); c.Tool != want {
+				t.Fatalf("session %d call %d: tool %q, want %q", i, j, c.Tool, want)
+			}
+		}
 	}
 }

@@ -183,11 +183,12 @@ func scanTrace(ctx context.Context, r io.Reader, name string, maxLine int, fn fu
 			go func(data []byte, starts []int) {
 				res := make([]scanned, len(starts)/2)
 				in := newInterner()
+				slab := make([]TraceCall, 0, 6*len(res))
 				off := 0
 				for i := range res {
 					end := starts[2*i+1]
 					res[i].line = starts[2*i]
-					res[i].ts, res[i].err = decodeTraceLine(data[off:end], in)
+					res[i].ts, res[i].err = decodeTraceLine(data[off:end], in, &slab)
 					off = end
 				}
 				fut <- res
@@ -254,8 +255,8 @@ func scanTrace(ctx context.Context, r io.Reader, name string, maxLine int, fn fu
 // decodeTraceLine decodes one line: by scanTraceSession when the line has
 // the common shape, else by encoding/json. in shares the strings of tool
 // names and clients across lines.
-func decodeTraceLine(text []byte, in *interner) (TraceSession, error) {
-	ts, ok := scanTraceSession(text, in)
+func decodeTraceLine(text []byte, in *interner, slab *[]TraceCall) (TraceSession, error) {
+	ts, ok := scanTraceSession(text, in, slab)
 	if !ok {
 		ts = TraceSession{}
 		dec := json.NewDecoder(bytes.NewReader(text))

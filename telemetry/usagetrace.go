@@ -559,8 +559,10 @@ func (s *scanner) skipValue(depth int) bool {
 // scanLine does, into what encoding/json would decode: session, client,
 // started, profile and calls of tool, ok and outcome. Lines with anything
 // else (arguments, turns, escapes) return false and go to encoding/json.
-// Validation is left to decodeTraceLine, for both paths alike.
-func scanTraceSession(b []byte, in *interner) (TraceSession, bool) {
+// Validation is left to decodeTraceLine, for both paths alike. Calls are
+// appended to *slab and the session's Calls is its part of it, so a chunk
+// of lines allocates its calls a few times, not once per line.
+func scanTraceSession(b []byte, in *interner, slab *[]TraceCall) (TraceSession, bool) {
 	sc := scanner{b: b}
 	var ts TraceSession
 	if !sc.eat('{') {
@@ -623,7 +625,10 @@ func scanTraceSession(b []byte, in *interner) (TraceSession, bool) {
 			if !sc.eat('[') {
 				return ts, false
 			}
-			ts.Calls = make([]TraceCall, 0, 8)
+			if cap(*slab) == 0 {
+				*slab = make([]TraceCall, 0, 64) // non-nil: "[]" decodes to an empty slice, not nil
+			}
+			from := len(*slab)
 			for firstCall := true; ; firstCall = false {
 				sc.space()
 				if sc.eat(']') {
@@ -636,8 +641,11 @@ func scanTraceSession(b []byte, in *interner) (TraceSession, bool) {
 				if !ok {
 					return ts, false
 				}
-				ts.Calls = append(ts.Calls, c)
+				*slab = append(*slab, c)
 			}
+			// Appended calls may have moved the slab: take them from
+			// where they are now.
+			ts.Calls = (*slab)[from:len(*slab):len(*slab)]
 		default:
 			return ts, false
 		}
