@@ -539,6 +539,11 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			continue
 		}
 		x.unsorted = len(u.Tools) > 0 // a second segment's set is appended
+		n := 0
+		for _, word := range p.tools {
+			n += bits.OnesCount64(word)
+		}
+		u.Tools = slices.Grow(u.Tools, n) // one exact allocation, not doublings
 		for wi, word := range p.tools {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
