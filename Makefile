@@ -4,7 +4,7 @@ BIN     := bin
 GOFLAGS := -buildvcs=false
 export GOFLAGS
 
-.PHONY: all build test test-go test-e2e e2e-deps vet demo bench eval profiles fuzz load clean
+.PHONY: all build test test-go test-e2e e2e-deps vet demo bench eval profiles fuzz load perf clean
 
 all: build
 
@@ -129,3 +129,15 @@ LOAD_IDLE     ?= 5000
 LOAD_FLOOD    ?= 30000
 load:
 	TOOLPROF_LOAD_SESSIONS=$(LOAD_SESSIONS) TOOLPROF_LOAD_CALLS=$(LOAD_CALLS) TOOLPROF_LOAD_IDLE=$(LOAD_IDLE) TOOLPROF_LOAD_FLOOD=$(LOAD_FLOOD) $(GO) test ./cmd/server -run '^TestLoad(IdleFlood|BatchFlood)?$$' -count=1 -v
+
+# make perf: the performance table of the built binaries (bench/perf_test.go):
+# tools/call p50 and p99 through the gateway against the same client calling
+# the everything-server directly, over stdio and HTTP, in interleaved
+# rounds; the server's RSS per open idle HTTP session (500 held); profiler
+# import, derive and stats of sessiongen traces (300 tools) at each of
+# PERF_SESSIONS, with wall time, peak RSS and the cost per session of the
+# largest against the smallest. The 1M run needs about 1 GB of disk in
+# $$TMPDIR and minutes on 2 cores.
+PERF_SESSIONS ?= 100000,1000000
+perf: build
+	TOOLPROF_PERF=1 TOOLPROF_PERF_SESSIONS=$(PERF_SESSIONS) TOOLPROF_BIN=$(CURDIR)/$(BIN) $(GO) test ./bench -run '^TestPerf$$' -count=1 -v -timeout 60m

@@ -24,60 +24,79 @@ func TraceKey(traceID string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-// mergeTraces merges the accumulated sessions of one trace and profile
-// into the earliest one, removing the others from accs, and returns the
-// merged IDs mapped to the one each joined.
-func mergeTraces(accs map[string]*sessionAcc) map[string]string {
-	var traced []*sessionAcc
-	for _, a := range accs {
-		if a.record && a.s.Attribution == AttributionTrace && a.s.Trace != "" {
-			traced = append(traced, a)
+// mergeTraces merges the sessions of st of one trace and profile into
+// the earliest one, marking the others merged, and returns the merged IDs
+// mapped to the one each joined.
+func mergeTraces(st *scanState) map[string]string {
+	var traced []int32
+	for i := range st.usage {
+		s := &st.usage[i].Session
+		if st.extra[i].record && s.Attribution == AttributionTrace && s.Trace != "" {
+			traced = append(traced, int32(i))
 		}
 	}
 	if len(traced) < 2 {
 		return nil
 	}
-	sort.Slice(traced, func(i, j int) bool { return sessionLess(&traced[i].s, &traced[j].s) })
+	sort.Slice(traced, func(i, j int) bool { return sessionLess(&st.usage[traced[i]].Session, &st.usage[traced[j]].Session) })
 	type key struct{ trace, profile string }
-	first := map[key]*sessionAcc{}
+	first := map[key]int32{}
 	alias := map[string]string{}
-	for _, a := range traced {
-		k := key{a.s.Trace, a.s.Profile}
+	for _, i := range traced {
+		s := &st.usage[i].Session
+		k := key{s.Trace, s.Profile}
 		p, ok := first[k]
 		if !ok {
-			first[k] = a
+			first[k] = i
 			continue
 		}
-		p.join(a)
-		alias[a.s.ID] = p.s.ID
-		delete(accs, a.s.ID)
+		st.join(p, i)
+		alias[s.ID] = st.usage[p].Session.ID
 	}
 	return alias
 }
 
-// join adds the later-started session a to s.
-func (s *sessionAcc) join(a *sessionAcc) {
+// join adds the later-started session a to session p, and marks a merged.
+func (st *scanState) join(p, a int32) {
+	s, t := &st.usage[p], &st.usage[a]
+	sx, tx := &st.extra[p], &st.extra[a]
 	switch {
-	case s.s.End.IsZero():
-	case a.s.End.IsZero():
-		s.s.End = a.s.End
-	case a.s.End.After(s.s.End):
-		s.s.End = a.s.End
+	case s.Session.End.IsZero():
+	case t.Session.End.IsZero():
+		s.Session.End = t.Session.End
+	case t.Session.End.After(s.Session.End):
+		s.Session.End = t.Session.End
 	}
-	s.s.Exploration = s.s.Exploration || a.s.Exploration
+	s.Session.Exploration = s.Session.Exploration || t.Session.Exploration
 	// A part served read-only did not see every tool: nor did the whole.
-	s.s.ReadOnly = s.s.ReadOnly || a.s.ReadOnly
-	s.s.ToolsListCalls += a.s.ToolsListCalls
-	s.s.ToolsListPages += a.s.ToolsListPages
-	s.switches = append(append(s.switches, a.s.Switches...), a.switches...)
-	if !a.firstCall.IsZero() && (s.firstCall.IsZero() || a.firstCall.Before(s.firstCall)) {
-		s.firstCall = a.firstCall
+	s.Session.ReadOnly = s.Session.ReadOnly || t.Session.ReadOnly
+	s.Session.ToolsListCalls += t.Session.ToolsListCalls
+	s.Session.ToolsListPages += t.Session.ToolsListPages
+	sx.switches = append(append(sx.switches, t.Session.Switches...), tx.switches...)
+	if !tx.firstCall.IsZero() && (sx.firstCall.IsZero() || tx.firstCall.Before(sx.firstCall)) {
+		sx.firstCall = tx.firstCall
 	}
-	s.tools = append(s.tools, a.tools...)
-	s.unsorted = true
-	s.calls += a.calls
-	s.denied += a.denied
-	s.unknown += a.unknown
+	s.Tools = append(s.Tools, t.Tools...)
+	sx.unsorted = true
+	s.Calls += t.Calls
+	s.Denied += t.Denied
+	s.Unknown += t.Unknown
+	if tt := tx.tally; tt != nil {
+		if sx.tally == nil {
+			sx.tally = &sessionTally{}
+		}
+		st := sx.tally
+		for _, c := range tt.tools {
+			st.tools = addCount(st.tools, c.id, c.n)
+		}
+		for _, c := range tt.outcomes {
+			st.outcomes = addCount(st.outcomes, c.id, c.n)
+		}
+		if tt.lastEnd.After(st.lastEnd) {
+			st.lastEnd = tt.lastEnd
+		}
+	}
+	tx.merged = true
 }
 
 // repoint moves the calls of merged sessions to the session each joined.

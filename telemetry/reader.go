@@ -56,13 +56,51 @@ type Snapshot struct {
 	// before the window, and call records visited.
 	segmentsBeforeWindow int
 	callsVisited         int
+
+	// With ScanStats: per Usage, what Summarize needs of its calls, and
+	// the names of the tool and outcome ids they use.
+	tallies      []sessionTally
+	toolNames    []string
+	outcomeNames []Outcome
 }
+
+// sessionTally is what stats needs of one session's calls.
+type sessionTally struct {
+	session  *Session // nil for calls of a session not in the snapshot
+	id       string
+	tools    []idCount // calls per tool id
+	outcomes []idCount // calls per outcome id
+	lastEnd  time.Time // latest call end; zero without calls
+}
+
+type idCount struct{ id, n int32 }
+
+// add counts one call of id in counts; sessions call few distinct tools,
+// so a scan beats a map.
+func addCount(counts []idCount, id int32, n int32) []idCount {
+	for i := range counts {
+		if counts[i].id == id {
+			counts[i].n += n
+			return counts
+		}
+	}
+	return append(counts, idCount{id, n})
+}
+
+// scanMode is what a scan reads of the calls.
+type scanMode uint8
+
+const (
+	scanUsage scanMode = iota // tool sets and counts
+	scanStats                 // and per-session tallies for Summarize
+	scanFull                  // and every call record
+)
 
 // ReadUsage returns per-session tool usage for sessions started in w,
 // sorted by session start then ID. It decodes only what usage needs, which
 // is the fast path for profile derivation.
 func ReadUsage(ctx context.Context, dirs []string, w Window) ([]Usage, error) {
-	snap, err := scan(ctx, dirs, w, false)
+	snap, err := scan(ctx, dirs, w, scanUsage)
 	if err != nil {
 		return nil, err
 	}
@@ -73,12 +111,20 @@ func ReadUsage(ctx context.Context, dirs []string, w Window) ([]Usage, error) {
 // (Usage, Dropped, Segments, Skipped, ToolCalls); Sessions and Calls stay
 // empty.
 func ScanUsage(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
-	return scan(ctx, dirs, w, false)
+	return scan(ctx, dirs, w, scanUsage)
+}
+
+// ScanStats reads what ScanUsage does, plus per session the counts of its
+// calls by tool and outcome that Summarize and SummarizeEffects need, so
+// stats never holds the call records; Sessions, Calls and each Usage's
+// Tools stay empty (the counts name tools by id).
+func ScanStats(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
+	return scan(ctx, dirs, w, scanStats)
 }
 
 // ReadAll returns the sessions started in w and all their calls.
 func ReadAll(ctx context.Context, dirs []string, w Window) ([]Session, []Call, error) {
-	snap, err := scan(ctx, dirs, w, true)
+	snap, err := scan(ctx, dirs, w, scanFull)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,20 +134,18 @@ func ReadAll(ctx context.Context, dirs []string, w Window) ([]Session, []Call, e
 // Scan reads everything ReadAll and ReadUsage do, plus the drop count and
 // which segments were read or skipped.
 func Scan(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
-	return scan(ctx, dirs, w, true)
+	return scan(ctx, dirs, w, scanFull)
 }
 
-// sessionAcc merges one session's records across segments.
-type sessionAcc struct {
-	s         Session
-	record    bool // a session record was seen (else s is synthesised from calls)
+// accExtra is what merging one session's records across segments needs
+// beside its Usage.
+type accExtra struct {
+	record    bool // a session record was seen (else the session is synthesised from calls)
+	merged    bool // joined to the earliest record of its trace (mergeTraces)
+	unsorted  bool // Usage.Tools holds a second segment's set appended
 	firstCall time.Time
-	tools     []string // sorted unless unsorted
-	unsorted  bool
 	switches  []Switch
-	calls     int
-	denied    int
-	unknown   int
+	tally     *sessionTally // with scanStats
 }
 
 // perSegment accumulates one segment's calls by session number.
@@ -109,9 +153,24 @@ type perSegment struct {
 	calls, denied, unknown int
 	first                  uint64 // first call start, Unix ns
 	tools                  []uint64
+	last                   uint64    // latest call end, Unix ns (scanStats)
+	toolCalls, outcomes    []idCount // (scanStats)
 }
 
-func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, error) {
+// scanState is what a scan keeps across segments.
+type scanState struct {
+	// The sessions merged so far, in the order first seen: their Usage is
+	// built in place, then sorted in place, so a scan holds one Usage per
+	// session and never a second copy.
+	index    map[string]int32 // session id -> index in usage and extra
+	usage    []Usage
+	extra    []accExtra
+	toolIDs  map[string]int32  // tool name -> id in Snapshot.toolNames (scanStats)
+	otherIDs map[Outcome]int32 // outcome outside the coded ones -> id (scanStats)
+}
+
+func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapshot, error) {
+	full := mode == scanFull
 	if len(dirs) == 0 {
 		return nil, errors.New("read telemetry: no directory given")
 	}
@@ -120,7 +179,17 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		return nil, err
 	}
 	snap := &Snapshot{ToolCalls: map[string]int{}}
-	accs := map[string]*sessionAcc{}
+	st := &scanState{toolIDs: map[string]int32{}, otherIDs: map[Outcome]int32{}}
+	if mode == scanStats {
+		snap.outcomeNames = make([]Outcome, 0, 8)
+		for code := byte(0); ; code++ {
+			o, ok := outcomeOfCode(code)
+			if !ok {
+				break
+			}
+			snap.outcomeNames = append(snap.outcomeNames, o)
+		}
+	}
 	var calls []Call
 	for _, seg := range segs {
 		if err := ctx.Err(); err != nil {
@@ -138,7 +207,7 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 			return nil, err
 		}
 		err = db.View(func(tx *bolt.Tx) error {
-			return readSegment(ctx, tx, seg.Path, w, full, accs, &calls, snap)
+			return readSegment(ctx, tx, seg.Path, w, mode, st, &calls, snap)
 		})
 		db.Close()
 		if err != nil {
@@ -147,36 +216,57 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 		snap.Segments = append(snap.Segments, seg)
 	}
 
-	alias := mergeTraces(accs)
-	// Sort pointers, not records: a Usage is hundreds of bytes and there
+	alias := mergeTraces(st)
+	// Sort indices, not records: a Usage is hundreds of bytes and there
 	// may be millions of sessions.
-	kept := make([]*sessionAcc, 0, len(accs))
-	for id, a := range accs {
-		if !a.record {
-			a.s = Session{ID: id, Start: a.firstCall}
+	kept := make([]int32, 0, len(st.usage))
+	for i := range st.usage {
+		u, x := &st.usage[i], &st.extra[i]
+		if x.merged {
+			continue // joined to another record of its trace (mergeTraces)
 		}
-		if w.Contains(a.s.Start) {
-			kept = append(kept, a)
+		if !x.record {
+			u.Session = Session{ID: u.Session.ID, Start: x.firstCall}
+		}
+		if !w.Contains(u.Session.Start) {
+			continue
+		}
+		kept = append(kept, int32(i))
+		if len(x.switches) > 0 {
+			u.Session.Switches = mergeSwitches(u.Session.Switches, x.switches)
+		}
+		if x.unsorted {
+			slices.Sort(u.Tools)
+			u.Tools = slices.Compact(u.Tools)
 		}
 	}
-	sort.Slice(kept, func(i, j int) bool { return sessionLess(&kept[i].s, &kept[j].s) })
-	keep := make(map[string]bool, len(kept))
-	snap.Usage = make([]Usage, len(kept))
+	st.index = nil
+	sort.Slice(kept, func(i, j int) bool { return sessionLess(&st.usage[kept[i]].Session, &st.usage[kept[j]].Session) })
+	if mode == scanStats {
+		snap.tallies = make([]sessionTally, len(kept))
+		for k, i := range kept {
+			if t := st.extra[i].tally; t != nil {
+				snap.tallies[k] = *t
+			}
+		}
+	}
+	st.extra = nil
+	snap.Usage = gather(st.usage, kept)
+	st.usage = nil
+	var keep map[string]bool
 	if full {
-		snap.Sessions = make([]Session, len(kept))
+		keep = make(map[string]bool, len(snap.Usage))
+		snap.Sessions = make([]Session, len(snap.Usage))
 	}
-	for i, a := range kept {
-		keep[a.s.ID] = true
-		if len(a.switches) > 0 {
-			a.s.Switches = mergeSwitches(a.s.Switches, a.switches)
-		}
-		if a.unsorted {
-			slices.Sort(a.tools)
-			a.tools = slices.Compact(a.tools)
-		}
-		snap.Usage[i] = Usage{Session: a.s, Tools: a.tools, Calls: a.calls, Denied: a.denied, Unknown: a.unknown}
+	for k := range snap.Usage {
+		u := &snap.Usage[k]
 		if full {
-			snap.Sessions[i] = a.s
+			keep[u.Session.ID] = true
+			snap.Sessions[k] = u.Session
+		}
+		if mode == scanStats {
+			snap.tallies[k].session = &u.Session
+			snap.tallies[k].id = u.Session.ID
 		}
 	}
 	if full {
@@ -198,6 +288,44 @@ func scan(ctx context.Context, dirs []string, w Window, full bool) (*Snapshot, e
 	return snap, nil
 }
 
+// gather returns us reordered in place so that element k is the one at
+// kept[k], cut to len(kept): the permutation is applied cycle by cycle,
+// with one Usage of scratch space.
+func gather(us []Usage, kept []int32) []Usage {
+	// perm: kept first, then the rest, so it is a permutation of us.
+	perm := make([]int32, 0, len(us))
+	in := make([]bool, len(us))
+	for _, i := range kept {
+		perm = append(perm, i)
+		in[i] = true
+	}
+	for i := range us {
+		if !in[i] {
+			perm = append(perm, int32(i))
+		}
+	}
+	done := make([]bool, len(us))
+	for start := range us {
+		if done[start] {
+			continue
+		}
+		tmp := us[start]
+		k := start
+		for {
+			done[k] = true
+			next := int(perm[k])
+			if next == start {
+				us[k] = tmp
+				break
+			}
+			us[k] = us[next]
+			k = next
+		}
+	}
+	clear(us[len(kept):]) // the sessions outside the window
+	return us[:len(kept):len(kept)]
+}
+
 func sessionLess(a, b *Session) bool {
 	if !a.Start.Equal(b.Start) {
 		return a.Start.Before(b.Start)
@@ -211,7 +339,8 @@ func mergeSwitches(a, b []Switch) []Switch {
 	return slices.CompactFunc(all, func(x, y Switch) bool { return x.Time.Equal(y.Time) && x.Group == y.Group })
 }
 
-func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full bool, accs map[string]*sessionAcc, calls *[]Call, snap *Snapshot) error {
+func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode scanMode, st *scanState, calls *[]Call, snap *Snapshot) error {
+	full := mode == scanFull
 	meta := readMeta(tx)
 	// A segment closed before the window holds only sessions started before
 	// it: its calls, switches and drops are not read. Its session records
@@ -246,18 +375,37 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 	for r, tn := range byName {
 		rank[tn] = uint32(r)
 	}
-	var slab []sessionAcc // one allocation per 1024 sessions, not per session
-	acc := func(id string) *sessionAcc {
-		a := accs[id]
-		if a == nil {
-			if len(slab) == 0 {
-				slab = make([]sessionAcc, 1024)
+	if st.index == nil {
+		// Sized from the first segment: most directories hold one or a
+		// few, and regrowing million-entry tables costs more than the guess.
+		st.index = make(map[string]int32, len(names))
+		st.usage = make([]Usage, 0, len(names))
+		st.extra = make([]accExtra, 0, len(names))
+	}
+	// Tool ids across segments, for the tallies.
+	var toolID []int32
+	if mode == scanStats {
+		toolID = make([]int32, len(tools))
+		for tn, name := range tools {
+			id, ok := st.toolIDs[name]
+			if !ok {
+				id = int32(len(snap.toolNames))
+				st.toolIDs[name] = id
+				snap.toolNames = append(snap.toolNames, name)
 			}
-			a = &slab[0]
-			slab = slab[1:]
-			accs[id] = a
+			toolID[tn] = id
 		}
-		return a
+	}
+	// acc returns the session's accumulators, valid until the next call.
+	acc := func(id string) (*Usage, *accExtra) {
+		i, ok := st.index[id]
+		if !ok {
+			i = int32(len(st.usage))
+			st.index[id] = i
+			st.usage = append(st.usage, Usage{Session: Session{ID: id}})
+			st.extra = append(st.extra, accExtra{})
+		}
+		return &st.usage[i], &st.extra[i]
 	}
 	intern := map[string]string{}
 	if err := tx.Bucket([]byte(bucketSessions)).ForEach(func(k, v []byte) error {
@@ -266,12 +414,12 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 			return bad("sessions", k, cmpErr(err, "unknown session number"))
 		}
 		s.ID = names[sn]
-		a := acc(s.ID)
+		u, x := acc(s.ID)
 		// A later segment's record replaces an earlier one unless only the
 		// earlier one saw the session end.
-		if !a.record || !s.End.IsZero() || a.s.End.IsZero() {
-			a.s = s
-			a.record = true
+		if !x.record || !s.End.IsZero() || u.Session.End.IsZero() {
+			u.Session = s
+			x.record = true
 		}
 		return nil
 	}); err != nil {
@@ -285,8 +433,8 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		if err != nil || int(sn) >= len(names) {
 			return bad("switches", k, cmpErr(err, "unknown session number"))
 		}
-		a := acc(names[sn])
-		a.switches = append(a.switches, sw)
+		_, x := acc(names[sn])
+		x.switches = append(x.switches, sw)
 		return nil
 	}); err != nil {
 		return err
@@ -302,6 +450,9 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		}
 	}()
 	words := (len(tools) + 63) / 64
+	if mode == scanStats {
+		words = 0 // stats counts tools by id in the tallies, without sets
+	}
 	sets := make([]uint64, len(names)*words) // per session number, words each
 	c := tx.Bucket([]byte(bucketCalls)).Cursor()
 	var k, v []byte
@@ -320,6 +471,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		}
 		var sn, tn uint32
 		var outcome Outcome
+		var end uint64
 		if full {
 			call, s, t, err := decodeCall(k, v)
 			if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
@@ -334,7 +486,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 			sn = uint32(r.uvarint())
 			r.uvarint()
 			tn = uint32(r.uvarint())
-			r.uvarint()
+			end = binary.BigEndian.Uint64(k) + r.uvarint()
 			outcome = r.outcome()
 			if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
 				return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
@@ -347,37 +499,82 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, full b
 		}
 		p.calls++
 		toolCalls[tn]++
-		r := rank[tn]
-		p.tools[r/64] |= 1 << (r % 64)
+		if words > 0 {
+			r := rank[tn]
+			p.tools[r/64] |= 1 << (r % 64)
+		}
 		switch outcome {
 		case OutcomeDenied:
 			p.denied++
 		case OutcomeUnknownTool:
 			p.unknown++
 		}
+		if mode == scanStats {
+			p.last = max(p.last, end)
+			p.toolCalls = addCount(p.toolCalls, toolID[tn], 1)
+			p.outcomes = addCount(p.outcomes, outcomeID(outcome, st, snap), 1)
+		}
 	}
 	for sn, p := range per {
 		if p.calls == 0 {
 			continue
 		}
-		a := acc(names[sn])
+		u, x := acc(names[sn])
 		first := time.Unix(0, int64(p.first)).UTC()
-		if a.firstCall.IsZero() || first.Before(a.firstCall) {
-			a.firstCall = first
+		if x.firstCall.IsZero() || first.Before(x.firstCall) {
+			x.firstCall = first
 		}
-		a.calls += p.calls
-		a.denied += p.denied
-		a.unknown += p.unknown
-		a.unsorted = len(a.tools) > 0 // a second segment's set is appended
+		u.Calls += p.calls
+		u.Denied += p.denied
+		u.Unknown += p.unknown
+		if mode == scanStats {
+			t := x.tally
+			if t == nil {
+				// The session's first segment: its counts become the tally.
+				x.tally = &sessionTally{tools: p.toolCalls, outcomes: p.outcomes, lastEnd: time.Unix(0, int64(p.last)).UTC()}
+				continue // stats reads no tool names
+			}
+			if last := time.Unix(0, int64(p.last)).UTC(); last.After(t.lastEnd) {
+				t.lastEnd = last
+			}
+			for _, c := range p.toolCalls {
+				t.tools = addCount(t.tools, c.id, c.n)
+			}
+			for _, c := range p.outcomes {
+				t.outcomes = addCount(t.outcomes, c.id, c.n)
+			}
+			continue
+		}
+		x.unsorted = len(u.Tools) > 0 // a second segment's set is appended
+		n := 0
+		for _, word := range p.tools {
+			n += bits.OnesCount64(word)
+		}
+		u.Tools = slices.Grow(u.Tools, n) // one exact allocation, not doublings
 		for wi, word := range p.tools {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
-				a.tools = append(a.tools, tools[byName[wi*64+b]])
+				u.Tools = append(u.Tools, tools[byName[wi*64+b]])
 			}
 		}
 	}
 	return nil
+}
+
+// outcomeID is the id of o in snap.outcomeNames: its stored code for the
+// coded outcomes, else one given at first sight.
+func outcomeID(o Outcome, st *scanState, snap *Snapshot) int32 {
+	if code := outcomeCode(o); code != outcomeOther {
+		return int32(code)
+	}
+	id, ok := st.otherIDs[o]
+	if !ok {
+		id = int32(len(snap.outcomeNames))
+		st.otherIDs[o] = id
+		snap.outcomeNames = append(snap.outcomeNames, o)
+	}
+	return id
 }
 
 // numberedNames reads a bucket of 4-byte numbers to names into a slice

@@ -154,7 +154,12 @@ func createSegment(path, replica string, created time.Time) (*bolt.DB, error) {
 // createSegmentMax is createSegment with a cap on the file size (0: none):
 // bbolt refuses to grow the file past it, as a full disk would.
 func createSegmentMax(path, replica string, created time.Time, maxSize int) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: LockTimeout, MaxSize: maxSize})
+	return createSegmentWith(path, replica, created, &bolt.Options{Timeout: LockTimeout, MaxSize: maxSize})
+}
+
+// createSegmentWith is createSegment with bbolt options of the caller's.
+func createSegmentWith(path, replica string, created time.Time, opts *bolt.Options) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, opts)
 	if err != nil {
 		return nil, openError(path, err)
 	}

@@ -37,88 +37,153 @@ type StatRow struct {
 
 // Summarize counts snap's sessions and calls. Each breakdown is sorted by
 // calls, most first, then by name; a session without calls still counts
-// for its client.
+// for its client. snap is a Scan's, or a ScanStats' (which holds counts
+// instead of the calls).
 func Summarize(snap *Snapshot) Stats {
-	st := Stats{Sessions: len(snap.Sessions), Calls: len(snap.Calls), Dropped: snap.Dropped, Segments: len(snap.Segments)}
+	tallies, toolNames, outcomeNames := snap.statTallies()
+	st := Stats{Dropped: snap.Dropped, Segments: len(snap.Segments)}
 	for _, s := range snap.Skipped {
 		st.Skipped = append(st.Skipped, s.Path)
 	}
 	var first, last time.Time
-	client, rule := map[string]string{}, map[string]string{}
-	for _, s := range snap.Sessions {
-		if first.IsZero() || s.Start.Before(first) {
-			first = s.Start
+	// Each session is visited once, so a key's sessions are a count, not
+	// a set; tools and outcomes are ids, clients and rules few.
+	tools := make([]tally, len(toolNames))
+	outcomes := make([]tally, len(outcomeNames))
+	clients, rules := keyed{}, keyed{}
+	for i := range tallies {
+		t := &tallies[i]
+		calls := 0
+		for _, c := range t.tools {
+			tools[c.id].calls += int(c.n)
+			tools[c.id].sessions++
+			calls += int(c.n)
 		}
-		last = later(last, later(s.Start, s.End))
-		name := s.ClientName
-		if name == "" {
-			name = "(unnamed)"
+		for _, c := range t.outcomes {
+			outcomes[c.id].calls += int(c.n)
+			outcomes[c.id].sessions++
 		}
-		if s.ClientVersion != "" {
-			name += " " + s.ClientVersion
+		st.Calls += calls
+		last = later(last, t.lastEnd)
+		client := ""
+		if s := t.session; s != nil {
+			st.Sessions++
+			if first.IsZero() || s.Start.Before(first) {
+				first = s.Start
+			}
+			last = later(last, later(s.Start, s.End))
+			client = s.ClientName
+			if client == "" {
+				client = "(unnamed)"
+			}
+			if s.ClientVersion != "" {
+				client += " " + s.ClientVersion
+			}
+			rules.add(s.Attribution.Name(), calls)
 		}
-		client[s.ID] = name
-		rule[s.ID] = s.Attribution.Name()
+		clients.add(client, calls)
 	}
-	tools, clients, outcomes, rules := breakdown{}, breakdown{}, breakdown{}, breakdown{}
-	for _, s := range snap.Sessions { // sessions without calls still count
-		clients.session(client[s.ID], s.ID)
-		rules.session(rule[s.ID], s.ID)
-	}
-	for _, c := range snap.Calls {
-		last = later(last, c.Start.Add(c.Duration))
-		tools.call(c.Tool, c.Session)
-		clients.call(client[c.Session], c.Session)
-		if r, ok := rule[c.Session]; ok {
-			rules.call(r, c.Session)
+	st.Tools = rowsOf(tools, func(id int) string { return toolNames[id] })
+	st.Outcomes = rowsOf(outcomes, func(id int) string {
+		if outcomeNames[id] == "" {
+			return "(not recorded)"
 		}
-		o := string(c.Outcome)
-		if o == "" {
-			o = "(not recorded)"
-		}
-		outcomes.call(o, c.Session)
-	}
-	st.Tools, st.Clients, st.Outcomes, st.Attribution = tools.rows(), clients.rows(), outcomes.rows(), rules.rows()
+		return string(outcomeNames[id])
+	})
+	st.Clients, st.Attribution = clients.rows(), rules.rows()
 	if !first.IsZero() {
 		st.Since, st.Until = &first, &last
 	}
 	return st
 }
 
-// breakdown accumulates calls and distinct sessions per key.
-type breakdown map[string]*tally
-
-type tally struct {
-	calls    int
-	sessions map[string]bool
-}
-
-func (b breakdown) session(key, session string) {
-	a := b[key]
-	if a == nil {
-		a = &tally{sessions: map[string]bool{}}
-		b[key] = a
+// statTallies returns the per-session tallies of snap and the names of
+// the ids they use: a ScanStats' own, or counted from Sessions and Calls.
+// Calls of a session not in Sessions are tallied by session id, without
+// a session.
+func (snap *Snapshot) statTallies() ([]sessionTally, []string, []Outcome) {
+	if snap.tallies != nil {
+		return snap.tallies, snap.toolNames, snap.outcomeNames
 	}
-	a.sessions[session] = true
-}
-
-func (b breakdown) call(key, session string) {
-	b.session(key, session)
-	b[key].calls++
-}
-
-func (b breakdown) rows() []StatRow {
-	out := make([]StatRow, 0, len(b))
-	for k, a := range b {
-		out = append(out, StatRow{Name: k, Calls: a.calls, Sessions: len(a.sessions)})
+	tallies := make([]sessionTally, len(snap.Sessions))
+	index := make(map[string]int, len(snap.Sessions))
+	for i := range snap.Sessions {
+		tallies[i] = sessionTally{session: &snap.Sessions[i], id: snap.Sessions[i].ID}
+		index[snap.Sessions[i].ID] = i
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Calls != out[j].Calls {
-			return out[i].Calls > out[j].Calls
+	toolIDs, outcomeIDs := map[string]int32{}, map[Outcome]int32{}
+	var toolNames []string
+	var outcomeNames []Outcome
+	for _, c := range snap.Calls {
+		i, ok := index[c.Session]
+		if !ok {
+			i = len(tallies)
+			index[c.Session] = i
+			tallies = append(tallies, sessionTally{id: c.Session})
 		}
-		return out[i].Name < out[j].Name
-	})
+		tid, ok := toolIDs[c.Tool]
+		if !ok {
+			tid = int32(len(toolNames))
+			toolIDs[c.Tool] = tid
+			toolNames = append(toolNames, c.Tool)
+		}
+		oid, ok := outcomeIDs[c.Outcome]
+		if !ok {
+			oid = int32(len(outcomeNames))
+			outcomeIDs[c.Outcome] = oid
+			outcomeNames = append(outcomeNames, c.Outcome)
+		}
+		t := &tallies[i]
+		t.tools = addCount(t.tools, tid, 1)
+		t.outcomes = addCount(t.outcomes, oid, 1)
+		t.lastEnd = later(t.lastEnd, c.Start.Add(c.Duration))
+	}
+	return tallies, toolNames, outcomeNames
+}
+
+type tally struct{ calls, sessions int }
+
+// keyed counts calls and sessions per key, for keys that are few.
+type keyed map[string]*tally
+
+func (k keyed) add(key string, calls int) {
+	t := k[key]
+	if t == nil {
+		t = &tally{}
+		k[key] = t
+	}
+	t.calls += calls
+	t.sessions++
+}
+
+func (k keyed) rows() []StatRow {
+	out := make([]StatRow, 0, len(k))
+	for name, t := range k {
+		out = append(out, StatRow{Name: name, Calls: t.calls, Sessions: t.sessions})
+	}
+	sortRows(out)
 	return out
+}
+
+// rowsOf makes rows of the ids with a session.
+func rowsOf(ts []tally, name func(id int) string) []StatRow {
+	out := make([]StatRow, 0, len(ts))
+	for id, t := range ts {
+		if t.sessions > 0 {
+			out = append(out, StatRow{Name: name(id), Calls: t.calls, Sessions: t.sessions})
+		}
+	}
+	sortRows(out)
+	return out
+}
+
+func sortRows(rows []StatRow) {
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Calls != rows[j].Calls {
+			return rows[i].Calls > rows[j].Calls
+		}
+		return rows[i].Name < rows[j].Name
+	})
 }
 
 func later(a, b time.Time) time.Time {
@@ -153,42 +218,54 @@ type ToolEffect struct {
 // calls to tools not in catalog when there are any. Tools of a kind not
 // listed, and calls to them, are left out.
 func SummarizeEffects(snap *Snapshot, kinds []string, catalog []ToolEffect) []EffectStat {
-	rows := map[string]*EffectStat{}
-	sessions := map[string]map[string]bool{}
+	tallies, toolNames, _ := snap.statTallies()
+	rows := make([]EffectStat, 0, len(kinds)+1)
+	row := map[string]int{}
 	for _, k := range append(kinds[:len(kinds):len(kinds)], NotInCatalog) {
-		rows[k] = &EffectStat{Kind: k}
-		sessions[k] = map[string]bool{}
+		row[k] = len(rows)
+		rows = append(rows, EffectStat{Kind: k})
 	}
 	kindOf := map[string]string{}
 	for _, t := range catalog {
 		kindOf[t.Name] = t.Kind
-		row := rows[t.Kind]
-		if row == nil {
+		i, ok := row[t.Kind]
+		if !ok {
 			continue
 		}
-		row.Tools++
+		rows[i].Tools++
 		if t.External {
-			row.External++
+			rows[i].External++
 		}
 	}
-	for _, c := range snap.Calls {
-		k, ok := kindOf[c.Tool]
+	rowOf := make([]int, len(toolNames)) // tool id -> row, -1 for a kind not listed
+	for id, name := range toolNames {
+		k, ok := kindOf[name]
 		if !ok {
 			k = NotInCatalog
 		}
-		if row := rows[k]; row != nil {
-			row.Calls++
-			sessions[k][c.Session] = true
+		if i, ok := row[k]; ok {
+			rowOf[id] = i
+		} else {
+			rowOf[id] = -1
 		}
 	}
-	out := make([]EffectStat, 0, len(rows))
-	for _, k := range kinds {
-		rows[k].Sessions = len(sessions[k])
-		out = append(out, *rows[k])
+	seen := make([]int, len(rows)) // the last tally (plus one) counted per row
+	for ti := range tallies {
+		for _, c := range tallies[ti].tools {
+			i := rowOf[c.id]
+			if i < 0 {
+				continue
+			}
+			rows[i].Calls += int(c.n)
+			if seen[i] != ti+1 {
+				seen[i] = ti + 1
+				rows[i].Sessions++
+			}
+		}
 	}
-	if row := rows[NotInCatalog]; row.Calls > 0 {
-		row.Sessions = len(sessions[NotInCatalog])
-		out = append(out, *row)
+	out := rows[:len(kinds)]
+	if nic := rows[len(kinds)]; nic.Calls > 0 {
+		out = append(out, nic)
 	}
 	return out
 }

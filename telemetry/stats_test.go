@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -90,5 +92,83 @@ func TestSummarizeAttribution(t *testing.T) {
 	want := []StatRow{{"trace", 3, 2}, {"connection", 1, 1}, {"caller", 0, 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("attribution %+v, want %+v", got, want)
+	}
+}
+
+// TestScanStatsMatchesScan: stats from ScanStats' counts equal stats from
+// Scan's call records, over several segments, outcomes outside the coded
+// ones, a session known only from its calls and windows, while ScanStats
+// holds no call record.
+func TestScanStatsMatchesScan(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for seg := range 2 {
+		r, err := OpenRecorder(dir, RecorderOptions{Replica: fmt.Sprint("r", seg)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 40 {
+			id := fmt.Sprintf("s%d", i%30) // sessions 0-9 span both segments
+			start := t0.Add(time.Duration(seg*40+i) * time.Minute)
+			if i%7 != 3 {
+				r.Session(Session{ID: id, Start: t0.Add(time.Duration(i%30) * time.Minute), ClientName: fmt.Sprint("c", i%3), ClientVersion: fmt.Sprint(i % 2), Attribution: []Attribution{AttributionConnection, AttributionTrace, AttributionCaller}[i%3]})
+			}
+			outcome := Outcomes()[i%len(Outcomes())]
+			if i%11 == 0 {
+				outcome = "from_the_future"
+			}
+			r.Call(Call{Session: id, Seq: uint64(seg*100 + i), Tool: fmt.Sprint("tool", i%5), Start: start, Duration: time.Duration(i) * time.Second, Outcome: outcome})
+			r.Call(Call{Session: id, Seq: uint64(seg*100 + i + 50), Tool: "tool0", Start: start.Add(time.Second)})
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kinds := []string{"read", "mutate"}
+	catalog := []ToolEffect{{Name: "tool0", Kind: "read"}, {Name: "tool1", Kind: "mutate", External: true}, {Name: "tool2", Kind: "evaluate"}}
+	for _, w := range []Window{{}, {Since: t0.Add(10 * time.Minute)}, {Until: t0.Add(20 * time.Minute)}} {
+		full, err := Scan(context.Background(), []string{dir}, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted, err := ScanStats(context.Background(), []string{dir}, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(counted.Calls) != 0 || len(counted.Sessions) != 0 {
+			t.Fatalf("window %v: ScanStats held %d calls and %d sessions", w, len(counted.Calls), len(counted.Sessions))
+		}
+		want, got := Summarize(full), Summarize(counted)
+		if want.Calls == 0 {
+			t.Fatalf("window %v: no calls to compare", w)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("window %v: from counts\n%+v\nfrom calls\n%+v", w, got, want)
+		}
+		if got, want := SummarizeEffects(counted, kinds, catalog), SummarizeEffects(full, kinds, catalog); !reflect.DeepEqual(got, want) {
+			t.Errorf("window %v: effects from counts %+v, from calls %+v", w, got, want)
+		}
+	}
+}
+
+// TestGather: the in-place reordering keeps exactly the kept usages, in
+// the order given.
+func TestGather(t *testing.T) {
+	for _, kept := range [][]int32{{}, {0}, {2, 0, 1}, {4, 1}, {1, 2, 3, 4, 0}, {3}} {
+		us := make([]Usage, 5)
+		for i := range us {
+			us[i].Session.ID = fmt.Sprint(i)
+		}
+		got := gather(us, kept)
+		var ids, want []string
+		for _, u := range got {
+			ids = append(ids, u.Session.ID)
+		}
+		for _, i := range kept {
+			want = append(want, fmt.Sprint(i))
+		}
+		if !reflect.DeepEqual(ids, want) {
+			t.Errorf("gather(%v) = %v, want %v", kept, ids, want)
+		}
 	}
 }

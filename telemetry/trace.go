@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -121,36 +118,20 @@ func DecodeTrace(r io.Reader, name string, skipBad bool) ([]TraceSession, []Line
 }
 
 func decodeTrace(r io.Reader, name string, skipBad bool, maxLine int) ([]TraceSession, []LineError, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, min(64<<10, maxLine)), maxLine)
 	var out []TraceSession
 	var bad []LineError
 	seen := map[string]int{}
-	line := 1
-	for ; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
+	err := scanTrace(context.Background(), r, name, maxLine, func(line int, ts *TraceSession) error {
+		if prev, dup := seen[ts.Session]; dup {
+			bad = append(bad, LineError{File: name, Line: line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", ts.Session, prev)})
+			return nil
 		}
-		ts, err := decodeTraceLine(text)
-		if err == nil {
-			if prev, dup := seen[ts.Session]; dup {
-				err = fmt.Errorf("session %q already on line %d (session ids must be unique)", ts.Session, prev)
-			} else {
-				seen[ts.Session] = line
-			}
-		}
-		if err != nil {
-			bad = append(bad, LineError{File: name, Line: line, Err: err})
-			continue
-		}
-		out = append(out, ts)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, bad, fmt.Errorf("read trace %s:%d: a line longer than %d bytes (one session per line)", name, line, maxLine)
-		}
-		return nil, bad, fmt.Errorf("read trace %s: %w", name, err)
+		seen[ts.Session] = line
+		out = append(out, *ts)
+		return nil
+	}, func(e LineError) { bad = append(bad, e) })
+	if err != nil {
+		return nil, bad, err
 	}
 	if len(bad) > 0 && !skipBad {
 		return nil, bad, fmt.Errorf("trace %s: %d malformed line(s), first %w", name, len(bad), &bad[0])
@@ -158,17 +139,136 @@ func decodeTrace(r io.Reader, name string, skipBad bool, maxLine int) ([]TraceSe
 	return out, bad, nil
 }
 
-func decodeTraceLine(text []byte) (TraceSession, error) {
-	var ts TraceSession
-	dec := json.NewDecoder(bytes.NewReader(text))
-	if err := dec.Decode(&ts); err != nil {
-		if fe := (fieldError{}); errors.As(err, &fe) {
-			return ts, fe.err
+// ScanTrace reads a trace file and passes each well-formed session to fn,
+// in file order, with its line number, and each malformed line to bad;
+// name is used in errors. Repeated session ids are left to the caller.
+// Lines are decoded on every CPU a chunk at a time, so a file of any size
+// is held only a few chunks at once; fn must not keep ts past the call.
+// ScanTrace stops at fn's first error and returns it.
+func ScanTrace(ctx context.Context, r io.Reader, name string, fn func(line int, ts *TraceSession) error, bad func(LineError)) error {
+	return scanTrace(ctx, r, name, maxTraceLine, fn, bad)
+}
+
+// scanChunk is how many lines a ScanTrace worker decodes at a time.
+const scanChunk = 1 << 12
+
+// scanned is one decoded line: a session, or err for a malformed line.
+type scanned struct {
+	line int
+	ts   TraceSession
+	err  error
+}
+
+func scanTrace(ctx context.Context, r io.Reader, name string, maxLine int, fn func(line int, ts *TraceSession) error, bad func(LineError)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	futures := make(chan chan []scanned, runtime.GOMAXPROCS(0)+1)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(futures)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, min(64<<10, maxLine)), maxLine)
+		var data []byte
+		var starts []int // line number, then offset of its end, per line
+		launch := func() bool {
+			if len(starts) == 0 {
+				return true
+			}
+			fut := make(chan []scanned, 1)
+			select {
+			case futures <- fut:
+			case <-ctx.Done():
+				return false
+			}
+			go func(data []byte, starts []int) {
+				res := make([]scanned, len(starts)/2)
+				in := newInterner()
+				slab := make([]TraceCall, 0, 6*len(res))
+				off := 0
+				for i := range res {
+					end := starts[2*i+1]
+					res[i].line = starts[2*i]
+					res[i].ts, res[i].err = decodeTraceLine(data[off:end], in, &slab)
+					off = end
+				}
+				fut <- res
+			}(data, starts)
+			data, starts = make([]byte, 0, len(data)), make([]int, 0, 2*scanChunk)
+			return true
 		}
-		return ts, fmt.Errorf(`not a session object: %v (want {"session": ..., "client": {...}, "calls": [{"tool": ...}]})`, err)
+		line := 1
+		for ; sc.Scan(); line++ {
+			text := bytes.TrimSpace(sc.Bytes())
+			if len(text) == 0 {
+				continue
+			}
+			data = append(data, text...)
+			starts = append(starts, line, len(data))
+			if len(starts) == 2*scanChunk && !launch() {
+				return
+			}
+		}
+		if !launch() {
+			return
+		}
+		if err := sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				readErr <- fmt.Errorf("read trace %s:%d: a line longer than %d bytes (one session per line)", name, line, maxLine)
+			} else {
+				readErr <- fmt.Errorf("read trace %s: %w", name, err)
+			}
+		}
+	}()
+	var stop error
+	for fut := range futures {
+		res := <-fut // waited for even after a stop, so no worker outlives the call
+		if stop != nil {
+			continue
+		}
+		for i := range res {
+			if res[i].err != nil {
+				bad(LineError{File: name, Line: res[i].line, Err: res[i].err})
+				continue
+			}
+			if stop = fn(res[i].line, &res[i].ts); stop != nil {
+				cancel()
+				break
+			}
+		}
+		if stop == nil {
+			if stop = ctx.Err(); stop != nil {
+				cancel()
+			}
+		}
 	}
-	if dec.More() {
-		return ts, errors.New("more than one JSON value on the line (one session per line)")
+	if stop != nil {
+		return stop
+	}
+	select {
+	case err := <-readErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+// decodeTraceLine decodes one line: by scanTraceSession when the line has
+// the common shape, else by encoding/json. in shares the strings of tool
+// names and clients across lines.
+func decodeTraceLine(text []byte, in *interner, slab *[]TraceCall) (TraceSession, error) {
+	ts, ok := scanTraceSession(text, in, slab)
+	if !ok {
+		ts = TraceSession{}
+		dec := json.NewDecoder(bytes.NewReader(text))
+		if err := dec.Decode(&ts); err != nil {
+			if fe := (fieldError{}); errors.As(err, &fe) {
+				return ts, fe.err
+			}
+			return ts, fmt.Errorf(`not a session object: %v (want {"session": ..., "client": {...}, "calls": [{"tool": ...}]})`, err)
+		}
+		if dec.More() {
+			return ts, errors.New("more than one JSON value on the line (one session per line)")
+		}
 	}
 	if ts.Session == "" {
 		return ts, errors.New(`missing "session" id`)
@@ -262,105 +362,4 @@ func EncodeTrace(w io.Writer, sessions []Session, calls []Call) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// ImportReplica is the replica name of segments written by Import.
-const ImportReplica = "import"
-
-// ImportResult says what Import stored.
-type ImportResult struct {
-	Path     string // the segment written ("" when there was nothing to write)
-	Sessions int
-	Calls    int
-	Skipped  []string // session ids already in the telemetry directory
-}
-
-// Import stores traced sessions as one new closed segment in dir, written
-// to a temporary file and renamed, so a failed import leaves nothing.
-// Sessions whose id is already stored in dir are skipped (re-importing a
-// file does not double its calls). Sessions without "started" get now, in
-// input order. Arguments are never stored.
-func Import(ctx context.Context, dir string, traces []TraceSession, now time.Time) (ImportResult, error) {
-	var res ImportResult
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, fmt.Errorf("import into telemetry directory: %w", err)
-	}
-	existing, err := ReadUsage(ctx, []string{dir}, Window{})
-	if err != nil {
-		return res, fmt.Errorf("import: read existing sessions: %w", err)
-	}
-	have := map[string]bool{}
-	for _, u := range existing {
-		have[u.Session.ID] = true
-	}
-	var batch []event
-	first, last := time.Time{}, time.Time{}
-	for i, t := range traces {
-		if have[t.Session] {
-			res.Skipped = append(res.Skipped, t.Session)
-			continue
-		}
-		s := traceSession(t, now.UTC().Add(time.Duration(i)*time.Microsecond))
-		// Calls have no times in the format: space them a nanosecond apart
-		// from the session start so they keep their order.
-		for j, c := range t.Calls {
-			call := Call{Session: s.ID, Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c)}
-			batch = append(batch, event{kind: eventCall, call: call})
-			last = latest(last, call.Start)
-		}
-		s.End = s.Start.Add(time.Duration(len(t.Calls)))
-		batch = append(batch, event{kind: eventSession, session: &s})
-		if first.IsZero() || s.Start.Before(first) {
-			first = s.Start
-		}
-		last = latest(last, s.End)
-		res.Sessions++
-		res.Calls += len(t.Calls)
-	}
-	if res.Sessions == 0 {
-		return res, nil
-	}
-	var nonce [4]byte
-	_, _ = rand.Read(nonce[:])
-	replica := ImportReplica + "_" + hex.EncodeToString(nonce[:])
-	final := segmentPath(dir, replica, first, false)
-	tmp := filepath.Join(dir, ".import-"+hex.EncodeToString(nonce[:])+".tmp")
-	if err := writeClosedSegment(tmp, replica, first, last, batch); err != nil {
-		os.Remove(tmp)
-		return res, err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		return res, fmt.Errorf("import: %w", err)
-	}
-	res.Path = final
-	return res, nil
-}
-
-func latest(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-func writeClosedSegment(path, replica string, created, closed time.Time, batch []event) error {
-	db, err := createSegment(path, replica, created)
-	if err != nil {
-		return err
-	}
-	w, err := newSegmentWriter(db, path)
-	if err != nil {
-		db.Close()
-		return err
-	}
-	for len(batch) > 0 {
-		n := min(len(batch), 1<<16)
-		if err := w.commit(batch[:n], 0, false); err != nil {
-			db.Close()
-			return err
-		}
-		batch = batch[n:]
-	}
-	return w.close(closed, 0)
 }

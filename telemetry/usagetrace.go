@@ -554,3 +554,159 @@ func (s *scanner) skipValue(depth int) bool {
 	}
 	return false
 }
+
+// scanTraceSession recognises the common shape of a trace line exactly, as
+// scanLine does, into what encoding/json would decode: session, client,
+// started, profile and calls of tool, ok and outcome. Lines with anything
+// else (arguments, turns, escapes) return false and go to encoding/json.
+// Validation is left to decodeTraceLine, for both paths alike. Calls are
+// appended to *slab and the session's Calls is its part of it, so a chunk
+// of lines allocates its calls a few times, not once per line.
+func scanTraceSession(b []byte, in *interner, slab *[]TraceCall) (TraceSession, bool) {
+	sc := scanner{b: b}
+	var ts TraceSession
+	if !sc.eat('{') {
+		return ts, false
+	}
+	for first := true; ; first = false {
+		sc.space()
+		if sc.eat('}') {
+			break
+		}
+		if !first && !sc.eat(',') {
+			return ts, false
+		}
+		key, ok := sc.str()
+		if !ok || !sc.eat(':') {
+			return ts, false
+		}
+		switch string(key) {
+		case "session":
+			v, ok := sc.str()
+			if !ok {
+				return ts, false
+			}
+			ts.Session = string(v)
+		case "client":
+			var s Session
+			s.ClientName, s.ClientVersion = ts.Client.Name, ts.Client.Version
+			if !sc.client(&s, in) {
+				return ts, false
+			}
+			ts.Client = TraceClient{Name: s.ClientName, Version: s.ClientVersion}
+		case "started":
+			if sc.null() {
+				ts.Started, ts.StartedNoZone = nil, false
+				continue
+			}
+			v, ok := sc.str()
+			if !ok {
+				return ts, false
+			}
+			t, noZone, err := ParseTraceTime(string(v))
+			if err != nil {
+				return ts, false
+			}
+			ts.Started, ts.StartedNoZone = &t, noZone
+		case "profile":
+			if sc.null() {
+				continue // encoding/json leaves a string as it was on null
+			}
+			v, ok := sc.str()
+			if !ok {
+				return ts, false
+			}
+			ts.Profile = in.bytes(v)
+		case "calls":
+			if sc.null() {
+				ts.Calls = nil
+				continue
+			}
+			if !sc.eat('[') {
+				return ts, false
+			}
+			if cap(*slab) == 0 {
+				*slab = make([]TraceCall, 0, 64) // non-nil: "[]" decodes to an empty slice, not nil
+			}
+			from := len(*slab)
+			for firstCall := true; ; firstCall = false {
+				sc.space()
+				if sc.eat(']') {
+					break
+				}
+				if !firstCall && !sc.eat(',') {
+					return ts, false
+				}
+				c, ok := sc.traceCall(in)
+				if !ok {
+					return ts, false
+				}
+				*slab = append(*slab, c)
+			}
+			// Appended calls may have moved the slab: take them from
+			// where they are now.
+			ts.Calls = (*slab)[from:len(*slab):len(*slab)]
+		default:
+			return ts, false
+		}
+	}
+	sc.space()
+	return ts, sc.i == len(b)
+}
+
+// traceCall reads {"tool": ..., "ok": ..., "outcome": ...}.
+func (s *scanner) traceCall(in *interner) (TraceCall, bool) {
+	var c TraceCall
+	if !s.eat('{') {
+		return c, false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			return c, true
+		}
+		if !first && !s.eat(',') {
+			return c, false
+		}
+		key, ok := s.str()
+		if !ok || !s.eat(':') {
+			return c, false
+		}
+		switch string(key) {
+		case "tool":
+			if s.null() {
+				continue
+			}
+			v, ok := s.str()
+			if !ok {
+				return c, false
+			}
+			c.Tool = in.bytes(v)
+		case "outcome":
+			if s.null() {
+				continue
+			}
+			v, ok := s.str()
+			if !ok {
+				return c, false
+			}
+			c.Outcome = in.bytes(v)
+		case "ok":
+			s.space()
+			switch {
+			case s.null():
+				c.OK = nil
+			case bytes.HasPrefix(s.b[s.i:], []byte("true")):
+				s.i += 4
+				c.OK = new(true)
+			case bytes.HasPrefix(s.b[s.i:], []byte("false")):
+				s.i += 5
+				c.OK = new(false)
+			default:
+				return c, false
+			}
+		default:
+			return c, false
+		}
+	}
+}

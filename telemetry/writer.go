@@ -34,10 +34,10 @@ type event struct {
 type segmentWriter struct {
 	db          *bolt.DB
 	path        string
-	sessions    map[string]uint32 // session id -> number
-	sessionKeys map[uint32][]byte // session number -> key of its record
-	tools       map[string]uint32 // tool name -> number
-	counter     uint32            // key suffix, unique within the segment
+	sessions    map[string]uint32   // session id -> number
+	sessionKeys map[uint32][12]byte // session number -> key of its record (no pointers for the GC)
+	tools       map[string]uint32   // tool name -> number
+	counter     uint32              // key suffix, unique within the segment
 }
 
 func newSegmentWriter(db *bolt.DB, path string) (*segmentWriter, error) {
@@ -52,7 +52,7 @@ func newSegmentWriter(db *bolt.DB, path string) (*segmentWriter, error) {
 // commit left the in-memory tables ahead of the file).
 func (w *segmentWriter) load(tx *bolt.Tx) error {
 	w.sessions = map[string]uint32{}
-	w.sessionKeys = map[uint32][]byte{}
+	w.sessionKeys = map[uint32][12]byte{}
 	w.tools = map[string]uint32{}
 	if err := tx.Bucket([]byte(bucketSessionNames)).ForEach(func(k, v []byte) error {
 		w.sessions[string(v)] = binary.BigEndian.Uint32(k)
@@ -67,7 +67,10 @@ func (w *segmentWriter) load(tx *bolt.Tx) error {
 		return err
 	}
 	if err := tx.Bucket([]byte(bucketSessions)).ForEach(func(k, v []byte) error {
-		w.sessionKeys[binary.BigEndian.Uint32(k[8:])] = append([]byte(nil), k...)
+		if len(k) != 12 {
+			return fmt.Errorf("bucket %s key %x: want 12 bytes", bucketSessions, k)
+		}
+		w.sessionKeys[binary.BigEndian.Uint32(k[8:])] = [12]byte(k)
 		return nil
 	}); err != nil {
 		return err
@@ -171,15 +174,15 @@ func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
 				return err
 			}
 			key := timeKey(s.Start, sn)
-			if old, ok := w.sessionKeys[sn]; ok && string(old) != string(key) {
-				if err := sessions.Delete(old); err != nil {
+			if old, ok := w.sessionKeys[sn]; ok && string(old[:]) != string(key) {
+				if err := sessions.Delete(old[:]); err != nil {
 					return err
 				}
 			}
 			if err := sessions.Put(key, appendSession(nil, s)); err != nil {
 				return err
 			}
-			w.sessionKeys[sn] = key
+			w.sessionKeys[sn] = [12]byte(key)
 		case eventSwitch:
 			sn, err := snum(e.swOf)
 			if err != nil {

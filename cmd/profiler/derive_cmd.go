@@ -372,6 +372,7 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 		if err != nil {
 			return nil, nil, nil, 0, err
 		}
+		out = snap.Usage[:0] // in place: add writes element i over itself, no second copy
 		for _, u := range snap.Usage {
 			add(u)
 		}

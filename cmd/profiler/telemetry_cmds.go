@@ -84,8 +84,30 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
-	var all []telemetry.TraceSession
+	// Sessions are written as they are read, a batch at a time; a malformed
+	// line stops the writing (without --skip-bad), the reading goes on to
+	// report every malformed line, and the import is then aborted.
+	im, err := telemetry.NewImporter(ctx, dirs[0], time.Now())
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer im.Abort()
 	var rep traceReport
+	unknown := 0
+	add := func(t *telemetry.TraceSession) error {
+		added, err := im.Add(t)
+		if err != nil {
+			return err
+		}
+		if added {
+			for _, c := range t.Calls {
+				if !known[c.Tool] {
+					unknown++
+				}
+			}
+		}
+		return nil
+	}
 	if *otlp {
 		if *skipBad {
 			return usagef("import: --skip-bad reads JSON Lines traces; an OTLP file is read whole or not at all (drop --skip-bad)")
@@ -95,34 +117,20 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("import --otlp: %w", err)
 		}
 		fmt.Fprintf(stdout, "read %d spans: %d MCP tool calls in %d sessions, %d other spans skipped\n", stats.Spans, stats.Calls, stats.Sessions, stats.Skipped)
-		all = sessions
-	} else {
-		var err error
-		if all, err = readTraceFiles(fs.Args(), &rep); err != nil {
-			return err
+		for i := range sessions {
+			if err := add(&sessions[i]); err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
 		}
+	} else if err := importTraceFiles(ctx, fs.Args(), *skipBad, &rep, add); err != nil {
+		return err
 	}
 	if err := rep.report(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
 		return err
 	}
-	res, err := telemetry.Import(ctx, dirs[0], all, time.Now())
+	res, err := im.Commit()
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
-	}
-	skipped := map[string]bool{}
-	for _, id := range res.Skipped {
-		skipped[id] = true
-	}
-	unknown := 0
-	for _, t := range all {
-		if skipped[t.Session] {
-			continue
-		}
-		for _, c := range t.Calls {
-			if !known[c.Tool] {
-				unknown++
-			}
-		}
 	}
 	fmt.Fprintf(stdout, "imported %d sessions, %d calls into %s", res.Sessions, res.Calls, dirs[0])
 	if res.Path != "" {
@@ -141,37 +149,43 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// readTraceFiles reads JSON Lines trace files; malformed lines and
-// sessions repeated across files go to rep.
-func readTraceFiles(paths []string, rep *traceReport) ([]telemetry.TraceSession, error) {
-	var all []telemetry.TraceSession
-	from := map[string]string{} // session id -> file
-	for _, path := range paths {
+// importTraceFiles streams JSON Lines trace files to add, session by
+// session; malformed lines and sessions repeated (in a file or across
+// files) go to rep, and once there is one, without skipBad, nothing more
+// is added (the import will be aborted) while the reading goes on to
+// report every malformed line.
+func importTraceFiles(ctx context.Context, paths []string, skipBad bool, rep *traceReport, add func(*telemetry.TraceSession) error) error {
+	type seenAt struct{ file, line int32 }
+	seen := map[string]seenAt{}
+	for fi, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, fmt.Errorf("import: %w", err)
+			return fmt.Errorf("import: %w", err)
 		}
-		ts, lineErrs, err := telemetry.DecodeTrace(f, path, true)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("import: %w", err)
-		}
-		for i := range lineErrs {
-			rep.Bad = append(rep.Bad, &lineErrs[i])
-		}
-		for _, t := range ts {
-			if prev, dup := from[t.Session]; dup {
-				rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, prev))
-				continue
+		err = telemetry.ScanTrace(ctx, f, path, func(line int, t *telemetry.TraceSession) error {
+			if prev, dup := seen[t.Session]; dup {
+				if int(prev.file) == fi {
+					rep.Bad = append(rep.Bad, &telemetry.LineError{File: path, Line: line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", t.Session, prev.line)})
+				} else {
+					rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, paths[prev.file]))
+				}
+				return nil
 			}
-			from[t.Session] = path
-			all = append(all, t)
+			seen[t.Session] = seenAt{int32(fi), int32(line)}
 			if t.StartedNoZone {
 				rep.NoZone++
 			}
+			if len(rep.Bad) > 0 && !skipBad {
+				return nil // nothing will be written
+			}
+			return add(t)
+		}, func(e telemetry.LineError) { rep.Bad = append(rep.Bad, &e) })
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
 		}
 	}
-	return all, nil
+	return nil
 }
 
 // readTelemetryFlags declares the flags shared by the readers.
@@ -195,14 +209,14 @@ func telemetryWindow(name string, dirs telemetryDirs, since, until *telemetryTim
 }
 
 // scanTelemetry checks the reader flags of command name, reads the window
-// and says on stderr which segments were left out because a running server
-// writes them.
-func scanTelemetry(ctx context.Context, name string, dirs telemetryDirs, since, until *telemetryTime, stderr io.Writer) (*telemetry.Snapshot, error) {
+// with scan (telemetry.Scan or ScanStats) and says on stderr which segments
+// were left out because a running server writes them.
+func scanTelemetry(ctx context.Context, name string, scan func(context.Context, []string, telemetry.Window) (*telemetry.Snapshot, error), dirs telemetryDirs, since, until *telemetryTime, stderr io.Writer) (*telemetry.Snapshot, error) {
 	w, err := telemetryWindow(name, dirs, since, until)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := telemetry.Scan(ctx, dirs, w)
+	snap, err := scan(ctx, dirs, w)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -224,7 +238,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usagef("export: unexpected argument %q", fs.Arg(0))
 	}
-	snap, err := scanTelemetry(ctx, "export", *dirs, since, until, stderr)
+	snap, err := scanTelemetry(ctx, "export", telemetry.Scan, *dirs, since, until, stderr)
 	if err != nil {
 		return err
 	}
@@ -257,7 +271,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "table" && *format != "markdown" && *format != "json" {
 		return usagef("stats: --format %q: want table, markdown or json", *format)
 	}
-	snap, err := scanTelemetry(ctx, "stats", *dirs, since, until, stderr)
+	snap, err := scanTelemetry(ctx, "stats", telemetry.ScanStats, *dirs, since, until, stderr)
 	if err != nil {
 		return err
 	}

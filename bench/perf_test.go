@@ -1,0 +1,362 @@
+package bench_test
+
+// make perf: the performance figures of the built binaries, printed as a
+// table. Not part of make test (it takes minutes, and the 1M-session runs
+// need about a gigabyte of disk); every figure is measured in one run and
+// the gateway's are ratios against a direct call made in the same rounds:
+//
+//	make perf                                  # 100k and 1M sessions
+//	make perf PERF_SESSIONS=100000             # the analyzer at 100k only
+//
+// It prints; it asserts no time.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/bench/sessiongen"
+)
+
+const (
+	perfEnv         = "TOOLPROF_PERF"          // set to run TestPerf
+	perfBinEnv      = "TOOLPROF_BIN"           // directory of server, profiler and everything-server
+	perfSessionsEnv = "TOOLPROF_PERF_SESSIONS" // comma-separated session counts for the analyzer
+	perfRounds      = 30                       // interleaved rounds of calls, per transport
+	perfRoundCalls  = 40                       // calls per side per round
+	perfIdle        = 500                      // idle HTTP sessions held for the RSS figure
+)
+
+// perfRow is one line of the table.
+type perfRow struct{ what, value, target string }
+
+func TestPerf(t *testing.T) {
+	if os.Getenv(perfEnv) == "" {
+		t.Skipf("set %s=1 (make perf) to measure", perfEnv)
+	}
+	bin := os.Getenv(perfBinEnv)
+	if bin == "" {
+		t.Fatalf("%s: want the directory make build writes (bin/)", perfBinEnv)
+	}
+	for _, name := range []string{"server", "profiler", "everything-server"} {
+		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
+			t.Fatalf("%s: %v (run make build)", perfBinEnv, err)
+		}
+	}
+	var rows []perfRow
+	rows = append(rows, perfCalls(t, bin, "stdio")...)
+	rows = append(rows, perfCalls(t, bin, "http")...)
+	rows = append(rows, perfIdleSessions(t, bin))
+	sizes := []int{100_000, 1_000_000}
+	if v := os.Getenv(perfSessionsEnv); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				t.Fatalf("%s=%q: want comma-separated positive session counts", perfSessionsEnv, v)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	rows = append(rows, perfAnalyzer(t, bin, sizes)...)
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "measure\tvalue\ttarget")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.what, r.value, r.target)
+	}
+	tw.Flush()
+}
+
+// perfCalls times tools/call of the everything-server's test_simple_text
+// through the gateway (bin/server in front of the everything-server on
+// stdio) against the same client calling another everything-server
+// directly, over transport. Rounds alternate which side goes first, so
+// load on a shared machine falls on both.
+func perfCalls(t *testing.T, bin, transport string) []perfRow {
+	ctx := context.Background()
+	everything := filepath.Join(bin, "everything-server")
+	var gw, direct *mcp.ClientSession
+	switch transport {
+	case "stdio":
+		gw = perfConnect(t, &mcp.CommandTransport{Command: perfServerCmd(t, bin, "--", everything)})
+		direct = perfConnect(t, &mcp.CommandTransport{Command: exec.Command(everything)})
+	case "http":
+		url := perfStartHTTPServer(t, bin)
+		gw = perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
+		addr := perfFreeAddr(t)
+		cmd := exec.Command(everything, "-http", addr, "-stateless=false")
+		cmd.Stderr = nil
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		perfWaitListening(t, addr)
+		direct = perfConnect(t, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/", MaxRetries: -1})
+	}
+	call := func(cs *mcp.ClientSession) time.Duration {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"})
+		d := time.Since(t0)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: test_simple_text: %v %v", transport, err, res)
+		}
+		return d
+	}
+	for range perfRoundCalls { // warm both up
+		call(gw)
+		call(direct)
+	}
+	var tg, td []time.Duration
+	for r := range perfRounds {
+		first, second, fa, sa := gw, direct, &tg, &td
+		if r%2 == 1 {
+			first, second, fa, sa = direct, gw, &td, &tg
+		}
+		for range perfRoundCalls {
+			*fa = append(*fa, call(first))
+		}
+		for range perfRoundCalls {
+			*sa = append(*sa, call(second))
+		}
+	}
+	g50, g99, d50, d99 := pct(tg, 0.50), pct(tg, 0.99), pct(td, 0.50), pct(td, 0.99)
+	return []perfRow{
+		{fmt.Sprintf("tools/call %s p50: gateway / direct", transport), fmt.Sprintf("%.2fx (%v / %v)", ratio(g50, d50), g50.Round(time.Microsecond), d50.Round(time.Microsecond)), "<= 1.3x"},
+		{fmt.Sprintf("tools/call %s p99: gateway / direct", transport), fmt.Sprintf("%.2fx (%v / %v)", ratio(g99, d99), g99.Round(time.Microsecond), d99.Round(time.Microsecond)), "<= 1.5x"},
+	}
+}
+
+func pct(ds []time.Duration, p float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// perfServerCmd is bin/server with args, run in a temporary directory so
+// its telemetry and default profiles file are its own.
+func perfServerCmd(t *testing.T, bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(bin, "server"), args...)
+	cmd.Dir = t.TempDir()
+	return cmd
+}
+
+func perfConnect(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "perf", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// perfStartHTTPServer starts bin/server on HTTP in front of the
+// everything-server and returns its URL; the process is stopped at cleanup.
+func perfStartHTTPServer(t *testing.T, bin string) string {
+	url, _ := perfStartHTTPServerPID(t, bin)
+	return url
+}
+
+func perfStartHTTPServerPID(t *testing.T, bin string) (string, int) {
+	cmd := perfServerCmd(t, bin, "--http", "127.0.0.1:0", "--", filepath.Join(bin, "everything-server"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	re := regexp.MustCompile(`on (http://\S+/mcp)`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() { // read on, so the server never blocks on a full pipe
+			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				found <- m[1]
+				sent = true
+			}
+		}
+		if !sent {
+			close(found)
+		}
+	}()
+	select {
+	case url, ok := <-found:
+		if !ok {
+			t.Fatal("server exited before listening")
+		}
+		return url, cmd.Process.Pid
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not listen within 30s")
+	}
+	return "", 0
+}
+
+func perfFreeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func perfWaitListening(t *testing.T, addr string) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+	}
+	t.Fatalf("%s: nothing listens after 30s", addr)
+}
+
+// perfIdleSessions opens perfIdle HTTP sessions to a fresh gateway, each
+// initialised and then idle, and reports the growth of the server's RSS
+// per session (after a warm-up of ten, so one-off allocations are left
+// out).
+func perfIdleSessions(t *testing.T, bin string) perfRow {
+	url, pid := perfStartHTTPServerPID(t, bin)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * perfIdle}}
+	open := func(n int) {
+		for range n {
+			perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1})
+		}
+	}
+	open(10)
+	time.Sleep(time.Second)
+	before := perfRSS(t, pid)
+	open(perfIdle)
+	time.Sleep(2 * time.Second) // standalone SSE streams settle
+	after := perfRSS(t, pid)
+	per := float64(after-before) / perfIdle
+	return perfRow{fmt.Sprintf("RSS per open idle HTTP session (%d)", perfIdle), fmt.Sprintf("%.1f KiB", per/1024), "<= 32 KiB"}
+}
+
+// perfRSS reads VmRSS of pid, in bytes.
+func perfRSS(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatalf("VmRSS %q: %v", v, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("/proc/%d/status: no VmRSS", pid)
+	return 0
+}
+
+// perfRun runs bin/profiler with args and returns its wall time, CPU time
+// (user and system) and peak RSS (the child's ru_maxrss).
+func perfRun(t *testing.T, bin string, args ...string) (time.Duration, time.Duration, int64) {
+	cmd := exec.Command(filepath.Join(bin, "profiler"), args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	t0 := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("profiler %v: %v\n%s", args, err, out.String())
+	}
+	wall := time.Since(t0)
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Fatal("no rusage for the child")
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return wall, cpu, ru.Maxrss << 10 // kilobytes on Linux
+}
+
+// perfAnalyzer generates sessiongen traces of 300 tools at each size and
+// times profiler import, stats and derive on them, with peak RSS, and the
+// cost per session of the largest against the smallest.
+func perfAnalyzer(t *testing.T, bin string, sizes []int) []perfRow {
+	type run struct {
+		wall, cpu time.Duration
+		rss       int64
+	}
+	steps := []string{"import", "derive", "stats"}
+	targets := map[string]string{"import": "< 12s, 512 MiB", "derive": "< 5s, 1 GiB", "stats": "< 4s, 1 GiB"}
+	results := map[string][]run{}
+	for _, n := range sizes {
+		dir := t.TempDir()
+		trace, cat := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "catalog.json")
+		names := sessiongen.ToolNames(300)
+		write := func(path string, fn func(*os.File) error) {
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fn(f); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(trace, func(f *os.File) error {
+			return sessiongen.WriteTrace(f, sessiongen.Config{Seed: 1, Sessions: n, Tools: names})
+		})
+		write(cat, func(f *os.File) error { return sessiongen.WriteCatalog(f, names, 1) })
+		tdir := filepath.Join(dir, "telemetry")
+		for _, step := range steps {
+			var args []string
+			switch step {
+			case "import":
+				args = []string{"import", "--telemetry", tdir, trace}
+			case "derive":
+				args = []string{"derive", "--telemetry", tdir, "--catalog", cat, "--out", filepath.Join(dir, "profiles.generated.toml")}
+			case "stats":
+				args = []string{"stats", "--telemetry", tdir, "--catalog", cat}
+			}
+			wall, cpu, rss := perfRun(t, bin, args...)
+			results[step] = append(results[step], run{wall, cpu, rss})
+		}
+		os.Remove(trace) // the 1M trace is large; the segment stays for the steps after import
+	}
+	var rows []perfRow
+	for _, step := range steps {
+		rs := results[step]
+		for i, n := range sizes {
+			target := ""
+			if n == 1_000_000 {
+				target = targets[step]
+			}
+			rows = append(rows, perfRow{fmt.Sprintf("profiler %s, %d sessions", step, n),
+				fmt.Sprintf("%.2fs wall, %.2fs cpu, peak RSS %d MiB", rs[i].wall.Seconds(), rs[i].cpu.Seconds(), rs[i].rss>>20), target})
+		}
+		if len(sizes) > 1 {
+			// CPU time, not wall: on a shared machine the wall time of one
+			// run is mostly the others' load.
+			lo, hi := 0, len(sizes)-1
+			per := func(i int) float64 { return rs[i].cpu.Seconds() / float64(sizes[i]) }
+			rows = append(rows, perfRow{fmt.Sprintf("profiler %s: cpu per session, %d vs %d", step, sizes[hi], sizes[lo]),
+				fmt.Sprintf("%.2fx", per(hi)/per(lo)), "within 1.2x"})
+		}
+	}
+	return rows
+}

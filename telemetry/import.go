@@ -1,0 +1,324 @@
+package telemetry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ImportReplica is the replica name of segments written by Import.
+const ImportReplica = "import"
+
+// importBatch is how many calls an Importer commits at a time: its memory
+// is this many calls and their sessions, whatever the size of the import.
+const importBatch = 1 << 16
+
+// ImportResult says what Import stored.
+type ImportResult struct {
+	Path     string // the segment written ("" when there was nothing to write)
+	Sessions int
+	Calls    int
+	Skipped  []string // session ids already in the telemetry directory
+}
+
+// Import stores traced sessions as one new closed segment in dir, written
+// to a temporary file and renamed, so a failed import leaves nothing.
+// Sessions whose id is already stored in dir are skipped (re-importing a
+// file does not double its calls). Sessions without "started" get now, in
+// input order. Arguments are never stored.
+func Import(ctx context.Context, dir string, traces []TraceSession, now time.Time) (ImportResult, error) {
+	im, err := NewImporter(ctx, dir, now)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	defer im.Abort()
+	for i := range traces {
+		if _, err := im.Add(&traces[i]); err != nil {
+			return im.res, err
+		}
+	}
+	return im.Commit()
+}
+
+// Importer is Import one session at a time: sessions are committed in
+// batches to a temporary segment as they are added, so an import of any
+// size holds one batch of events and the ids of the sessions it has seen.
+// Commit renames the segment into place; Abort (or a failed Add) removes
+// it, leaving dir as it was. An Importer is not safe for concurrent use.
+type Importer struct {
+	ctx     context.Context
+	dir     string
+	now     time.Time
+	have    map[string]bool // ids stored in dir before the import
+	offered int             // sessions passed to Add, for default starts
+
+	tmp, replica string
+	db           *bolt.DB
+	// The batch: sessions and their calls (calls[from:to] per session).
+	// Sessions get numbers in the order added and tools at first sight,
+	// so the writer keeps no table of session ids: their names are
+	// unique, which NewImporter's and the caller's checks ensure.
+	batch   []importSession
+	calls   []Call
+	tools   map[string]uint32 // tool name -> number in the segment
+	nextNum uint32            // next session number
+	counter uint32            // call key suffix
+	arena   []byte
+
+	first, last time.Time
+	res         ImportResult
+	done        bool
+}
+
+type importSession struct {
+	s        Session
+	from, to int // its calls in Importer.calls
+}
+
+// NewImporter starts an import into dir, reading the ids of the sessions
+// dir holds already.
+func NewImporter(ctx context.Context, dir string, now time.Time) (*Importer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("import into telemetry directory: %w", err)
+	}
+	have, err := storedSessionIDs(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("import: read existing sessions: %w", err)
+	}
+	return &Importer{ctx: ctx, dir: dir, now: now.UTC(), have: have}, nil
+}
+
+// Add stores t's session and calls. It returns false, and lists the id in
+// the result's Skipped, when dir held the session already. After an error
+// the import is aborted.
+func (im *Importer) Add(t *TraceSession) (bool, error) {
+	if im.done {
+		return false, errors.New("import: Add after Commit or Abort")
+	}
+	i := im.offered
+	im.offered++
+	if im.have[t.Session] {
+		im.res.Skipped = append(im.res.Skipped, t.Session)
+		return false, nil
+	}
+	if im.db == nil {
+		if err := im.create(); err != nil {
+			im.Abort()
+			return false, err
+		}
+	}
+	s := traceSession(*t, im.now.Add(time.Duration(i)*time.Microsecond))
+	from := len(im.calls)
+	// Calls have no times in the format: space them a nanosecond apart
+	// from the session start so they keep their order.
+	for j, c := range t.Calls {
+		call := Call{Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c)}
+		im.calls = append(im.calls, call)
+		im.last = latest(im.last, call.Start)
+	}
+	s.End = s.Start.Add(time.Duration(len(t.Calls)))
+	im.batch = append(im.batch, importSession{s: s, from: from, to: len(im.calls)})
+	if im.first.IsZero() || s.Start.Before(im.first) {
+		im.first = s.Start
+	}
+	im.last = latest(im.last, s.End)
+	im.res.Sessions++
+	im.res.Calls += len(t.Calls)
+	if len(im.calls) >= importBatch || len(im.batch) >= importBatch {
+		if err := im.flush(); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func (im *Importer) create() error {
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	im.replica = ImportReplica + "_" + hex.EncodeToString(nonce[:])
+	im.tmp = filepath.Join(im.dir, ".import-"+hex.EncodeToString(nonce[:])+".tmp")
+	// No fsync per batch: the file is a temporary one until Commit syncs
+	// it once and renames it, and a crash before that leaves only a
+	// temporary file readers ignore.
+	db, err := createSegmentWith(im.tmp, im.replica, im.now, &bolt.Options{Timeout: LockTimeout, NoSync: true, NoGrowSync: true})
+	if err != nil {
+		os.Remove(im.tmp)
+		return err
+	}
+	im.db = db
+	im.tools = map[string]uint32{}
+	im.nextNum = 1
+	im.calls = make([]Call, 0, importBatch+256)
+	return nil
+}
+
+func (im *Importer) flush() error {
+	if err := im.ctx.Err(); err != nil {
+		im.Abort()
+		return err
+	}
+	if err := im.db.Update(im.apply); err != nil {
+		im.Abort()
+		return fmt.Errorf("write telemetry segment %s: %w", im.tmp, err)
+	}
+	clear(im.batch)
+	clear(im.calls)
+	im.batch, im.calls = im.batch[:0], im.calls[:0]
+	return nil
+}
+
+// apply writes the batch: the records the segment writer writes, keyed
+// and numbered the same way.
+func (im *Importer) apply(tx *bolt.Tx) error {
+	callsB := tx.Bucket([]byte(bucketCalls))
+	names := tx.Bucket([]byte(bucketSessionNames))
+	toolsB := tx.Bucket([]byte(bucketTools))
+	sessions := tx.Bucket([]byte(bucketSessions))
+	for _, b := range []*bolt.Bucket{callsB, names, toolsB, sessions} {
+		b.FillPercent = appendFill
+	}
+	// bbolt keeps references to keys and values until the commit: one
+	// arena per batch, as the segment writer does.
+	arena := make([]byte, 0, 40*len(im.calls)+64*len(im.batch))
+	for i := range im.batch {
+		is := &im.batch[i]
+		sn := im.nextNum
+		im.nextNum++
+		start := len(arena)
+		arena = append(binary.BigEndian.AppendUint32(arena, sn), is.s.ID...)
+		if err := names.Put(arena[start:start+4:start+4], arena[start+4:len(arena):len(arena)]); err != nil {
+			return err
+		}
+		for j := is.from; j < is.to; j++ {
+			c := &im.calls[j]
+			tn, ok := im.tools[c.Tool]
+			if !ok {
+				tn = uint32(len(im.tools) + 1)
+				if err := toolsB.Put(num4(tn), []byte(c.Tool)); err != nil {
+					return err
+				}
+				im.tools[c.Tool] = tn
+			}
+			start := len(arena)
+			arena = appendCall(appendTimeKey(arena, c.Start, im.counter), sn, tn, c)
+			im.counter++
+			if err := callsB.Put(arena[start:start+12:start+12], arena[start+12:len(arena):len(arena)]); err != nil {
+				return err
+			}
+		}
+		start = len(arena)
+		arena = appendSession(appendTimeKey(arena, is.s.Start, sn), &is.s)
+		if err := sessions.Put(arena[start:start+12:start+12], arena[start+12:len(arena):len(arena)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Commit writes what is left, marks the segment closed and renames it into
+// dir. With nothing added, it writes nothing.
+func (im *Importer) Commit() (ImportResult, error) {
+	if im.done {
+		return im.res, errors.New("import: Commit after Commit or Abort")
+	}
+	if im.db == nil {
+		im.done = true
+		return im.res, nil
+	}
+	if err := im.flush(); err != nil {
+		return im.res, err
+	}
+	// The segment's created time is its earliest session's start, known
+	// only now.
+	if err := im.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucketMeta)).Put([]byte(metaCreated), be64(nanos(im.first)))
+	}); err != nil {
+		im.Abort()
+		return im.res, fmt.Errorf("import: write telemetry segment %s: %w", im.tmp, err)
+	}
+	// Closing commits once more, now with fsync: that one covers the
+	// batches written without.
+	im.db.NoSync = false
+	err := (&segmentWriter{db: im.db, path: im.tmp}).close(im.last, 0)
+	im.db = nil
+	if err != nil {
+		im.Abort()
+		return im.res, err
+	}
+	final := segmentPath(im.dir, im.replica, im.first, false)
+	if err := os.Rename(im.tmp, final); err != nil {
+		im.Abort()
+		return im.res, fmt.Errorf("import: %w", err)
+	}
+	im.done = true
+	im.res.Path = final
+	return im.res, nil
+}
+
+// Abort removes the temporary segment. It is a no-op after Commit.
+func (im *Importer) Abort() {
+	if im.done {
+		return
+	}
+	im.done = true
+	if im.db != nil {
+		im.db.Close()
+		im.db = nil
+	}
+	if im.tmp != "" {
+		os.Remove(im.tmp)
+	}
+	im.batch, im.calls = nil, nil
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// storedSessionIDs returns the ids of the sessions in dir's segments, read
+// from their name tables alone. Segments a live writer holds are left out,
+// as the readers leave them out.
+func storedSessionIDs(ctx context.Context, dir string) (map[string]bool, error) {
+	segs, err := ListSegments([]string{dir})
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, seg := range segs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if fi, err := os.Stat(seg.Path); err == nil && fi.Size() == 0 && seg.Open {
+			continue
+		}
+		db, err := openSegment(seg.Path)
+		if err != nil {
+			if seg.Open && errors.Is(err, ErrSegmentLocked) {
+				continue
+			}
+			return nil, err
+		}
+		err = db.View(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte(bucketSessionNames)).ForEach(func(_, v []byte) error {
+				ids[string(v)] = true
+				return nil
+			})
+		})
+		db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read telemetry segment %s: %w", seg.Path, err)
+		}
+	}
+	return ids, nil
+}
