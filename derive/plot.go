@@ -1,6 +1,8 @@
 package derive
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -27,63 +29,62 @@ func TopKCurve(p Problem) ([]FrontierPoint, error) {
 	return out, nil
 }
 
-// profileMarks are the plot's profile points: each profile at its cost and
-// derive-part coverage, labelled with its name.
-func (res *Result) profileMarks(xy func(cost, covered int) plotter.XY) plotter.XYLabels {
-	var marks plotter.XYLabels
-	for _, pr := range res.Profiles {
-		marks.XYs = append(marks.XYs, xy(pr.Tokens, pr.Derive.Covered))
-		marks.Labels = append(marks.Labels, " "+pr.Name)
-	}
-	return marks
+// Mark is a labelled point of a frontier plot: a profile at its cost and
+// the sessions it covers.
+type Mark struct {
+	Name    string
+	Tokens  int
+	Covered int
 }
 
-// Plot draws the cost/coverage frontier of the derive part (x: share of the
-// full catalog's tokens, y: sessions covered), the top-k baseline, and each
-// profile, as a PNG.
-func (res *Result) Plot(w io.Writer) error {
+// PlotOptions says what a frontier plot shows beyond the hull's corners,
+// the top-k baseline and the marks. The zero value draws those only.
+type PlotOptions struct {
+	Title  string // "" : "Cost / coverage frontier"
+	XLabel string // "" : "share of full catalog tokens"
+	// SolverTargets, when above 0, also draws the solver's own set at the
+	// targets 1/n, 2/n, ..., 1, which fills in the frontier between the
+	// hull's corners; each is a solve, so it is costly on many sessions.
+	SolverTargets int
+	Solver        Options // the solver's options for those points
+}
+
+// ErrNothingToPlot is returned for a problem without sessions or costs.
+var ErrNothingToPlot = errors.New("nothing to draw")
+
+// FrontierPlot draws p's cost/coverage frontier (x: share of the full
+// catalog's tokens, the sum of p.Costs; y: share of p's sessions covered,
+// those no profile can serve included), the top-k baseline and marks:
+// what derive --plot writes and profiler report shows.
+func FrontierPlot(p Problem, marks []Mark, o PlotOptions) (*plot.Plot, error) {
 	full := 0
-	for _, c := range res.Problem.Costs {
+	for _, c := range p.Costs {
 		full += c
 	}
-	total := res.Problem.Free
-	for _, sg := range res.Problem.Sigs {
+	total := p.Free + p.Uncoverable
+	for _, sg := range p.Sigs {
 		total += sg.Weight
 	}
 	if full == 0 || total == 0 {
-		return fmt.Errorf("plot: nothing to draw (%d derive sessions, %d catalog tokens)", total, full)
+		return nil, fmt.Errorf("plot: %w (%d sessions, %d catalog tokens)", ErrNothingToPlot, total, full)
 	}
 	xy := func(cost, covered int) plotter.XY {
 		return plotter.XY{X: float64(cost) / float64(full), Y: float64(covered) / float64(total)}
 	}
-	front, err := frontier(res.Problem, 6) // at most 63 cuts: enough corners to draw
+	front, err := frontier(p, 6) // at most 63 cuts: enough corners to draw
 	if err != nil {
-		return err
+		return nil, err
 	}
-	topk, err := TopKCurve(res.Problem)
+	topk, err := TopKCurve(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// The hull's corners are exact but the frontier between them need not
-	// be convex: the solver's own points at a grid of targets fill it in.
-	// Local search is cut short here (the plot shows the frontier's shape;
-	// the profiles themselves get the full search).
-	opt := res.options
-	opt.SearchWork = 1e6
-	var spts plotter.XYs
-	for k := 1; k <= 20; k++ {
-		sol, err := Solve(res.Problem, float64(k)/20, opt)
-		if err != nil {
-			return err
-		}
-		spts = append(spts, xy(sol.Cost, sol.Covered))
-	}
-	p := plot.New()
-	p.Title.Text = "Cost / coverage frontier (derive part)"
-	p.X.Label.Text = "share of full catalog tokens (o200k_base)"
-	p.Y.Label.Text = "sessions covered"
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
-	p.Add(plotter.NewGrid())
+	pl := plot.New()
+	pl.Title.Text = cmp.Or(o.Title, "Cost / coverage frontier")
+	pl.X.Label.Text = cmp.Or(o.XLabel, "share of full catalog tokens")
+	pl.Y.Label.Text = "sessions covered"
+	pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = 0, 1, 0, 1
+	pl.Add(plotter.NewGrid())
 	var fpts, kpts plotter.XYs
 	for _, f := range front {
 		fpts = append(fpts, xy(f.Cost, f.Covered))
@@ -93,40 +94,90 @@ func (res *Result) Plot(w io.Writer) error {
 	}
 	fl, fs, err := plotter.NewLinePoints(fpts)
 	if err != nil {
-		return fmt.Errorf("plot frontier: %w", err)
+		return nil, fmt.Errorf("plot frontier: %w", err)
 	}
 	fl.Color, fs.Color = color.RGBA{B: 200, A: 255}, color.RGBA{B: 200, A: 255}
 	kl, err := plotter.NewLine(kpts)
 	if err != nil {
-		return fmt.Errorf("plot top-k: %w", err)
+		return nil, fmt.Errorf("plot top-k: %w", err)
 	}
 	kl.Color = color.RGBA{R: 200, G: 120, A: 255}
 	kl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	ppts := res.profileMarks(xy)
-	ps, err := plotter.NewScatter(ppts.XYs)
-	if err != nil {
-		return fmt.Errorf("plot profiles: %w", err)
+	pl.Add(kl, fl, fs)
+	pl.Legend.Add("convex hull (exact corners)", fl, fs)
+	if n := o.SolverTargets; n > 0 {
+		// The hull's corners are exact but the frontier between them need
+		// not be convex: the solver's own points fill it in.
+		var spts plotter.XYs
+		for k := 1; k <= n; k++ {
+			sol, err := Solve(p, float64(k)/float64(n), o.Solver)
+			if err != nil {
+				return nil, err
+			}
+			spts = append(spts, xy(sol.Cost, sol.Covered))
+		}
+		sl, ss, err := plotter.NewLinePoints(spts)
+		if err != nil {
+			return nil, fmt.Errorf("plot solver: %w", err)
+		}
+		sl.Color, ss.Color = color.RGBA{G: 140, A: 255}, color.RGBA{G: 140, A: 255}
+		ss.Shape = draw.BoxGlyph{}
+		pl.Add(sl, ss)
+		pl.Legend.Add(fmt.Sprintf("solver at targets %.2g..1", 1/float64(n)), sl, ss)
 	}
-	ps.Shape = draw.CircleGlyph{}
-	ps.Radius = vg.Points(4)
-	ps.Color = color.RGBA{R: 200, A: 255}
-	labels, err := plotter.NewLabels(ppts)
-	if err != nil {
-		return fmt.Errorf("plot labels: %w", err)
+	pl.Legend.Add("top-k by popularity", kl)
+	if len(marks) > 0 {
+		var pts plotter.XYLabels
+		for _, m := range marks {
+			pts.XYs = append(pts.XYs, xy(m.Tokens, m.Covered))
+			pts.Labels = append(pts.Labels, " "+m.Name)
+		}
+		ps, err := plotter.NewScatter(pts.XYs)
+		if err != nil {
+			return nil, fmt.Errorf("plot profiles: %w", err)
+		}
+		ps.Shape = draw.CircleGlyph{}
+		ps.Radius = vg.Points(4)
+		ps.Color = color.RGBA{R: 200, A: 255}
+		labels, err := plotter.NewLabels(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot labels: %w", err)
+		}
+		pl.Add(ps, labels)
+		pl.Legend.Add("profiles", ps)
 	}
-	sl, ss, err := plotter.NewLinePoints(spts)
-	if err != nil {
-		return fmt.Errorf("plot solver: %w", err)
+	pl.Legend.Top = false
+	pl.Legend.Left = false
+	return pl, nil
+}
+
+// marks are the plot's profile points: each profile at its cost and
+// derive-part coverage.
+func (res *Result) marks() []Mark {
+	var marks []Mark
+	for _, pr := range res.Profiles {
+		marks = append(marks, Mark{Name: pr.Name, Tokens: pr.Tokens, Covered: pr.Derive.Covered})
 	}
-	sl.Color, ss.Color = color.RGBA{G: 140, A: 255}, color.RGBA{G: 140, A: 255}
-	ss.Shape = draw.BoxGlyph{}
-	p.Add(kl, fl, fs, sl, ss, ps, labels)
-	p.Legend.Add("convex hull (exact corners)", fl, fs)
-	p.Legend.Add("solver at targets 0.05..1", sl, ss)
-	p.Legend.Add("top-k by popularity", kl)
-	p.Legend.Add("profiles", ps)
-	p.Legend.Top = false
-	p.Legend.Left = false
+	return marks
+}
+
+// Plot draws the cost/coverage frontier of the derive part, the top-k
+// baseline, the solver at a grid of targets and each profile, as a PNG.
+func (res *Result) Plot(w io.Writer) error {
+	marks := res.marks()
+	// Local search is cut short for the grid (the plot shows the
+	// frontier's shape; the profiles themselves get the full search).
+	opt := res.options
+	opt.SearchWork = 1e6
+	p, err := FrontierPlot(res.Problem, marks, PlotOptions{
+		Title:         "Cost / coverage frontier (derive part)",
+		XLabel:        "share of full catalog tokens (o200k_base)",
+		SolverTargets: 20,
+		Solver:        opt,
+	})
+	if err != nil {
+		return err
+	}
 	wt, err := p.WriterTo(6*vg.Inch, 4.5*vg.Inch, "png")
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)

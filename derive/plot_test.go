@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"gonum.org/v1/plot/plotter"
 )
 
 // TestPlotMarksEachProfile: the frontier plot marks every profile at its
@@ -18,13 +16,17 @@ func TestPlotMarksEachProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	marks := res.profileMarks(func(cost, covered int) plotter.XY { return plotter.XY{X: float64(cost), Y: float64(covered)} })
-	if !slices.Equal(marks.Labels, []string{" core", " standard", " full"}) {
-		t.Errorf("labels %q, want one per profile", marks.Labels)
+	marks := res.marks()
+	var names []string
+	for _, m := range marks {
+		names = append(names, m.Name)
+	}
+	if !slices.Equal(names, []string{"core", "standard", "full"}) {
+		t.Errorf("marks %q, want one per profile", names)
 	}
 	for i, pr := range res.Profiles {
-		if i >= len(marks.XYs) || marks.XYs[i] != (plotter.XY{X: float64(pr.Tokens), Y: float64(pr.Derive.Covered)}) {
-			t.Errorf("%s marked at %v, want (%d, %d)", pr.Name, marks.XYs, pr.Tokens, pr.Derive.Covered)
+		if i >= len(marks) || marks[i] != (Mark{Name: pr.Name, Tokens: pr.Tokens, Covered: pr.Derive.Covered}) {
+			t.Errorf("%s marked at %v, want (%d, %d)", pr.Name, marks, pr.Tokens, pr.Derive.Covered)
 		}
 	}
 
@@ -53,7 +55,7 @@ func TestPlotMarksEachProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := empty.Plot(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "nothing to draw (0 derive sessions") {
+	if err := empty.Plot(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "nothing to draw (0 sessions") {
 		t.Errorf("plot of no sessions: %v, want nothing to draw", err)
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -23,11 +24,8 @@ type Chart struct {
 	Empty string        // why nothing is drawn, when SVG is empty
 }
 
-var (
-	blue   = color.RGBA{B: 200, A: 255}
-	orange = color.RGBA{R: 200, G: 120, A: 255}
-	red    = color.RGBA{R: 200, A: 255}
-)
+// blue is the trend charts' line colour, the frontier's.
+var blue = color.RGBA{B: 200, A: 255}
 
 // svg renders p as inline SVG: vgsvg's document less its XML declaration,
 // which HTML does not take.
@@ -47,80 +45,28 @@ func svg(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 	return template.HTML(out), nil
 }
 
-// frontierChart draws the cost/coverage frontier as derive --plot does
-// (x: share of the full catalog's tokens, y: share of sessions covered):
-// the convex hull's exact corners, the top-k baseline and each profile.
+// frontierChart draws the cost/coverage frontier with derive's plot
+// (derive.FrontierPlot: the hull's exact corners, the top-k baseline and
+// each profile) over the window's sessions. The solver's grid of targets,
+// which derive --plot adds, is left out: a solve per target is costly on a
+// window of many sessions, and the corners are exact.
 func (r *Report) frontierChart() (Chart, error) {
 	ch := Chart{Title: "Cost / coverage frontier"}
-	p := r.problem
-	total := p.Free + p.Uncoverable
-	for _, sg := range p.Sigs {
-		total += sg.Weight
+	marks := make([]derive.Mark, 0, len(r.Points))
+	for _, pt := range r.Points {
+		marks = append(marks, derive.Mark{Name: pt.Name, Tokens: pt.Tokens, Covered: pt.Covered})
 	}
-	if r.FullTokens == 0 || total == 0 {
-		ch.Empty = fmt.Sprintf("nothing to draw: %d sessions, %d catalog tokens", total, r.FullTokens)
+	pl, err := derive.FrontierPlot(r.problem, marks, derive.PlotOptions{
+		Title:  "Cost / coverage frontier (sessions of the window)",
+		XLabel: "share of full catalog tokens (o200k_base, model measure)",
+	})
+	if errors.Is(err, derive.ErrNothingToPlot) {
+		ch.Empty = err.Error()
 		return ch, nil
 	}
-	xy := func(cost, covered int) plotter.XY {
-		return plotter.XY{X: float64(cost) / float64(r.FullTokens), Y: float64(covered) / float64(total)}
-	}
-	front, err := derive.Frontier(p)
 	if err != nil {
-		return ch, fmt.Errorf("frontier: %w", err)
+		return ch, err
 	}
-	topk, err := derive.TopKCurve(p)
-	if err != nil {
-		return ch, fmt.Errorf("top-k curve: %w", err)
-	}
-	pl := plot.New()
-	pl.Title.Text = "Cost / coverage frontier (sessions of the window)"
-	pl.X.Label.Text = "share of full catalog tokens (o200k_base, model measure)"
-	pl.Y.Label.Text = "sessions covered"
-	pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = 0, 1, 0, 1
-	pl.Add(plotter.NewGrid())
-	var fpts, kpts plotter.XYs
-	for _, f := range front {
-		fpts = append(fpts, xy(f.Cost, f.Covered))
-	}
-	for _, k := range topk {
-		kpts = append(kpts, xy(k.Cost, k.Covered))
-	}
-	fl, fs, err := plotter.NewLinePoints(fpts)
-	if err != nil {
-		return ch, fmt.Errorf("plot frontier: %w", err)
-	}
-	fl.Color, fs.Color = blue, blue
-	kl, err := plotter.NewLine(kpts)
-	if err != nil {
-		return ch, fmt.Errorf("plot top-k: %w", err)
-	}
-	kl.Color = orange
-	kl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	pl.Add(kl, fl, fs)
-	pl.Legend.Add("convex hull (exact corners)", fl, fs)
-	pl.Legend.Add("top-k by popularity", kl)
-	if len(r.Points) > 0 {
-		var marks plotter.XYLabels
-		for _, pt := range r.Points {
-			marks.XYs = append(marks.XYs, xy(pt.Tokens, pt.Covered))
-			marks.Labels = append(marks.Labels, " "+pt.Name)
-		}
-		ps, err := plotter.NewScatter(marks.XYs)
-		if err != nil {
-			return ch, fmt.Errorf("plot profiles: %w", err)
-		}
-		ps.Shape = draw.CircleGlyph{}
-		ps.Radius = vg.Points(4)
-		ps.Color = red
-		labels, err := plotter.NewLabels(marks)
-		if err != nil {
-			return ch, fmt.Errorf("plot labels: %w", err)
-		}
-		pl.Add(ps, labels)
-		pl.Legend.Add("profiles", ps)
-	}
-	pl.Legend.Top = false
-	pl.Legend.Left = false
 	ch.SVG, err = svg(pl, 6*vg.Inch, 4.5*vg.Inch)
 	return ch, err
 }
