@@ -49,6 +49,22 @@ type session struct {
 	cacheScope string
 }
 
+// dispatch answers one request of session s: tools/list and tools/call
+// itself, what passes through by the upstreams, and the rest by next.
+func (g *Gateway) dispatch(ctx context.Context, s *session, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	switch method {
+	case methodListTools:
+		return g.listTools(s, req)
+	case methodCallTool:
+		return g.callTool(ctx, s, req)
+	}
+	res, ok, err := g.passThrough(ctx, method, req, next)
+	if !ok {
+		return next(ctx, method, req)
+	}
+	return res, err
+}
+
 // middleware answers tools/list and tools/call for sessions of server
 // (profile, transport), and puts the session's instructions into the
 // handshake results.
@@ -60,21 +76,7 @@ func (g *Gateway) middleware(profile, transport string, stateless bool) mcp.Midd
 			}
 			s := g.session(req, profile, transport)
 			noteSession(ctx, s)
-			var (
-				res mcp.Result
-				err error
-			)
-			switch method {
-			case methodListTools:
-				res, err = g.listTools(s, req)
-			case methodCallTool:
-				res, err = g.callTool(ctx, s, req)
-			default:
-				var ok bool
-				if res, ok, err = g.passThrough(ctx, method, req, next); !ok {
-					res, err = next(ctx, method, req)
-				}
-			}
+			res, err := g.dispatch(ctx, s, method, req, next)
 			if err == nil {
 				switch r := res.(type) {
 				case *mcp.InitializeResult:

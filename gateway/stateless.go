@@ -334,21 +334,7 @@ func (g *Gateway) closeUsage() {
 // is handled in the usage session it is attributed to, and recorded there.
 func (g *Gateway) serveSessionless(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler, profile, transport string) (mcp.Result, error) {
 	s := g.usageSession(method, req, profile, transport)
-	var (
-		res mcp.Result
-		err error
-	)
-	switch method {
-	case methodListTools:
-		res, err = g.listTools(s, req)
-	case methodCallTool:
-		res, err = g.callTool(ctx, s, req)
-	default:
-		var ok bool
-		if res, ok, err = g.passThrough(ctx, method, req, next); !ok {
-			res, err = next(ctx, method, req)
-		}
-	}
+	res, err := g.dispatch(ctx, s, method, req, next)
 	if err != nil {
 		return res, err
 	}
