@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -27,7 +28,7 @@ func searchCatalog() []*mcp.Tool {
 	return []*mcp.Tool{
 		{Name: "read_file", Description: "Read a file's contents.", InputSchema: obj("path"), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		{Name: "list_dir", Description: "List the files of a directory.", InputSchema: obj("path"), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		{Name: "write_file", Description: "Write text to a file.", InputSchema: obj("path", "text")},
+		{Name: "write_file", Title: "Write a file", Description: "Write text to a file.", InputSchema: obj("path", "text"), OutputSchema: obj("written")},
 		{Name: "delete_file", Description: "Delete a file for good.", InputSchema: obj("path"), Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
 		{Name: "send_mail", Description: "Send an email message.", InputSchema: obj("to", "body")},
 	}
@@ -74,22 +75,23 @@ func findNames(t *testing.T, cs *mcp.ClientSession, args map[string]any) []strin
 		t.Fatalf("find_tools %v: %v %+v", args, err, res)
 	}
 	var body struct {
-		Tools []struct {
-			Name        string         `json:"name"`
-			Description string         `json:"description"`
-			InputSchema map[string]any `json:"inputSchema"`
-			Meta        map[string]any `json:"_meta"`
-		} `json:"tools"`
+		Tools []map[string]json.RawMessage `json:"tools"`
 	}
 	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body); err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, d := range body.Tools {
-		if d.Description == "" || d.InputSchema == nil || d.Meta == nil {
-			t.Fatalf("find_tools returned an incomplete definition: %+v", d)
+		// What a model needs to call the tool, and nothing more: no
+		// title, effect _meta, annotations or output schema.
+		if keys := slices.Sorted(maps.Keys(d)); !slices.Equal(keys, []string{"description", "inputSchema", "name"}) {
+			t.Fatalf("find_tools returned a definition with keys %v, want description, inputSchema, name", keys)
 		}
-		out = append(out, d.Name)
+		var name string
+		if err := json.Unmarshal(d["name"], &name); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, name)
 	}
 	return out
 }
@@ -129,6 +131,23 @@ func TestFindTools(t *testing.T) {
 				t.Fatalf("find_tools %v = %v, want %v", tc.args, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFindToolsReturnsEachToolOnce: a session holds every definition
+// find_tools returned it, so a later search returns the next best ones,
+// and another session starts afresh.
+func TestFindToolsReturnsEachToolOnce(t *testing.T) {
+	g, _ := searchGateway(t, Options{})
+	cs := connect(t, g, "searchy")
+	args := map[string]any{"query": "file", "limit": 2}
+	for i, want := range [][]string{{"write_file", "list_dir"}, {"send_mail"}, nil} {
+		if got := findNames(t, cs, args); !slices.Equal(got, want) {
+			t.Fatalf("search %d: find_tools %v = %v, want %v", i+1, args, got, want)
+		}
+	}
+	if got, want := findNames(t, connect(t, g, "searchy"), args), []string{"write_file", "list_dir"}; !slices.Equal(got, want) {
+		t.Fatalf("a new session: find_tools %v = %v, want %v", args, got, want)
 	}
 }
 
