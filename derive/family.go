@@ -218,7 +218,12 @@ type Result struct {
 	Cache   price.CacheModel
 	options Options
 	learned []Demand // the derive part, for SearchPriors
+	holdout []string // the held-out part's session ids, oldest first
 }
+
+// HoldoutSessions are the ids of the held-out sessions, oldest first: the
+// part no profile or prior was learned from, to test them on.
+func (r *Result) HoldoutSessions() []string { return slices.Clone(r.holdout) }
 
 // Derive learns a nested family of profiles from sessions (in recorded or
 // imported order). Of a session it reads the tools called, the number of
@@ -269,6 +274,9 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	derivePart, holdPart := Split(used, cfg.Holdout, nil)
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
 	res.learned = derivePart
+	for _, d := range holdPart {
+		res.holdout = append(res.holdout, d.ID)
+	}
 	train := reduce(derivePart)
 	test := reduce(holdPart)
 	trainPaths, testPaths := pathsOf(derivePart), pathsOf(holdPart)
@@ -517,7 +525,7 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
 		path, ok := paths[s.Session.ID]
-		used = append(used, Demand{Tools: idx, Start: s.Session.Start, Unknown: miss, Path: pathOf(path, ok, idx, index)})
+		used = append(used, Demand{ID: s.Session.ID, Tools: idx, Start: s.Session.Start, Unknown: miss, Path: pathOf(path, ok, idx, index)})
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
