@@ -217,8 +217,9 @@ type Result struct {
 	// Cache is what the session costs were priced with.
 	Cache   price.CacheModel
 	options Options
-	learned []Demand // the derive part, for SearchPriors
-	holdout []string // the held-out part's session ids, oldest first
+	learned []Demand              // the derive part, for SearchPriors
+	holdout []string              // the held-out part's session ids, oldest first
+	demand  map[string][][]string // by profile, its sessions before the held-out part, for SearchPriors
 }
 
 // HoldoutSessions are the ids of the held-out sessions, oldest first: the
@@ -277,6 +278,11 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	for _, d := range holdPart {
 		res.holdout = append(res.holdout, d.ID)
 	}
+	firstHeld := ""
+	if len(holdPart) > 0 {
+		firstHeld = holdPart[0].ID
+	}
+	res.demand = profileDemand(sessions, index, firstHeld)
 	train := reduce(derivePart)
 	test := reduce(holdPart)
 	trainPaths, testPaths := pathsOf(derivePart), pathsOf(holdPart)

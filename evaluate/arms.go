@@ -340,7 +340,9 @@ func (r *replay) session(s Session) (float64, error) {
 			// The gateway never returns a definition twice in a session:
 			// the model has the found ones already.
 			fresh := func(t string) bool { return r.searchable(t) && !found[t] }
-			hits := r.ix.Search(s.query(c.Turn), history, max(r.search, slices.Max(RecallRanks())), fresh)
+			// Ranked as the gateway ranks for a session of the base: with
+			// its measured demand.
+			hits := r.ix.SearchAs(r.profile, s.query(c.Turn), history, max(r.search, slices.Max(RecallRanks())), fresh)
 			r.rank(hits, c.Tool)
 			var names []string
 			for _, h := range hits[:min(r.search, len(hits))] {

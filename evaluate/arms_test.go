@@ -244,3 +244,30 @@ func TestRunSearchResultsPricedAsAnswered(t *testing.T) {
 		t.Errorf("a search adds %v, want %v: (1.25 + 0.1) x %d tokens of %s", got, want, n[price.O200kBase], text)
 	}
 }
+
+// TestRunSearchUsesBaseDemand: the search arm ranks as the gateway does
+// for a session of its base, with the base's measured demand.
+func TestRunSearchUsesBaseDemand(t *testing.T) {
+	served := func(demand string) float64 {
+		t.Helper()
+		f, err := profiles.DecodeFile(strings.NewReader(armsProfiles+demand), "profiles.generated.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := armsFixture(t)
+		cfg.Profiles, cfg.Limit = &profiles.Set{File: f}, 1
+		cfg.Sessions = []evaluate.Session{{ID: "s", Turns: []string{"a stock"}, Calls: []evaluate.Call{{Tool: "trade.buy", Turn: 0}}}}
+		rep, err := evaluate.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Arm(evaluate.ArmSearch).ServedShare
+	}
+	// trade.quote's prior ranks it first for everyone: not served.
+	if got := served(""); got != 0 {
+		t.Fatalf("without core's demand: served %v, want 0", got)
+	}
+	if got := served("\n[[search.profile]]\nname = \"core\"\nsessions = 2\n\n[[search.profile.tool]]\nname = \"trade.buy\"\nweight = 1.0\n"); got != 1 {
+		t.Fatalf("with core's demand for trade.buy: served %v, want 1", got)
+	}
+}

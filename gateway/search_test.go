@@ -47,6 +47,11 @@ name = "ceiling"
 tools = ["read_file", "list_dir", "write_file"]
 
 [[profile]]
+name = "demanding"
+tools = ["read_file"]
+search = true
+
+[[profile]]
 name = "mailless"
 tools = ["read_file"]
 search = true
@@ -58,6 +63,14 @@ sessions = 10
 [[search.tool]]
 name = "send_mail"
 weight = 0.2
+
+[[search.profile]]
+name = "demanding"
+sessions = 3
+
+[[search.profile.tool]]
+name = "write_file"
+weight = 1.0
 `
 
 func searchGateway(t *testing.T, opts Options) (*Gateway, *recordingFakeUpstream) {
@@ -120,6 +133,7 @@ func TestFindTools(t *testing.T) {
 		{"ranked by words", Options{}, "searchy", map[string]any{"query": "write text to a file", "limit": 1}, []string{"write_file"}},
 		{"listed and destructive tools are never found", Options{}, "searchy", map[string]any{"query": "file", "limit": 10}, []string{"write_file", "list_dir", "send_mail"}},
 		{"priors without words", Options{}, "searchy", map[string]any{"query": ""}, []string{"send_mail", "list_dir", "write_file"}},
+		{"the profile's measured demand", Options{}, "demanding", map[string]any{"query": ""}, []string{"write_file", "send_mail", "list_dir"}},
 		{"searchable narrows", Options{}, "mailless", map[string]any{"query": "send an email", "limit": 10}, []string{"list_dir", "write_file"}},
 		{"ceiling bounds", Options{MaxProfile: "ceiling"}, "searchy", map[string]any{"query": "send an email", "limit": 10}, []string{"list_dir", "write_file"}},
 		{"read-only bounds", Options{ReadOnly: true}, "searchy", map[string]any{"query": "email file", "limit": 10}, []string{"list_dir"}},

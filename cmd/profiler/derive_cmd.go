@@ -70,7 +70,7 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (reported) instead of failing")
 	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png`")
-	fl.BoolVar(&f.search, "search", false, "also write find_tools' ranking priors ([search]: each tool's share of sessions, its most co-used tools), learned from the derive part only")
+	fl.BoolVar(&f.search, "search", false, "also write find_tools' ranking priors ([search]: each tool's share of sessions, its most co-used tools, each profile's measured demand from the sessions served it), learned from the derive part only")
 	f.groups = addDeriveGroupsFlags(fl)
 	f.choose = addDeriveChooseFlags(fl)
 	f.cache = addCacheFlags(fl, "session cost: ")
