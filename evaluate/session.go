@@ -10,7 +10,8 @@
 // limit. A search is made for a needed use that nothing listed or found
 // yet: it asks with the call's turn's user words, and the tools the
 // session called before as history. A tool once found stays callable for
-// the rest of the session.
+// the rest of the session, and a search never returns it again (as the
+// gateway's find_tools: the model has its definition).
 package evaluate
 
 import (
