@@ -433,8 +433,23 @@ func BenchmarkFindTools500(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer cs.Close()
+			defer func() { cs.Close() }()
+			n := 0
 			for b.Loop() {
+				// find_tools returns a definition once per session: a new
+				// session every 50 searches keeps each answer full.
+				if n++; n%50 == 0 {
+					b.StopTimer()
+					cs.Close()
+					st, ct := mcp.NewInMemoryTransports()
+					if _, err := s.Connect(ctx, st, nil); err != nil {
+						b.Fatal(err)
+					}
+					if cs, err = mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
 				if err := bc.run(cs); err != nil {
 					b.Fatal(err)
 				}
