@@ -49,11 +49,11 @@ bench: build
 TOOLPROF_DATA ?= $(abspath ../shared/data)
 export TOOLPROF_DATA
 # profiler evaluate's arms: profiles derived with search priors and groups,
-# the search arm over a base of the tools 5% of sessions need (base=0.05)
-# answering 10 definitions a search.
-EVAL_PROFILES    ?= --profile base=0.05 --profile core=0.8 --profile standard=0.95
-EVAL_SEARCH_BASE ?= base
-EVAL_LIMIT       ?= 10
+# the search arm over the grouped profile's base tools (lean, the tools
+# nearly every session calls) answering 9 definitions a search.
+EVAL_PROFILES    ?= --profile core=0.8 --profile standard=0.95
+EVAL_SEARCH_BASE ?= lean
+EVAL_LIMIT       ?= 9
 eval: build
 	$(GO) test -tags eval -count=1 -run Eval -v ./derive ./groups ./bench ./evaluate
 	$(BIN)/profiler bench --profiles bench/bfcl/profiles.generated.toml --catalog $(TOOLPROF_DATA)/catalogs/bfcl-multi-turn.json --results --out bench/RESULTS-bfcl.md

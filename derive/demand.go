@@ -23,6 +23,7 @@ func GatewayTool(name string) bool {
 // did not see every tool are left out, so the solver and the split work on
 // small integers instead of tool names.
 type Demand struct {
+	ID    string // the session's id
 	Tools []int
 	Start time.Time
 	// Unknown marks a session that called a tool the catalog lacks: no

@@ -217,8 +217,14 @@ type Result struct {
 	// Cache is what the session costs were priced with.
 	Cache   price.CacheModel
 	options Options
-	learned []Demand // the derive part, for SearchPriors
+	learned []Demand              // the derive part, for SearchPriors
+	holdout []string              // the held-out part's session ids, oldest first
+	demand  map[string][][]string // by profile, its sessions before the held-out part, for SearchPriors
 }
+
+// HoldoutSessions are the ids of the held-out sessions, oldest first: the
+// part no profile or prior was learned from, to test them on.
+func (r *Result) HoldoutSessions() []string { return slices.Clone(r.holdout) }
 
 // Derive learns a nested family of profiles from sessions (in recorded or
 // imported order). Of a session it reads the tools called, the number of
@@ -269,6 +275,14 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	derivePart, holdPart := Split(used, cfg.Holdout, nil)
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
 	res.learned = derivePart
+	for _, d := range holdPart {
+		res.holdout = append(res.holdout, d.ID)
+	}
+	firstHeld := ""
+	if len(holdPart) > 0 {
+		firstHeld = holdPart[0].ID
+	}
+	res.demand = profileDemand(sessions, index, firstHeld)
 	train := reduce(derivePart)
 	test := reduce(holdPart)
 	trainPaths, testPaths := pathsOf(derivePart), pathsOf(holdPart)
@@ -517,7 +531,7 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
 		path, ok := paths[s.Session.ID]
-		used = append(used, Demand{Tools: idx, Start: s.Session.Start, Unknown: miss, Path: pathOf(path, ok, idx, index)})
+		used = append(used, Demand{ID: s.Session.ID, Tools: idx, Start: s.Session.Start, Unknown: miss, Path: pathOf(path, ok, idx, index)})
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {

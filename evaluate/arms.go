@@ -165,15 +165,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// find_tools answers with the definitions as tools/list serves them,
-	// in a text the model reads: their wire tokens, _meta included.
-	wire, err := bench.ServedCosts(ctx, cfg.Catalog, cfg.Profiles.Policy, counter)
-	if err != nil {
-		return nil, fmt.Errorf("evaluate: %w", err)
+	defs := make(map[string]toolsearch.Definition, len(cfg.Catalog.Tools))
+	for _, t := range cfg.Catalog.Tools {
+		defs[t.Name] = toolsearch.Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	}
-	resultTokens := make(map[string]int, len(wire))
-	for name, c := range wire {
-		resultTokens[name] = c.Tokens[price.O200kBase]
+	// find_tools' answer is text the model reads: priced as the gateway
+	// writes it.
+	answerTokens := func(names []string) (int, error) {
+		ds := make([]toolsearch.Definition, len(names))
+		for i, n := range names {
+			ds[i] = defs[n]
+		}
+		text, err := toolsearch.Answer(ds)
+		if err != nil {
+			return 0, err
+		}
+		n, err := counter.Count(text)
+		if err != nil {
+			return 0, err
+		}
+		return n[price.O200kBase], nil
 	}
 	toolPrices := map[string]int{}
 	for _, tc := range rep.ToolCosts {
@@ -232,7 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	out := &Report{Sessions: len(cfg.Sessions)}
 	var fullMean float64
 	for _, a := range arms {
-		r := replay{arm: a, ix: ix, searchable: searchable, cache: cfg.Cache, resultTokens: resultTokens, recall: Recall{At: map[int]int{}}}
+		r := replay{arm: a, ix: ix, searchable: searchable, cache: cfg.Cache, answerTokens: answerTokens, recall: Recall{At: map[int]int{}}}
 		costs := make([]float64, 0, len(cfg.Sessions))
 		for _, s := range cfg.Sessions {
 			c, err := r.session(s)
@@ -286,7 +297,7 @@ type replay struct {
 	ix             *toolsearch.Index
 	searchable     func(string) bool
 	cache          price.CacheModel
-	resultTokens   map[string]int // a definition in find_tools' answer (wire)
+	answerTokens   func(names []string) (int, error) // find_tools' answer of names
 	needed, served int
 	recall         Recall // Needed counts the searches made
 }
@@ -326,12 +337,23 @@ func (r *replay) session(s Session) (float64, error) {
 		case listed[c.Tool] || inGroup[c.Tool] || found[c.Tool]:
 			r.served++
 		case r.search > 0 && r.searchable(c.Tool):
-			hits := r.ix.Search(s.query(c.Turn), history, max(r.search, slices.Max(RecallRanks())), r.searchable)
+			// The gateway never returns a definition twice in a session:
+			// the model has the found ones already.
+			fresh := func(t string) bool { return r.searchable(t) && !found[t] }
+			// Ranked as the gateway ranks for a session of the base: with
+			// its measured demand.
+			hits := r.ix.SearchAs(r.profile, s.query(c.Turn), history, max(r.search, slices.Max(RecallRanks())), fresh)
 			r.rank(hits, c.Tool)
+			var names []string
 			for _, h := range hits[:min(r.search, len(hits))] {
 				found[h.Name] = true
-				added[c.Turn] += r.resultTokens[h.Name]
+				names = append(names, h.Name)
 			}
+			n, err := r.answerTokens(names)
+			if err != nil {
+				return 0, err
+			}
+			added[c.Turn] += n
 			if found[c.Tool] {
 				r.served++
 			}

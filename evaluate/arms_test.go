@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/evaluate"
 	"github.com/toolprof/toolprof/price"
@@ -92,8 +92,11 @@ func TestRunArms(t *testing.T) {
 		{evaluate.ArmFull, 1, 0, -1},
 		{evaluate.ArmDefault, 0.6, 0, -1},
 		{evaluate.ArmGroups, 0.8, 0, -1},
-		// trade.quote's prior puts it above trade.buy: found at rank 2.
-		{evaluate.ArmSearch, 1, 1, 0.5},
+		// The mail search returned trade.quote (its prior), which a
+		// search never returns twice: trade.buy then ranks first.
+		{evaluate.ArmSearch, 1, 1, 1},
+		// The client's search has no such memory: trade.quote's prior
+		// puts it above trade.buy, found at rank 2.
 		{evaluate.ArmAlwaysLoad, 1, 1, 0.5},
 	} {
 		a := rep.Arm(tc.arm)
@@ -200,11 +203,10 @@ func TestRunSearchResultsAreConversation(t *testing.T) {
 	}
 }
 
-// TestRunSearchResultsPricedAsServed: find_tools' answer is the
-// definitions as tools/list serves them, which the model reads as text:
-// a search adds their wire tokens (effect _meta included), written in its
-// turn and read in the next.
-func TestRunSearchResultsPricedAsServed(t *testing.T) {
+// TestRunSearchResultsPricedAsAnswered: find_tools' answer is text the
+// model reads, so a search adds the tokens of that text as the gateway
+// writes it (toolsearch.Answer), written in its turn and read in the next.
+func TestRunSearchResultsPricedAsAnswered(t *testing.T) {
 	cfg := armsFixture(t)
 	cfg.Limit = 2
 	turns := []string{"buy shares of ACME stock", "and again"}
@@ -222,18 +224,50 @@ func TestRunSearchResultsPricedAsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, err := bench.ServedCosts(context.Background(), cfg.Catalog, nil, counter)
+	// The query ranks trade.quote (its prior) and trade.buy first.
+	var defs []toolsearch.Definition
+	for _, name := range []string{"trade.quote", "trade.buy"} {
+		i := slices.IndexFunc(cfg.Catalog.Tools, func(t *mcp.Tool) bool { return t.Name == name })
+		tool := cfg.Catalog.Tools[i]
+		defs = append(defs, toolsearch.Definition{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema})
+	}
+	text, err := toolsearch.Answer(defs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The query ranks trade.quote (its prior) and trade.buy first.
-	var wire, model int
-	for _, name := range []string{"trade.buy", "trade.quote"} {
-		wire += served[name].Tokens[price.O200kBase]
-		model += served[name].Model[price.DefaultFamily]
+	n, err := counter.Count(text)
+	if err != nil {
+		t.Fatal(err)
 	}
 	got := cost("trade.buy") - cost("fs.ls")
-	if want := (1.25 + 0.1) * float64(wire); math.Abs(got-want) > 0.02 {
-		t.Errorf("a search adds %v, want %v: (1.25 + 0.1) x %d wire tokens (model entries would be %d)", got, want, wire, model)
+	if want := (1.25 + 0.1) * float64(n[price.O200kBase]); math.Abs(got-want) > 0.02 {
+		t.Errorf("a search adds %v, want %v: (1.25 + 0.1) x %d tokens of %s", got, want, n[price.O200kBase], text)
+	}
+}
+
+// TestRunSearchUsesBaseDemand: the search arm ranks as the gateway does
+// for a session of its base, with the base's measured demand.
+func TestRunSearchUsesBaseDemand(t *testing.T) {
+	served := func(demand string) float64 {
+		t.Helper()
+		f, err := profiles.DecodeFile(strings.NewReader(armsProfiles+demand), "profiles.generated.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := armsFixture(t)
+		cfg.Profiles, cfg.Limit = &profiles.Set{File: f}, 1
+		cfg.Sessions = []evaluate.Session{{ID: "s", Turns: []string{"a stock"}, Calls: []evaluate.Call{{Tool: "trade.buy", Turn: 0}}}}
+		rep, err := evaluate.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Arm(evaluate.ArmSearch).ServedShare
+	}
+	// trade.quote's prior ranks it first for everyone: not served.
+	if got := served(""); got != 0 {
+		t.Fatalf("without core's demand: served %v, want 0", got)
+	}
+	if got := served("\n[[search.profile]]\nname = \"core\"\nsessions = 2\n\n[[search.profile.tool]]\nname = \"trade.buy\"\nweight = 1.0\n"); got != 1 {
+		t.Fatalf("with core's demand for trade.buy: served %v, want 1", got)
 	}
 }

@@ -10,7 +10,8 @@
 // limit. A search is made for a needed use that nothing listed or found
 // yet: it asks with the call's turn's user words, and the tools the
 // session called before as history. A tool once found stays callable for
-// the rest of the session.
+// the rest of the session, and a search never returns it again (as the
+// gateway's find_tools: the model has its definition).
 package evaluate
 
 import (
@@ -116,4 +117,24 @@ func LoadTrace(path string) ([]Session, error) {
 		return nil, err
 	}
 	return FromTrace(ts), nil
+}
+
+// HeldOut returns the sessions whose ids are in ids, in the order of ids:
+// the held-out part derive reports (derive.Result.HoldoutSessions). An id
+// no session has is an error, since the figures would then rest on fewer
+// sessions than derive tested its profiles on.
+func HeldOut(sessions []Session, ids []string) ([]Session, error) {
+	byID := make(map[string]int, len(sessions))
+	for i, s := range sessions {
+		byID[s.ID] = i
+	}
+	out := make([]Session, 0, len(ids))
+	for _, id := range ids {
+		i, ok := byID[id]
+		if !ok {
+			return nil, fmt.Errorf("held-out session %q is not in the trace", id)
+		}
+		out = append(out, sessions[i])
+	}
+	return out, nil
 }

@@ -6,9 +6,13 @@ package gateway
 // notifications/tools/list_changed, no busted prompt cache.
 //
 // find_tools({query, limit?}) returns up to limit (default 5, at most 20)
-// definitions, exactly as tools/list would serve them (effect _meta
-// included), ranked by package toolsearch over the searchable tools with
-// the generated file's priors and the tools this session already called.
+// definitions, ranked by package toolsearch over the searchable tools with
+// the generated file's priors (the session's profile's measured demand
+// among them) and the tools this session already called.
+// Each is what a model needs to call the tool (toolsearch.Definition:
+// name, description, input schema) and is returned once per session: the
+// answer is conversation the model pays for in every later turn, and it
+// has the earlier answers already.
 // The searchable tools of a session are those its profile does not list
 // and whose deny, destructive and read-only rules allow them
 // (profiles.Resolved.Searchable), within the operator's ceiling
@@ -37,10 +41,29 @@ import (
 )
 
 // sessionSearch is what search knows of one session: the tools it called,
-// in first-call order, for co-usage.
+// in first-call order, for co-usage, and those find_tools returned.
 type sessionSearch struct {
-	mu     sync.Mutex
-	called []string
+	mu       sync.Mutex
+	called   []string
+	returned map[string]bool
+}
+
+// returnedBefore reports whether find_tools returned tool to this session.
+func (ss *sessionSearch) returnedBefore(tool string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.returned[tool]
+}
+
+func (ss *sessionSearch) noteReturned(tools []string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.returned == nil {
+		ss.returned = map[string]bool{}
+	}
+	for _, t := range tools {
+		ss.returned[t] = true
+	}
 }
 
 func (ss *sessionSearch) note(tool string) {
@@ -159,25 +182,24 @@ func (g *Gateway) findTools(s *session, params *mcp.CallToolParamsRaw, call *tel
 		limit = *args.Limit
 	}
 	cat := g.cat()
-	hits := cat.search.index.Search(*args.Query, s.search.history(), limit, func(name string) bool { return g.searchable(s, name) })
-	tools := make([]*mcp.Tool, 0, len(hits))
+	hits := cat.search.index.SearchAs(s.profile, *args.Query, s.search.history(), limit, func(name string) bool {
+		return g.searchable(s, name) && !s.search.returnedBefore(name)
+	})
+	defs := make([]toolsearch.Definition, 0, len(hits))
+	names := make([]string, 0, len(hits))
 	for _, h := range hits {
-		tools = append(tools, cat.served[h.Name])
+		t := cat.served[h.Name]
+		defs = append(defs, toolsearch.Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		names = append(names, t.Name)
 	}
-	wire, err := cat.wireTools(tools)
+	body, err := toolsearch.Answer(defs)
 	if err != nil {
 		call.Outcome = telemetry.OutcomeToolError
 		return nil, true, err
 	}
-	body, err := json.Marshal(struct {
-		Tools []json.RawMessage `json:"tools"`
-	}{wire})
-	if err != nil {
-		call.Outcome = telemetry.OutcomeToolError
-		return nil, true, err
-	}
+	s.search.noteReturned(names)
 	call.Outcome = telemetry.OutcomeOK
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}, true, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: body}}}, true, nil
 }
 
 // unwrapCallTool turns a call to call_tool into the call it carries; ok is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -27,7 +28,7 @@ func searchCatalog() []*mcp.Tool {
 	return []*mcp.Tool{
 		{Name: "read_file", Description: "Read a file's contents.", InputSchema: obj("path"), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		{Name: "list_dir", Description: "List the files of a directory.", InputSchema: obj("path"), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		{Name: "write_file", Description: "Write text to a file.", InputSchema: obj("path", "text")},
+		{Name: "write_file", Title: "Write a file", Description: "Write text to a file.", InputSchema: obj("path", "text"), OutputSchema: obj("written")},
 		{Name: "delete_file", Description: "Delete a file for good.", InputSchema: obj("path"), Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
 		{Name: "send_mail", Description: "Send an email message.", InputSchema: obj("to", "body")},
 	}
@@ -46,6 +47,11 @@ name = "ceiling"
 tools = ["read_file", "list_dir", "write_file"]
 
 [[profile]]
+name = "demanding"
+tools = ["read_file"]
+search = true
+
+[[profile]]
 name = "mailless"
 tools = ["read_file"]
 search = true
@@ -57,6 +63,14 @@ sessions = 10
 [[search.tool]]
 name = "send_mail"
 weight = 0.2
+
+[[search.profile]]
+name = "demanding"
+sessions = 3
+
+[[search.profile.tool]]
+name = "write_file"
+weight = 1.0
 `
 
 func searchGateway(t *testing.T, opts Options) (*Gateway, *recordingFakeUpstream) {
@@ -74,22 +88,23 @@ func findNames(t *testing.T, cs *mcp.ClientSession, args map[string]any) []strin
 		t.Fatalf("find_tools %v: %v %+v", args, err, res)
 	}
 	var body struct {
-		Tools []struct {
-			Name        string         `json:"name"`
-			Description string         `json:"description"`
-			InputSchema map[string]any `json:"inputSchema"`
-			Meta        map[string]any `json:"_meta"`
-		} `json:"tools"`
+		Tools []map[string]json.RawMessage `json:"tools"`
 	}
 	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body); err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, d := range body.Tools {
-		if d.Description == "" || d.InputSchema == nil || d.Meta == nil {
-			t.Fatalf("find_tools returned an incomplete definition: %+v", d)
+		// What a model needs to call the tool, and nothing more: no
+		// title, effect _meta, annotations or output schema.
+		if keys := slices.Sorted(maps.Keys(d)); !slices.Equal(keys, []string{"description", "inputSchema", "name"}) {
+			t.Fatalf("find_tools returned a definition with keys %v, want description, inputSchema, name", keys)
 		}
-		out = append(out, d.Name)
+		var name string
+		if err := json.Unmarshal(d["name"], &name); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, name)
 	}
 	return out
 }
@@ -118,6 +133,7 @@ func TestFindTools(t *testing.T) {
 		{"ranked by words", Options{}, "searchy", map[string]any{"query": "write text to a file", "limit": 1}, []string{"write_file"}},
 		{"listed and destructive tools are never found", Options{}, "searchy", map[string]any{"query": "file", "limit": 10}, []string{"write_file", "list_dir", "send_mail"}},
 		{"priors without words", Options{}, "searchy", map[string]any{"query": ""}, []string{"send_mail", "list_dir", "write_file"}},
+		{"the profile's measured demand", Options{}, "demanding", map[string]any{"query": ""}, []string{"write_file", "send_mail", "list_dir"}},
 		{"searchable narrows", Options{}, "mailless", map[string]any{"query": "send an email", "limit": 10}, []string{"list_dir", "write_file"}},
 		{"ceiling bounds", Options{MaxProfile: "ceiling"}, "searchy", map[string]any{"query": "send an email", "limit": 10}, []string{"list_dir", "write_file"}},
 		{"read-only bounds", Options{ReadOnly: true}, "searchy", map[string]any{"query": "email file", "limit": 10}, []string{"list_dir"}},
@@ -129,6 +145,23 @@ func TestFindTools(t *testing.T) {
 				t.Fatalf("find_tools %v = %v, want %v", tc.args, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFindToolsReturnsEachToolOnce: a session holds every definition
+// find_tools returned it, so a later search returns the next best ones,
+// and another session starts afresh.
+func TestFindToolsReturnsEachToolOnce(t *testing.T) {
+	g, _ := searchGateway(t, Options{})
+	cs := connect(t, g, "searchy")
+	args := map[string]any{"query": "file", "limit": 2}
+	for i, want := range [][]string{{"write_file", "list_dir"}, {"send_mail"}, nil} {
+		if got := findNames(t, cs, args); !slices.Equal(got, want) {
+			t.Fatalf("search %d: find_tools %v = %v, want %v", i+1, args, got, want)
+		}
+	}
+	if got, want := findNames(t, connect(t, g, "searchy"), args), []string{"write_file", "list_dir"}; !slices.Equal(got, want) {
+		t.Fatalf("a new session: find_tools %v = %v, want %v", args, got, want)
 	}
 }
 
@@ -400,8 +433,23 @@ func BenchmarkFindTools500(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer cs.Close()
+			defer func() { cs.Close() }()
+			n := 0
 			for b.Loop() {
+				// find_tools returns a definition once per session: a new
+				// session every 50 searches keeps each answer full.
+				if n++; n%50 == 0 {
+					b.StopTimer()
+					cs.Close()
+					st, ct := mcp.NewInMemoryTransports()
+					if _, err := s.Connect(ctx, st, nil); err != nil {
+						b.Fatal(err)
+					}
+					if cs, err = mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
 				if err := bc.run(cs); err != nil {
 					b.Fatal(err)
 				}

@@ -17,6 +17,16 @@ type SearchPriors struct {
 	Sessions int          `toml:"sessions"`
 	Tools    []SearchTool `toml:"tool,omitempty"`
 	Pairs    []SearchPair `toml:"pair,omitempty"`
+	// Profiles is each profile's measured demand: the share of the
+	// training sessions served that profile that used each tool.
+	Profiles []SearchProfile `toml:"profile,omitempty"`
+}
+
+// SearchProfile is one profile's measured demand.
+type SearchProfile struct {
+	Name     string       `toml:"name"`
+	Sessions int          `toml:"sessions"`
+	Tools    []SearchTool `toml:"tool,omitempty"`
 }
 
 // SearchTool is one tool's share of sessions.
@@ -40,6 +50,13 @@ func SearchPriorsOf(l toolsearch.Learned) *SearchPriors {
 	for _, pr := range l.Pairs {
 		p.Pairs = append(p.Pairs, SearchPair{Tools: []string{pr.A, pr.B}, Weight: pr.Weight})
 	}
+	for _, d := range l.Profiles {
+		sp := SearchProfile{Name: d.Name, Sessions: d.Sessions}
+		for _, t := range d.Tools {
+			sp.Tools = append(sp.Tools, SearchTool{Name: t.Name, Weight: t.Weight})
+		}
+		p.Profiles = append(p.Profiles, sp)
+	}
 	return p
 }
 
@@ -56,6 +73,13 @@ func (p *SearchPriors) Priors() *toolsearch.Priors {
 			if len(pr.Tools) == 2 {
 				l.Pairs = append(l.Pairs, toolsearch.Pair{A: pr.Tools[0], B: pr.Tools[1], Weight: pr.Weight})
 			}
+		}
+		for _, sp := range p.Profiles {
+			d := toolsearch.ProfileDemand{Name: sp.Name, Sessions: sp.Sessions}
+			for _, t := range sp.Tools {
+				d.Tools = append(d.Tools, toolsearch.ToolWeight{Name: t.Name, Weight: t.Weight})
+			}
+			l.Profiles = append(l.Profiles, d)
 		}
 	}
 	return l.Priors()
@@ -109,6 +133,32 @@ func validateSearch(s *SearchPriors, name string, loc *keyLines) []*Error {
 		}
 		weight(key+".weight", p.Weight)
 	}
+	seenProfile := map[string]bool{}
+	for i, sp := range s.Profiles {
+		key := fmt.Sprintf("search.profile[%d]", i)
+		switch {
+		case strings.TrimSpace(sp.Name) == "":
+			problems = append(problems, &Error{File: name, Line: loc.line(key), Key: key + ".name", Msg: "empty profile name"})
+		case seenProfile[sp.Name]:
+			problems = append(problems, &Error{File: name, Line: loc.line(key + ".name"), Key: key + ".name", Msg: fmt.Sprintf("profile %q has a demand already; give each profile one [[search.profile]]", sp.Name)})
+		}
+		seenProfile[sp.Name] = true
+		if sp.Sessions < 0 {
+			problems = append(problems, &Error{File: name, Line: loc.line(key + ".sessions"), Key: key + ".sessions", Msg: fmt.Sprintf("%d is negative; want a count >= 0", sp.Sessions)})
+		}
+		seenTool := map[string]bool{}
+		for j, t := range sp.Tools {
+			tk := fmt.Sprintf("%s.tool[%d]", key, j)
+			switch {
+			case strings.TrimSpace(t.Name) == "":
+				problems = append(problems, &Error{File: name, Line: loc.line(tk), Key: tk + ".name", Msg: "empty tool name"})
+			case seenTool[t.Name]:
+				problems = append(problems, &Error{File: name, Line: loc.line(tk + ".name"), Key: tk + ".name", Msg: fmt.Sprintf("tool %q has a weight already in profile %q", t.Name, sp.Name)})
+			}
+			seenTool[t.Name] = true
+			weight(tk+".weight", t.Weight)
+		}
+	}
 	return problems
 }
 
@@ -138,5 +188,21 @@ func (e *encoder) search(s *SearchPriors) {
 		e.line("[[search.pair]]")
 		e.list("tools", p.Tools, false)
 		e.line("weight = %s", e.float(p.Weight))
+	}
+	profs := slices.Clone(s.Profiles)
+	slices.SortFunc(profs, func(a, b SearchProfile) int { return strings.Compare(a.Name, b.Name) })
+	for _, sp := range profs {
+		e.line("")
+		e.line("[[search.profile]]")
+		e.str("name", sp.Name)
+		e.line("sessions = %d", sp.Sessions)
+		tools := slices.Clone(sp.Tools)
+		slices.SortFunc(tools, func(a, b SearchTool) int { return strings.Compare(a.Name, b.Name) })
+		for _, t := range tools {
+			e.line("")
+			e.line("[[search.profile.tool]]")
+			e.str("name", t.Name)
+			e.line("weight = %s", e.float(t.Weight))
+		}
 	}
 }

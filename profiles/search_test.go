@@ -28,6 +28,14 @@ weight = 0.75
 [[search.pair]]
 tools = ["list_dir", "read_file"]
 weight = 0.5
+
+[[search.profile]]
+name = "core"
+sessions = 2
+
+[[search.profile.tool]]
+name = "list_dir"
+weight = 1.0
 `
 
 func TestDecodeSearchKeys(t *testing.T) {
@@ -39,7 +47,8 @@ func TestDecodeSearchKeys(t *testing.T) {
 	if !p.Search || !reflect.DeepEqual(p.Searchable, []string{"*_file", "list_dir"}) {
 		t.Fatalf("profile = %+v", p)
 	}
-	want := &SearchPriors{Sessions: 4, Tools: []SearchTool{{"read_file", 0.75}}, Pairs: []SearchPair{{[]string{"list_dir", "read_file"}, 0.5}}}
+	want := &SearchPriors{Sessions: 4, Tools: []SearchTool{{"read_file", 0.75}}, Pairs: []SearchPair{{[]string{"list_dir", "read_file"}, 0.5}},
+		Profiles: []SearchProfile{{Name: "core", Sessions: 2, Tools: []SearchTool{{"list_dir", 1}}}}}
 	if !reflect.DeepEqual(f.Search, want) {
 		t.Fatalf("search = %+v, want %+v", f.Search, want)
 	}
@@ -75,6 +84,10 @@ func TestDecodeSearchErrors(t *testing.T) {
 			wantLine: 6, wantKey: "search.pair[0].tools", wantMsg: "is not a pair; want two different tool names"},
 		{name: "tool weighted twice", src: "version = 1\ndefault = \"full\"\n[search]\nsessions = 1\n[[search.tool]]\nname = \"a\"\nweight = 0.5\n[[search.tool]]\nname = \"a\"\nweight = 0.5\n",
 			wantKey: "search.tool[1].name", wantLine: 9, wantMsg: `tool "a" has a weight already`},
+		{name: "profile demand above one", src: "version = 1\ndefault = \"full\"\n[search]\nsessions = 1\n[[search.profile]]\nname = \"p\"\nsessions = 1\n[[search.profile.tool]]\nname = \"a\"\nweight = 1.5\n",
+			wantLine: 10, wantKey: "search.profile[0].tool[0].weight", wantMsg: "1.5 is not a weight"},
+		{name: "profile demand twice", src: "version = 1\ndefault = \"full\"\n[search]\nsessions = 1\n[[search.profile]]\nname = \"p\"\nsessions = 1\n[[search.profile]]\nname = \"p\"\nsessions = 1\n",
+			wantLine: 9, wantKey: "search.profile[1].name", wantMsg: `profile "p" has a demand already`},
 		{name: "unknown key in search", src: "version = 1\ndefault = \"full\"\n[search]\nsessions = 1\nbias = 1\n",
 			wantLine: 5, wantKey: "search.bias", wantMsg: `unknown key "bias" in search; valid keys: sessions, tool, pair`},
 	}, func(src, name string) error {
@@ -134,6 +147,7 @@ func TestSearchable(t *testing.T) {
 
 func TestSearchPriorsConversion(t *testing.T) {
 	l := toolsearch.Learn([][]string{{"a", "b"}, {"a"}}, 0)
+	l.Profiles = toolsearch.LearnDemand(map[string][][]string{"core": {{"b"}, {"a", "b"}}})
 	p := SearchPriorsOf(l)
 	if got, want := p.Priors(), l.Priors(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Priors() = %+v, want %+v", got, want)

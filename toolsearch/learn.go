@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -23,6 +24,31 @@ type Learned struct {
 	Sessions int
 	Tools    []ToolWeight
 	Pairs    []Pair
+	// Profiles is each profile's measured demand (LearnDemand), by name.
+	Profiles []ProfileDemand
+}
+
+// ProfileDemand is what the sessions served one profile used: each tool's
+// share of them.
+type ProfileDemand struct {
+	Name     string
+	Sessions int
+	Tools    []ToolWeight
+}
+
+// LearnDemand measures each profile's demand from the sessions served it,
+// by profile name (each session the set of tools it used): each tool's
+// share of that profile's sessions with a call, tools by name, profiles by
+// name, weights rounded as Learn's.
+func LearnDemand(byProfile map[string][][]string) []ProfileDemand {
+	var out []ProfileDemand
+	for _, name := range slices.Sorted(maps.Keys(byProfile)) {
+		l := Learn(byProfile[name], 0)
+		if l.Sessions > 0 {
+			out = append(out, ProfileDemand{Name: name, Sessions: l.Sessions, Tools: l.Tools})
+		}
+	}
+	return out
 }
 
 // ToolWeight is a tool and the share of sessions that used it.
@@ -92,9 +118,16 @@ func Learn(sessions [][]string, pairsPerTool int) Learned {
 
 // Priors turns what Learn measured into the form an Index reads.
 func (l Learned) Priors() *Priors {
-	p := &Priors{Tools: map[string]float64{}, Pairs: map[string]map[string]float64{}}
+	p := &Priors{Tools: map[string]float64{}, Pairs: map[string]map[string]float64{}, Demand: map[string]map[string]float64{}}
 	for _, t := range l.Tools {
 		p.Tools[t.Name] = t.Weight
+	}
+	for _, d := range l.Profiles {
+		m := make(map[string]float64, len(d.Tools))
+		for _, t := range d.Tools {
+			m[t.Name] = t.Weight
+		}
+		p.Demand[d.Name] = m
 	}
 	for _, pr := range l.Pairs {
 		for _, d := range [][2]string{{pr.A, pr.B}, {pr.B, pr.A}} {

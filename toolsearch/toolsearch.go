@@ -15,7 +15,10 @@
 //	Text·bm25(q, t)/max bm25(q, ·) + Popularity·pop(t) + CoUse·max_{u∈U} co(u, t)
 //
 // where pop(t) is the share of learning sessions that used t and co(u, t)
-// the Jaccard index of the sessions using u and those using t (Priors).
+// the Jaccard index of the sessions using u and those using t (Priors);
+// a search for a session of profile P (SearchAs) adds Demand·dem_P(t),
+// the share of the learning sessions served P that used t: the profile's
+// own measured demand, which may differ from everyone's.
 // The text part is normalised to [0, 1] by the best match among the
 // candidates, so the weights mean the same for short and long queries.
 // Ties break by name: the same index, query and history always give the
@@ -46,18 +49,22 @@ type Priors struct {
 	// (sessions using both over sessions using either), in both
 	// directions.
 	Pairs map[string]map[string]float64
+	// Demand maps a profile to the share of its sessions that used each
+	// tool (0 to 1).
+	Demand map[string]map[string]float64
 }
 
 // Weights weigh the parts of a score.
 type Weights struct {
-	Text, Popularity, CoUse float64
+	Text, Popularity, CoUse, Demand float64
 }
 
 // DefaultWeights are used when an Index is built with zero Weights: the
 // best recall@5 on a validation part of the learning sessions of
 // bfcl-multi-turn and tau-airline (never their held-out part), over a
-// grid of 0 to 3.
-func DefaultWeights() Weights { return Weights{Text: 1, Popularity: 2, CoUse: 1.5} }
+// grid of 0 to 3. Demand weighs as Popularity: no trace here records
+// sessions served a profile to tune it on.
+func DefaultWeights() Weights { return Weights{Text: 1, Popularity: 2, CoUse: 1.5, Demand: 2} }
 
 // BM25 parameters (Robertson's usual values).
 const (
@@ -74,7 +81,8 @@ type Index struct {
 	avgLen  float64
 	idf     map[string]float64
 	pop     []float64
-	pairs   []map[int]float64 // per tool: co-used tool -> Jaccard
+	pairs   []map[int]float64    // per tool: co-used tool -> Jaccard
+	demand  map[string][]float64 // per profile, per tool: share of its sessions
 	weights Weights
 }
 
@@ -113,6 +121,16 @@ func New(docs []Doc, p *Priors, w Weights) *Index {
 	}
 	ix.pop = make([]float64, len(ix.names))
 	ix.pairs = make([]map[int]float64, len(ix.names))
+	if p != nil && len(p.Demand) > 0 {
+		ix.demand = make(map[string][]float64, len(p.Demand))
+		for profile, m := range p.Demand {
+			d := make([]float64, len(ix.names))
+			for i, name := range ix.names {
+				d[i] = m[name]
+			}
+			ix.demand[profile] = d
+		}
+	}
 	if p != nil {
 		for i, name := range ix.names {
 			ix.pop[i] = p.Tools[name]
@@ -145,6 +163,12 @@ type Hit struct {
 // ones: the session has their definitions already, and a search is for
 // the tools it lacks.
 func (ix *Index) Search(query string, used []string, limit int, allow func(name string) bool) []Hit {
+	return ix.SearchAs("", query, used, limit, allow)
+}
+
+// SearchAs is Search for a session served profile: the profile's measured
+// demand, when the priors hold it, adds to each score.
+func (ix *Index) SearchAs(profile, query string, used []string, limit int, allow func(name string) bool) []Hit {
 	if limit <= 0 || len(ix.names) == 0 {
 		return nil
 	}
@@ -169,11 +193,15 @@ func (ix *Index) Search(query string, used []string, limit int, allow func(name 
 	// full sort of every tool would cost most of a search.
 	hits := make([]Hit, 0, min(limit, len(ix.names)))
 	w := ix.weights
+	dem := ix.demand[profile]
 	for i, name := range ix.names {
 		if text[i] < 0 || slices.Contains(usedIdx, i) {
 			continue
 		}
 		s := w.Popularity * ix.pop[i]
+		if dem != nil {
+			s += w.Demand * dem[i]
+		}
 		if best > 0 {
 			s += w.Text * text[i] / best
 		}

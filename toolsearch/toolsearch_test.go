@@ -65,6 +65,46 @@ func TestSearch(t *testing.T) {
 	}
 }
 
+// TestSearchAsProfileDemand: a profile's measured demand lifts its tools
+// for its own sessions only, and ranks the same on every search.
+func TestSearchAsProfileDemand(t *testing.T) {
+	priors := &toolsearch.Priors{Tools: map[string]float64{"fs.ls": 0.3}, Demand: map[string]map[string]float64{"mail": {"mail.send_message": 0.9}}}
+	ix := toolsearch.New(docs, priors, toolsearch.Weights{})
+	for _, tc := range []struct {
+		profile string
+		want    []string
+	}{
+		{"mail", []string{"mail.send_message", "fs.ls"}},
+		{"files", []string{"fs.ls", "fs.cat"}},
+		{"", []string{"fs.ls", "fs.cat"}},
+	} {
+		want := names(ix.SearchAs(tc.profile, "", nil, 2, nil))
+		if !reflect.DeepEqual(want, tc.want) {
+			t.Fatalf("SearchAs(%q) = %v, want %v", tc.profile, want, tc.want)
+		}
+		for range 3 {
+			if got := names(ix.SearchAs(tc.profile, "", nil, 2, nil)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("SearchAs(%q) = %v, then %v", tc.profile, want, got)
+			}
+		}
+	}
+}
+
+func TestLearnDemand(t *testing.T) {
+	got := toolsearch.LearnDemand(map[string][][]string{"z": {{"b"}, {"a", "b"}, {}}, "a": {{"c"}}, "empty": {{}}})
+	want := []toolsearch.ProfileDemand{
+		{Name: "a", Sessions: 1, Tools: []toolsearch.ToolWeight{{"c", 1}}},
+		{Name: "z", Sessions: 2, Tools: []toolsearch.ToolWeight{{"a", 0.5}, {"b", 1}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("LearnDemand = %+v, want %+v", got, want)
+	}
+	p := toolsearch.Learned{Profiles: got}.Priors()
+	if p.Demand["z"]["a"] != 0.5 || p.Demand["a"]["c"] != 1 {
+		t.Fatalf("Priors().Demand = %+v", p.Demand)
+	}
+}
+
 // TestSearchDeterministic builds the index from the documents in shuffled
 // orders and searches concurrently: the answers are the same.
 func TestSearchDeterministic(t *testing.T) {

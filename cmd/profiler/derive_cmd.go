@@ -42,6 +42,7 @@ type deriveFlags struct {
 	search                          bool
 	summary, plot                   string
 	groups                          *deriveGroupsFlags // --groups (derive_groups.go)
+	choose                          *deriveChooseFlags // --choose-default (derive_choose.go)
 	cache                           *price.CacheModel
 }
 
@@ -69,8 +70,9 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed trace lines (reported) instead of failing")
 	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png`")
-	fl.BoolVar(&f.search, "search", false, "also write find_tools' ranking priors ([search]: each tool's share of sessions, its most co-used tools), learned from the derive part only")
+	fl.BoolVar(&f.search, "search", false, "also write find_tools' ranking priors ([search]: each tool's share of sessions, its most co-used tools, each profile's measured demand from the sessions served it), learned from the derive part only")
 	f.groups = addDeriveGroupsFlags(fl)
+	f.choose = addDeriveChooseFlags(fl)
 	f.cache = addCacheFlags(fl, "session cost: ")
 	if help, err := parseCommandFlags("derive", fl, args); help {
 		return nil, nil, flag.ErrHelp
@@ -134,6 +136,9 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 		return nil, nil, usagef("derive: --cache-write, --cache-read or --turn-growth: %v", err)
 	}
 	if err := f.groups.check(set); err != nil {
+		return nil, nil, err
+	}
+	if err := f.choose.check(set, len(f.traces)); err != nil {
 		return nil, nil, err
 	}
 	return f, specs, nil
@@ -239,10 +244,25 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := f.groups.apply(ctx, deriveGroupsInput{Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
 		return err
 	}
+	choice, err := f.choose.apply(ctx, f.traces, cat, policy, res, file, f)
+	if err != nil {
+		return err
+	}
+	if choice != nil {
+		buf.Reset()
+		if err := profiles.Encode(&buf, file); err != nil {
+			return err
+		}
+	}
 	if f.summary == "markdown" {
 		// After the groups step, so that it describes the file written,
 		// grouped profile included.
 		fmt.Fprint(stdout, derive.Markdown(filepath.Base(f.out), current, file, res))
+		if choice != nil {
+			fmt.Fprint(stdout, "\n"+choice.Markdown())
+		}
+	} else if choice != nil {
+		fmt.Fprint(stdout, choice.Markdown())
 	}
 	if f.check {
 		if curBytes != nil && bytes.Equal(curBytes, buf.Bytes()) {

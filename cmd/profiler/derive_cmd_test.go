@@ -330,6 +330,9 @@ func TestDeriveUsageErrors(t *testing.T) {
 		{[]string{"--trace", trace, "--catalog", cat, "extra"}, "unexpected argument"},
 		{[]string{"--trace", trace, "--catalog", cat, "--cache-read", "-1"}, "--cache-read or --turn-growth: cache read multiplier -1"},
 		{[]string{"--trace", trace, "--catalog", cat, "--turn-growth", "-3"}, "conversation growth -3"},
+		{[]string{"--trace", trace, "--catalog", cat, "--served-target", "0.9"}, "--served-target needs --choose-default"},
+		{[]string{"--trace", trace, "--catalog", cat, "--choose-default", "--served-target", "0"}, "--served-target 0"},
+		{[]string{"--telemetry", t.TempDir(), "--catalog", cat, "--choose-default"}, "--choose-default needs --trace"},
 		{[]string{"--nope"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -560,5 +563,35 @@ func TestDeriveSearchPriors(t *testing.T) {
 	}
 	if bytes.Contains(files[2], []byte("[search]")) {
 		t.Errorf("without --search the file has priors:\n%s", files[2])
+	}
+}
+
+// TestDeriveChooseDefault: --choose-default makes the default the arm
+// Choose picks on derive's held-out sessions, and says why; with no
+// held-out sessions it writes nothing and says so.
+func TestDeriveChooseDefault(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	stdout, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--search", "--groups", "--choose-default")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := profiles.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "Default arm: ") || !strings.Contains(stdout, "`"+f.File.Default+"`") && f.File.Default != profiles.FullProfile {
+		t.Errorf("default %q, report:\n%s", f.File.Default, stdout)
+	}
+	if !slices.Contains(f.File.Provenance.Parameters, "choose.served_target=0.95") {
+		t.Errorf("provenance %v lacks the target", f.File.Provenance.Parameters)
+	}
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--search", "--groups", "--choose-default", "--check"); code != 0 {
+		t.Errorf("--check after writing: exit %d: %s", code, stderr)
+	}
+	none := filepath.Join(dir, "none.toml")
+	_, stderr, code = runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", none, "--holdout", "0", "--choose-default")
+	if _, err := os.Stat(none); code != 1 || !strings.Contains(stderr, "nothing written") || err == nil {
+		t.Errorf("no held-out sessions: exit %d, stat %v, stderr %s", code, err, stderr)
 	}
 }
