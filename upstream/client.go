@@ -428,7 +428,7 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 	case launch.StreamableHTTP:
 		t := &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{base: c.http, headers: c.srv.Headers}},
+			HTTPClient: &http.Client{Transport: c.raw.roundTripper(headerTransport{base: c.http, headers: c.srv.Headers})},
 		}
 		if c.setup != nil {
 			return nil, nil, c.setup
