@@ -13,6 +13,15 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
+// The solver grid a frontier plot draws (derive --plot, profiler report):
+// PlotGridTargets targets, each solved with local search cut short at
+// PlotSearchWork steps, since the plot shows the frontier's shape and the
+// profiles themselves get the full search.
+const (
+	PlotGridTargets = 20
+	PlotSearchWork  = 1e6
+)
+
 // TopKCurve returns the popularity baseline's points: the top-k set's cost
 // and coverage for k = 0..number of tools.
 func TopKCurve(p Problem) ([]FrontierPoint, error) {
@@ -37,17 +46,45 @@ type Mark struct {
 	Covered int
 }
 
+// GridPoint is the solver's own set at one target of a grid: its cost
+// and the sessions it covers.
+type GridPoint struct {
+	Target  float64
+	Cost    int
+	Covered int
+}
+
+// SolverGrid solves p at the targets 1/n, 2/n, ..., 1 (n > 0): the points
+// that fill in the frontier between the hull's corners, which need not be
+// convex there. Each is a solve, so opt.SearchWork bounds the cost.
+func SolverGrid(p Problem, n int, opt Options) ([]GridPoint, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("solver grid of %d targets: want at least 1", n)
+	}
+	out := make([]GridPoint, 0, n)
+	for k := 1; k <= n; k++ {
+		target := float64(k) / float64(n)
+		sol, err := Solve(p, target, opt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, GridPoint{Target: target, Cost: sol.Cost, Covered: sol.Covered})
+	}
+	return out, nil
+}
+
 // PlotOptions says what a frontier plot shows beyond the hull's corners,
 // the top-k baseline and the marks. The zero value draws those only.
 type PlotOptions struct {
 	Title  string // "" : "Cost / coverage frontier"
 	XLabel string // "" : "share of full catalog tokens"
-	// SolverTargets, when above 0, also draws the solver's own set at the
-	// targets 1/n, 2/n, ..., 1, which fills in the frontier between the
-	// hull's corners; each is a solve, so it is costly on many sessions.
-	SolverTargets int
-	Solver        Options // the solver's options for those points
+	// Grid, when not empty, is drawn as its own series: the solver's sets
+	// at a grid of targets (SolverGrid).
+	Grid []GridPoint
 }
+
+// GridColor is the colour of the solver grid's series.
+var GridColor = color.RGBA{G: 140, A: 255}
 
 // ErrNothingToPlot is returned for a problem without sessions or costs.
 var ErrNothingToPlot = errors.New("nothing to draw")
@@ -105,25 +142,21 @@ func FrontierPlot(p Problem, marks []Mark, o PlotOptions) (*plot.Plot, error) {
 	kl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	pl.Add(kl, fl, fs)
 	pl.Legend.Add("convex hull (exact corners)", fl, fs)
-	if n := o.SolverTargets; n > 0 {
+	if len(o.Grid) > 0 {
 		// The hull's corners are exact but the frontier between them need
 		// not be convex: the solver's own points fill it in.
 		var spts plotter.XYs
-		for k := 1; k <= n; k++ {
-			sol, err := Solve(p, float64(k)/float64(n), o.Solver)
-			if err != nil {
-				return nil, err
-			}
-			spts = append(spts, xy(sol.Cost, sol.Covered))
+		for _, g := range o.Grid {
+			spts = append(spts, xy(g.Cost, g.Covered))
 		}
 		sl, ss, err := plotter.NewLinePoints(spts)
 		if err != nil {
 			return nil, fmt.Errorf("plot solver: %w", err)
 		}
-		sl.Color, ss.Color = color.RGBA{G: 140, A: 255}, color.RGBA{G: 140, A: 255}
+		sl.Color, ss.Color = GridColor, GridColor
 		ss.Shape = draw.BoxGlyph{}
 		pl.Add(sl, ss)
-		pl.Legend.Add(fmt.Sprintf("solver at targets %.2g..1", 1/float64(n)), sl, ss)
+		pl.Legend.Add(fmt.Sprintf("solver at targets %.2g..%.2g", o.Grid[0].Target, o.Grid[len(o.Grid)-1].Target), sl, ss)
 	}
 	pl.Legend.Add("top-k by popularity", kl)
 	if len(marks) > 0 {
@@ -165,15 +198,16 @@ func (res *Result) marks() []Mark {
 // baseline, the solver at a grid of targets and each profile, as a PNG.
 func (res *Result) Plot(w io.Writer) error {
 	marks := res.marks()
-	// Local search is cut short for the grid (the plot shows the
-	// frontier's shape; the profiles themselves get the full search).
 	opt := res.options
-	opt.SearchWork = 1e6
+	opt.SearchWork = PlotSearchWork
+	grid, err := SolverGrid(res.Problem, PlotGridTargets, opt)
+	if err != nil {
+		return err
+	}
 	p, err := FrontierPlot(res.Problem, marks, PlotOptions{
-		Title:         "Cost / coverage frontier (derive part)",
-		XLabel:        "share of full catalog tokens (o200k_base)",
-		SolverTargets: 20,
-		Solver:        opt,
+		Title:  "Cost / coverage frontier (derive part)",
+		XLabel: "share of full catalog tokens (o200k_base)",
+		Grid:   grid,
 	})
 	if err != nil {
 		return err

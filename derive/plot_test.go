@@ -59,3 +59,31 @@ func TestPlotMarksEachProfile(t *testing.T) {
 		t.Errorf("plot of no sessions: %v, want nothing to draw", err)
 	}
 }
+
+// TestSolverGrid: the grid is Solve at each target k/n, in order; a grid
+// of no targets is refused.
+func TestSolverGrid(t *testing.T) {
+	res, err := Derive(fixtureSessions(), Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.2, DefaultTarget: DefaultTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{SearchWork: PlotSearchWork}
+	grid, err := SolverGrid(res.Problem, 4, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []GridPoint
+	for _, target := range []float64{0.25, 0.5, 0.75, 1} {
+		sol, err := Solve(res.Problem, target, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, GridPoint{Target: target, Cost: sol.Cost, Covered: sol.Covered})
+	}
+	if !slices.Equal(grid, want) {
+		t.Errorf("grid %v, want %v", grid, want)
+	}
+	if _, err := SolverGrid(res.Problem, 0, opt); err == nil || !strings.Contains(err.Error(), "want at least 1") {
+		t.Errorf("grid of 0 targets: %v, want refused", err)
+	}
+}

@@ -562,6 +562,12 @@ func (g *Gateway) relayContext(upstream context.Context, server, what string) (*
 	if c == nil {
 		return nil, nil, nil, fmt.Errorf("%s from upstream %q: no downstream call in flight on it to ask", what, server)
 	}
+	if v := c.protocol(); v >= protocolSessionless {
+		// Fail closed, saying why, rather than with the SDK's refusal,
+		// which tells the upstream to do what only the gateway could.
+		g.logger.Warn("upstream request refused: its caller's protocol has no server requests", "server", server, "request", what, "protocol", v)
+		return nil, nil, nil, fmt.Errorf("%s from upstream %q refused: the client of the call in flight speaks MCP %s, on which a server cannot send it requests during a call (they come back as input-required results, SEP-2322), and toolprof relays an upstream's requests only to clients of 2025-11-25 and earlier", what, server, v)
+	}
 	ctx, cancel := context.WithCancel(&relayedContext{Context: context.WithoutCancel(c.ctx), call: c})
 	stopUp := context.AfterFunc(upstream, cancel)
 	stopDown := context.AfterFunc(c.ctx, cancel)
@@ -582,6 +588,15 @@ func (g *Gateway) relayContext(upstream context.Context, server, what string) (*
 		c.relayed.Done()
 	}
 	return c, ctx, done, nil
+}
+
+// protocol is the MCP version the call's client speaks, as its session
+// holds it ("" when unknown).
+func (c *inflight) protocol() string {
+	if p := c.ss.InitializeParams(); p != nil {
+		return p.ProtocolVersion
+	}
+	return ""
 }
 
 // relayedContext carries a downstream request's values to the requests

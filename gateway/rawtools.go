@@ -13,8 +13,8 @@ import (
 // server listed it. The gateway lists those definitions with only its
 // _meta key (MetaEffect) added, so that what the SDK's mcp.Tool cannot hold
 // (execution, annotations left out) reaches the client as the server sent
-// it. upstream.Set implements it for stdio servers; the tools of other
-// upstreams are listed as parsed.
+// it. upstream.Set implements it for stdio and HTTP servers; a tool whose
+// definition is not known is listed as parsed.
 type RawToolsUpstream interface {
 	// RawTool is the definition of the tool served as name, as its server
 	// listed it.

@@ -46,19 +46,22 @@ func svg(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 }
 
 // frontierChart draws the cost/coverage frontier with derive's plot
-// (derive.FrontierPlot: the hull's exact corners, the top-k baseline and
-// each profile) over the window's sessions. The solver's grid of targets,
-// which derive --plot adds, is left out: a solve per target is costly on a
-// window of many sessions, and the corners are exact.
+// (derive.FrontierPlot: the hull's exact corners, the solver's grid, the
+// top-k baseline and each profile) over the window's sessions.
 func (r *Report) frontierChart() (Chart, error) {
 	ch := Chart{Title: "Cost / coverage frontier"}
 	marks := make([]derive.Mark, 0, len(r.Points))
 	for _, pt := range r.Points {
 		marks = append(marks, derive.Mark{Name: pt.Name, Tokens: pt.Tokens, Covered: pt.Covered})
 	}
+	grid := make([]derive.GridPoint, 0, len(r.Grid))
+	for _, g := range r.Grid {
+		grid = append(grid, derive.GridPoint{Target: g.Target, Cost: g.Tokens, Covered: g.Covered})
+	}
 	pl, err := derive.FrontierPlot(r.problem, marks, derive.PlotOptions{
 		Title:  "Cost / coverage frontier (sessions of the window)",
 		XLabel: "share of full catalog tokens (o200k_base, model measure)",
+		Grid:   grid,
 	})
 	if errors.Is(err, derive.ErrNothingToPlot) {
 		ch.Empty = err.Error()

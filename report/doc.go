@@ -21,6 +21,9 @@
 //
 // The cost/coverage frontier is drawn over every session of the window
 // (profiler derive --plot draws it over the sessions derive learns from):
-// the exact corners of the convex hull (derive.Frontier), the top-k
-// popularity baseline, and one point per profile of the profiles file.
+// the exact corners of the convex hull (derive.Frontier), the solver's own
+// sets at the targets 0.05, 0.10, ..., 1 (derive.SolverGrid, as derive
+// --plot draws them; they fill in the frontier between the corners, which
+// need not be convex there), the top-k popularity baseline, and one point
+// per profile of the profiles file.
 package report

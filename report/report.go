@@ -62,6 +62,7 @@ type Report struct {
 	Clients  []telemetry.StatRow `json:"clients"`
 	Days     []Day               `json:"days"`
 	Points   []ProfilePoint      `json:"profiles_points"`
+	Grid     []GridPoint         `json:"solver_grid"`
 	Deny     []Deny              `json:"deny"`
 	Commands []Command           `json:"commands"`
 
@@ -119,6 +120,14 @@ type ProfilePoint struct {
 	Total   int    `json:"total"`
 }
 
+// GridPoint is the solver's own tool set at one target share of the
+// window's sessions (derive.SolverGrid): the frontier chart's solver series.
+type GridPoint struct {
+	Target  float64 `json:"target"`
+	Tokens  int     `json:"tokens"`
+	Covered int     `json:"covered"`
+}
+
 // Deny is the profiles.toml entry that would take a profile's never-called
 // tools out of it.
 type Deny struct {
@@ -149,6 +158,24 @@ func ServerOf(tool string) string {
 		return s
 	}
 	return Unprefixed
+}
+
+// solverGrid solves the window's frontier at derive --plot's grid of
+// targets, with its search cut short as derive --plot does; none without
+// sessions.
+func solverGrid(p derive.Problem) ([]GridPoint, error) {
+	if p.Free+p.Uncoverable+len(p.Sigs) == 0 {
+		return []GridPoint{}, nil
+	}
+	grid, err := derive.SolverGrid(p, derive.PlotGridTargets, derive.Options{SearchWork: derive.PlotSearchWork})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]GridPoint, len(grid))
+	for i, g := range grid {
+		out[i] = GridPoint{Target: g.Target, Tokens: g.Cost, Covered: g.Covered}
+	}
+	return out, nil
 }
 
 // Build reads what opt names and aggregates it.
@@ -190,6 +217,9 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	r := aggregate(snap, cat, priced, resolved)
+	if r.Grid, err = solverGrid(r.problem); err != nil {
+		return nil, fmt.Errorf("report: frontier: %w", err)
+	}
 	r.Catalog, r.CatalogHash = opt.Catalog, hash
 	if set != nil {
 		r.Profiles, r.Policy = set.Path, set.PolicyPath

@@ -67,8 +67,9 @@ func DefaultInheritEnv() []string {
 // ProtocolVersion is the MCP version toolprof offers its upstreams: the
 // newest handshake-era version, on which an upstream asks for elicitation
 // and sampling with requests and logs after logging/setLevel, which the
-// gateway relays to the calling session. The gateway (cmd/server) and the
-// profiler's catalog and bench connect with it, so that both are offered
+// gateway relays to the calling session. It is what Options.ProtocolVersion
+// offers unless set, so that the gateway (cmd/server) and every profiler
+// command (catalog, bench, replay, login) connect alike and are offered
 // the same tools.
 const ProtocolVersion = "2025-11-25"
 
@@ -161,7 +162,7 @@ type Options struct {
 	// for resources subscribed through Subscribe.
 	OnResourceUpdated func(ctx context.Context, server string, p *mcp.ResourceUpdatedNotificationParams)
 	// ProtocolVersion is the MCP version offered to upstreams; "" offers
-	// the SDK's latest, and an upstream may negotiate an older one.
+	// ProtocolVersion. An upstream may negotiate an older one.
 	ProtocolVersion string
 	// OnElicit answers the server's elicitation/create requests (the
 	// gateway asks its own client); servers send them on protocol versions
@@ -209,6 +210,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ProtocolVersion == "" {
+		o.ProtocolVersion = ProtocolVersion
 	}
 	return o
 }
@@ -428,7 +432,7 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 	case launch.StreamableHTTP:
 		t := &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{base: c.http, headers: c.srv.Headers}},
+			HTTPClient: &http.Client{Transport: c.raw.roundTripper(headerTransport{base: c.http, headers: c.srv.Headers})},
 		}
 		if c.setup != nil {
 			return nil, nil, c.setup

@@ -34,7 +34,7 @@ func TestCallFidelity(t *testing.T) {
 	}
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_ID=Y")
-	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

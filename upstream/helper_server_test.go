@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/internal/testupstream"
 )
 
 // The helper server is this test binary re-executed as a real stdio MCP
@@ -210,6 +212,10 @@ func runHelperServer() error {
 			data := fmt.Sprintf(`{"detail": "sent token=%s <kept>", "escaped": "\u%04x%s", %q: "key", "code": 7}`, leak, leak[0], leak[1:], leak)
 			return nil, &jsonrpc.Error{Code: -32042, Message: "refused token=" + leak, Data: json.RawMessage(data)}
 		})
+	}
+	// HELPER_EXECUTION lists every tool with members mcp.Tool lacks.
+	if os.Getenv("HELPER_EXECUTION") != "" {
+		testupstream.ListWithExecution(s)
 	}
 	err := s.Run(context.Background(), &mcp.StdioTransport{})
 	if os.Getenv("HELPER_LEAK") != "" {

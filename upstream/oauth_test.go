@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -271,9 +272,10 @@ func TestLoginWhenInitializeNeedsNoToken(t *testing.T) {
 		}
 		protected.ServeHTTP(w, r)
 	})
-	// Offered as the gateway offers it: a 2026-07-28 client opens with
-	// server/discover, which such a server refuses.
-	opts := Options{Tokens: p.store, ConnectTimeout: 10 * time.Second, ProtocolVersion: ProtocolVersion}
+	// The options profiler login passes, no protocol version among them:
+	// offered the gateway's all the same, since a 2026-07-28 client opens
+	// with server/discover, which such a server refuses.
+	opts := Options{Tokens: p.store, ConnectTimeout: 10 * time.Second}
 	if err := Login(context.Background(), p.srv, opts, LoginFlow{RedirectURL: "http://127.0.0.1:1/callback", Fetch: fakeoauth.Approve}); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +300,7 @@ func TestLoginWhenInitializeNeedsNoToken(t *testing.T) {
 func TestLoginServerWithoutAuthorization(t *testing.T) {
 	p := newProtected(t, "read")
 	p.handler = p.mcp
-	opts := Options{Tokens: p.store, ConnectTimeout: 10 * time.Second, ProtocolVersion: ProtocolVersion}
+	opts := Options{Tokens: p.store, ConnectTimeout: 10 * time.Second}
 	err := Login(context.Background(), p.srv, opts, LoginFlow{RedirectURL: "http://127.0.0.1:1/callback", Fetch: fakeoauth.Approve})
 	if err == nil || !strings.Contains(err.Error(), "no tokens stored") {
 		t.Fatalf("Login: %v, want saying no tokens were stored", err)
@@ -311,5 +313,81 @@ func TestOAuthWithoutStore(t *testing.T) {
 	defer c.Close()
 	if err := c.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "no token store configured") {
 		t.Fatalf("Start: %v, want naming the missing token store", err)
+	}
+}
+
+// TestLoginOffersTheGatewaysVersion: profiler login, whose options name no
+// protocol version, offers the server the version the gateway's Clients
+// offer (ProtocolVersion), on every request it makes, and so does a Client
+// with zero Options; a version set in Options is offered instead.
+func TestLoginOffersTheGatewaysVersion(t *testing.T) {
+	cases := []struct {
+		name    string
+		connect func(t *testing.T, p *protected) error
+		want    string
+	}{
+		{"profiler login's options", func(t *testing.T, p *protected) error {
+			opts := Options{Tokens: p.store, ConnectTimeout: 10 * time.Second}
+			return Login(context.Background(), p.srv, opts, LoginFlow{RedirectURL: "http://127.0.0.1:1/callback", Fetch: fakeoauth.Approve})
+		}, ProtocolVersion},
+		{"zero Options", func(t *testing.T, p *protected) error {
+			p.login(t, []string{"read"}, time.Hour)
+			c := p.client(t, Options{})
+			if err := c.Start(context.Background()); err != nil {
+				return err
+			}
+			return callEcho(c)
+		}, ProtocolVersion},
+		{"a version set", func(t *testing.T, p *protected) error {
+			p.login(t, []string{"read"}, time.Hour)
+			c := p.client(t, Options{ProtocolVersion: "2025-06-18"})
+			if err := c.Start(context.Background()); err != nil {
+				return err
+			}
+			return callEcho(c)
+		}, "2025-06-18"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := newProtected(t, "read")
+			protected := p.handler
+			var (
+				mu   sync.Mutex
+				seen = map[string]bool{} // versions offered: initialize's, and MCP-Protocol-Version headers
+			)
+			p.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/mcp" && r.Method == http.MethodPost {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					var m struct {
+						Method string
+						Params struct {
+							ProtocolVersion string         `json:"protocolVersion"`
+							Meta            map[string]any `json:"_meta"`
+						}
+					}
+					mu.Lock()
+					if json.Unmarshal(body, &m) == nil && m.Method == "initialize" {
+						seen[m.Params.ProtocolVersion] = true
+					}
+					if v, ok := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string); ok {
+						seen[v] = true
+					}
+					if v := r.Header.Get("MCP-Protocol-Version"); v != "" {
+						seen[v] = true
+					}
+					mu.Unlock()
+				}
+				protected.ServeHTTP(w, r)
+			})
+			if err := c.connect(t, p); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != 1 || !seen[c.want] {
+				t.Errorf("versions offered %v, want %q alone", seen, c.want)
+			}
+		})
 	}
 }

@@ -28,7 +28,7 @@ func TestPassThrough(t *testing.T) {
 		logs []string
 	)
 	s := startSet(t, `{"mcpServers": {"a": `+stdioEntry(bin, nil)+`, "b": `+stdioEntry(bin, nil)+`}}`, nil,
-		SetOptions{Client: Options{OnLog: func(_ context.Context, server string, p *mcp.LoggingMessageParams) {
+		SetOptions{Client: Options{ProtocolVersion: sessionlessVersion, OnLog: func(_ context.Context, server string, p *mcp.LoggingMessageParams) {
 			mu.Lock()
 			defer mu.Unlock()
 			logs = append(logs, server+":"+p.Data.(string))
@@ -209,7 +209,7 @@ func TestSetResources(t *testing.T) {
 
 func TestInputRequiredPassesThrough(t *testing.T) {
 	bin := testupstream.EverythingServer(t)
-	s := startSet(t, `{"mcpServers": {"a": `+stdioEntry(bin, nil)+`}}`, nil, SetOptions{})
+	s := startSet(t, `{"mcpServers": {"a": `+stdioEntry(bin, nil)+`}}`, nil, SetOptions{Client: Options{ProtocolVersion: sessionlessVersion}})
 	ctx := context.Background()
 	// The input request goes back to the caller (the gateway's client
 	// answers it), not to an SDK handler inside toolprof.

@@ -1,23 +1,26 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// rawTools keeps each tool definition of a stdio server's tools/list
-// results as the server sent it: the SDK's mcp.Tool drops fields it does
-// not know (execution) and fills in annotation defaults, and the gateway
-// serves tools as listed. It reads the connection's messages, so that
-// nothing of the SDK's handling changes.
-//
-// Only stdio connections are read: the SDK's streamable client connection
-// learns of the session through a method a wrapper cannot forward, so an
-// HTTP server's tools are served as the SDK parsed them.
+// rawTools keeps each tool definition of a server's tools/list results as
+// the server sent it: the SDK's mcp.Tool drops fields it does not know
+// (execution) and fills in annotation defaults, and the gateway serves
+// tools as listed. It reads the messages as they pass, so that nothing of
+// the SDK's handling changes: a stdio connection's messages (wrap), and an
+// HTTP server's requests and response bodies (roundTripper), since the
+// SDK's streamable client connection learns of its session through a method
+// a Connection wrapper cannot forward.
 type rawTools struct {
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool        // tools/list requests in flight -> first page
@@ -60,18 +63,7 @@ type rawConn struct {
 }
 
 func (c rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.IsCall() {
-		var p struct {
-			Cursor string `json:"cursor"`
-		}
-		_ = json.Unmarshal(req.Params, &p) // no params: the first page
-		c.r.mu.Lock()
-		if c.r.pending == nil {
-			c.r.pending = map[jsonrpc.ID]bool{}
-		}
-		c.r.pending[req.ID] = p.Cursor == ""
-		c.r.mu.Unlock()
-	}
+	c.r.request(msg)
 	return c.Connection.Write(ctx, msg)
 }
 
@@ -81,6 +73,40 @@ func (c rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.r.response(resp)
 	}
 	return msg, err
+}
+
+// request notes msg when it is a tools/list call, whose response response
+// then reads, and returns its id.
+func (r *rawTools) request(msg jsonrpc.Message) (jsonrpc.ID, bool) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "tools/list" || !req.IsCall() {
+		return jsonrpc.ID{}, false
+	}
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	_ = json.Unmarshal(req.Params, &p) // no params: the first page
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending == nil {
+		r.pending = map[jsonrpc.ID]bool{}
+	}
+	r.pending[req.ID] = p.Cursor == ""
+	return req.ID, true
+}
+
+// forget drops the tools/list call id, which will get no response to read.
+func (r *rawTools) forget(id jsonrpc.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.pending, id)
+}
+
+// waiting reports whether a tools/list call awaits its response.
+func (r *rawTools) waiting() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending) > 0
 }
 
 // response takes the tools of a tools/list result. A first page starts a
@@ -117,7 +143,7 @@ func (r *rawTools) response(resp *jsonrpc.Response) {
 }
 
 // RawTool is the definition of the server's tool name exactly as the
-// server last listed it, when the server is a stdio one.
+// server last listed it, when that listing was read whole.
 func (c *Client) RawTool(name string) (json.RawMessage, bool) {
 	return c.raw.tool(name)
 }
@@ -130,4 +156,164 @@ func (s *Set) RawTool(name string) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return c.RawTool(upstreamName)
+}
+
+// maxRawRequest bounds the request body roundTripper reads to find a
+// tools/list call: one is a few hundred bytes, so a larger body (a
+// tools/call's arguments) is not read twice.
+const maxRawRequest = 64 << 10
+
+// roundTripper returns base with the tools/list results of an HTTP server
+// read as they pass: the body of the answer to a POST carrying a tools/list
+// call (application/json or an SSE stream), and of a GET resuming a stream
+// (Last-Event-ID) while a listing awaits its answer, which may come there.
+func (r *rawTools) roundTripper(base http.RoundTripper) http.RoundTripper {
+	return rawRoundTripper{base: base, r: r, limit: DefaultMaxMessageBytes}
+}
+
+type rawRoundTripper struct {
+	base  http.RoundTripper
+	r     *rawTools
+	limit int // bytes of one message kept; a longer one is served as parsed
+}
+
+func (t rawRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	var (
+		id     jsonrpc.ID
+		listed bool
+	)
+	if req.Method == http.MethodPost && req.GetBody != nil && req.ContentLength >= 0 && req.ContentLength <= maxRawRequest {
+		if body, err := req.GetBody(); err == nil {
+			b, err := io.ReadAll(io.LimitReader(body, maxRawRequest))
+			body.Close()
+			if msg, derr := jsonrpc.DecodeMessage(b); err == nil && derr == nil {
+				id, listed = t.r.request(msg)
+			}
+		}
+	}
+	watch := listed || (req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" && t.r.waiting())
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || !watch || resp.StatusCode/100 != 2 {
+		if listed {
+			t.r.forget(id) // retried with the same id, noted again then
+		}
+		return resp, err
+	}
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch media {
+	case "application/json":
+		resp.Body = &rawJSONBody{ReadCloser: resp.Body, r: t.r, limit: t.limit}
+	case "text/event-stream":
+		resp.Body = &rawSSEBody{ReadCloser: resp.Body, r: t.r, limit: t.limit}
+	default:
+		if listed {
+			t.r.forget(id)
+		}
+	}
+	return resp, nil
+}
+
+// rawJSONBody reads an application/json answer through, and takes the
+// tools/list result it holds once it is read whole (the SDK reads the body
+// to its end before it decodes it).
+type rawJSONBody struct {
+	io.ReadCloser
+	r     *rawTools
+	limit int
+	buf   []byte
+	over  bool
+}
+
+func (b *rawJSONBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if !b.over {
+		if len(b.buf)+n > b.limit {
+			b.over, b.buf = true, nil
+		} else {
+			b.buf = append(b.buf, p[:n]...)
+		}
+	}
+	if err == io.EOF && !b.over {
+		b.r.message(b.buf)
+		b.over, b.buf = true, nil // once
+	}
+	return n, err
+}
+
+// rawSSEBody reads a text/event-stream through, and takes the tools/list
+// results among its events as each event ends, before the SDK has the
+// bytes that end it.
+type rawSSEBody struct {
+	io.ReadCloser
+	r     *rawTools
+	limit int
+	line  []byte // the current line, so far (not kept once over)
+	size  int    // the current line's length, kept or not
+	cr    bool   // the current line so far ends in a carriage return
+	data  []byte // the current event's data lines, joined by newlines
+	over  bool   // the current event is over limit: skipped to its end
+}
+
+func (b *rawSSEBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	rest := p[:n]
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			b.addToLine(rest)
+			break
+		}
+		b.addToLine(rest[:i])
+		b.endLine()
+		rest = rest[i+1:]
+	}
+	return n, err
+}
+
+func (b *rawSSEBody) addToLine(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	b.size += len(p)
+	b.cr = p[len(p)-1] == '\r'
+	if b.over {
+		return
+	}
+	if len(b.line)+len(b.data)+len(p) > b.limit {
+		b.over, b.line, b.data = true, nil, nil
+		return
+	}
+	b.line = append(b.line, p...)
+}
+
+// endLine ends the current line: a blank one ends the event, a data line
+// adds to it (other fields, and comments, carry no message).
+func (b *rawSSEBody) endLine() {
+	blank := b.size == 0 || b.size == 1 && b.cr
+	line := bytes.TrimSuffix(b.line, []byte("\r"))
+	b.line, b.size, b.cr = b.line[:0], 0, false
+	switch {
+	case blank:
+		if !b.over && len(b.data) > 0 {
+			b.r.message(b.data)
+		}
+		b.data, b.over = b.data[:0], false
+	case b.over:
+	case bytes.HasPrefix(line, []byte("data:")):
+		v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+		if len(b.data) > 0 {
+			b.data = append(b.data, '\n')
+		}
+		b.data = append(b.data, v...)
+	}
+}
+
+// message takes the tools/list result that data, one JSON-RPC message
+// read from an HTTP answer, may be.
+func (r *rawTools) message(data []byte) {
+	if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			r.response(resp)
+		}
+	}
 }

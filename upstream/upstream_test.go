@@ -29,6 +29,11 @@ import (
 	"github.com/toolprof/toolprof/launch"
 )
 
+// sessionlessVersion is the protocol version whose requests carry the
+// client's hop in _meta (SEP-2575) and whose servers return input-required
+// results: what tests of those offer instead of ProtocolVersion.
+const sessionlessVersion = "2026-07-28"
+
 // gatewayUpstream is the interface the gateway serves from; the Set must
 // satisfy it.
 type gatewayUpstream interface {
@@ -697,7 +702,7 @@ func TestListToolsAllDown(t *testing.T) {
 }
 
 func TestMetaForwarded(t *testing.T) {
-	s := startSet(t, `{"mcpServers": {"h": `+helperEntry(t, "H", "", 0)+`}}`, nil, SetOptions{})
+	s := startSet(t, `{"mcpServers": {"h": `+helperEntry(t, "H", "", 0)+`}}`, nil, SetOptions{Client: Options{ProtocolVersion: sessionlessVersion}})
 	// The downstream client's own hop keys (SEP-2575) arrive with its call;
 	// the rest of _meta is the request's and must reach the upstream.
 	meta := mcp.Meta{

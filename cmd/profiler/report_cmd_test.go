@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/toolprof/toolprof/bench/sessiongen"
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/report"
 	"github.com/toolprof/toolprof/telemetry"
@@ -306,6 +308,57 @@ func TestReportDenyLines(t *testing.T) {
 		if got := res.Profiles[name].Tools; !slices.Equal(got, want) {
 			t.Errorf("%s after the deny lines: %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestReportSolverGrid: the page holds the solver's sets at derive
+// --plot's grid of targets (its data block's solver_grid: target k/n,
+// each covering the sessions its target asks for) and the frontier chart
+// draws them as their own series, one glyph per point in the grid's
+// colour and a legend entry naming the targets.
+func TestReportSolverGrid(t *testing.T) {
+	tdir := importTrace(t, reportTrace, t.TempDir(), nil)
+	out := t.TempDir()
+	runOK(t, "report", "--telemetry", tdir, "--catalog", reportCatalog, "--profiles", reportProfiles, "--out", out)
+	b, err := os.ReadFile(filepath.Join(out, report.IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="report-data">(.*?)</script>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no report-data block in the page")
+	}
+	var data report.Report
+	if err := json.Unmarshal([]byte(m[1]), &data); err != nil {
+		t.Fatal(err)
+	}
+	n := derive.PlotGridTargets
+	if len(data.Grid) != n {
+		t.Fatalf("solver_grid has %d points, want %d", len(data.Grid), n)
+	}
+	most := 0 // what the grid covers at best: a session calling a tool outside the catalog cannot be
+	for _, g := range data.Grid {
+		most = max(most, g.Covered)
+	}
+	for k, g := range data.Grid {
+		if want := float64(k+1) / float64(n); math.Abs(g.Target-want) > 1e-12 {
+			t.Errorf("point %d at target %v, want %v", k, g.Target, want)
+		}
+		if need := min(derive.Need(g.Target, data.Sessions), most); g.Covered < need || g.Tokens > data.FullTokens {
+			t.Errorf("point %d: %d tokens covering %d sessions, want at least %d of %d within %d tokens", k, g.Tokens, g.Covered, need, data.Sessions, data.FullTokens)
+		}
+	}
+	start := strings.Index(page, `<div class="chart" id="frontier">`)
+	end := strings.Index(page[start:], "</div>")
+	chart := page[start : start+end]
+	c := derive.GridColor
+	fill := fmt.Sprintf("fill:#%02X%02X%02X", c.R, c.G, c.B)
+	if got := strings.Count(chart, fill); got != n+1 {
+		t.Errorf("the frontier chart has %d glyphs in the grid's colour (%s), want %d (one per point, one in the legend)", got, fill, n+1)
+	}
+	if !strings.Contains(chart, "solver at targets 0.05..1") {
+		t.Error("the frontier chart's legend does not name the solver grid")
 	}
 }
 

@@ -5,6 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/testupstream"
 )
 
 // npmServer returns the path of an npm MCP server that e2e/node_modules
@@ -216,31 +221,132 @@ func canonical(t *testing.T, raw json.RawMessage) string {
 	return string(b)
 }
 
+// rawHTTPListing lists the tools of the stateless streamable HTTP server
+// at url with hand-written POSTs (no SDK in between), over every page.
+func rawHTTPListing(t *testing.T, url string) []json.RawMessage {
+	t.Helper()
+	var tools []json.RawMessage
+	params := `{}`
+	for id := 1; ; id++ {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":%s}`, id, params)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("tools/list over HTTP: %s %v\n%s", resp.Status, err, body)
+		}
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			for line := range strings.Lines(string(body)) {
+				if data, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data: "); ok {
+					body = []byte(data) // the stream of one call holds its answer alone
+				}
+			}
+		}
+		var msg struct {
+			Result struct {
+				Tools      []json.RawMessage `json:"tools"`
+				NextCursor string            `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(body, &msg); err != nil {
+			t.Fatalf("tools/list over HTTP: %v\n%s", err, body)
+		}
+		tools = append(tools, msg.Result.Tools...)
+		if msg.Result.NextCursor == "" {
+			return tools
+		}
+		params = fmt.Sprintf(`{"cursor":%q}`, msg.Result.NextCursor)
+	}
+}
+
+// everythingHTTP starts the everything-server over stateless streamable
+// HTTP and returns its endpoint.
+func everythingHTTP(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	srv := exec.Command(bins.everything, "-http", addr)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("everything-server -http %s: not listening", addr)
+		}
+	}
+	return "http://" + addr + "/mcp"
+}
+
+// executionHTTP starts a go-sdk server over stateless streamable HTTP
+// whose tools carry an execution member, two to a page, and returns its
+// endpoint.
+func executionHTTP(t *testing.T) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "tasks", Version: "1"}, &mcp.ServerOptions{PageSize: 2})
+	for _, name := range []string{"a", "b", "c"} {
+		s.AddTool(&mcp.Tool{Name: name, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	}
+	testupstream.ListWithExecution(s)
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // TestServedToolsAsListed: every tool the gateway lists is the upstream's
 // definition byte for byte (after JSON canonicalisation) but for the one
 // _meta key the gateway adds: execution (taskSupport) and annotations the
-// upstream left out are neither dropped nor filled in. Upstreams: the
-// go-sdk everything-server and the npm filesystem server.
+// upstream left out are neither dropped nor filled in, whether the
+// upstream is a stdio or a streamable HTTP server. Upstreams: the go-sdk
+// everything-server over stdio and over HTTP, the npm filesystem server,
+// and a go-sdk server over HTTP listing execution members.
 func TestServedToolsAsListed(t *testing.T) {
+	stdio := func(command ...string) (map[string]any, []json.RawMessage) {
+		return map[string]any{"command": command[0], "args": command[1:]}, rawListing(t, exec.Command(command[0], command[1:]...))
+	}
+	remote := func(url string) (map[string]any, []json.RawMessage) {
+		return map[string]any{"type": "http", "url": url}, rawHTTPListing(t, url)
+	}
 	cases := []struct {
-		name string
-		cmd  func(t *testing.T) []string
+		name     string
+		upstream func(t *testing.T) (map[string]any, []json.RawMessage)
 	}{
-		{"everything-server", func(*testing.T) []string { return []string{bins.everything} }},
-		{"npm filesystem server", func(t *testing.T) []string {
-			return []string{npmServer(t, "mcp-server-filesystem"), t.TempDir()}
+		{"everything-server", func(*testing.T) (map[string]any, []json.RawMessage) { return stdio(bins.everything) }},
+		{"npm filesystem server", func(t *testing.T) (map[string]any, []json.RawMessage) {
+			return stdio(npmServer(t, "mcp-server-filesystem"), t.TempDir())
 		}},
+		{"everything-server over HTTP", func(t *testing.T) (map[string]any, []json.RawMessage) { return remote(everythingHTTP(t)) }},
+		{"execution over HTTP", func(t *testing.T) (map[string]any, []json.RawMessage) { return remote(executionHTTP(t)) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			upstreamCmd := c.cmd(t)
+			entry, listed := c.upstream(t)
 			want := map[string]string{}
-			for _, raw := range rawListing(t, exec.Command(upstreamCmd[0], upstreamCmd[1:]...)) {
+			for _, raw := range listed {
 				var tool struct{ Name string }
 				json.Unmarshal(raw, &tool)
 				want[tool.Name] = canonical(t, raw)
 			}
-			gw := exec.Command(bins.server, append([]string{"--telemetry", t.TempDir(), "--"}, upstreamCmd...)...)
+			gw := exec.Command(bins.server, "--telemetry", t.TempDir(), "--launch", writeLaunch(t, map[string]any{"only": entry}))
 			served := rawListing(t, gw)
 			if len(served) != len(want) {
 				t.Errorf("the gateway lists %d tools, the upstream %d", len(served), len(want))
