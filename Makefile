@@ -138,6 +138,9 @@ load:
 # PERF_SESSIONS, with wall time, peak RSS and the cost per session of the
 # largest against the smallest. The 1M run needs about 1 GB of disk in
 # $$TMPDIR and minutes on 2 cores.
+# PERF_BASE=DIR times DIR/server (another build, with its
+# everything-server) in the same rounds, to compare builds.
 PERF_SESSIONS ?= 100000,1000000
+PERF_BASE     ?=
 perf: build
-	TOOLPROF_PERF=1 TOOLPROF_PERF_SESSIONS=$(PERF_SESSIONS) TOOLPROF_BIN=$(CURDIR)/$(BIN) $(GO) test ./bench -run '^TestPerf$$' -count=1 -v -timeout 60m
+	TOOLPROF_PERF=1 TOOLPROF_PERF_SESSIONS=$(PERF_SESSIONS) TOOLPROF_PERF_BASE=$(PERF_BASE) TOOLPROF_BIN=$(CURDIR)/$(BIN) $(GO) test ./bench -run '^TestPerf$$' -count=1 -v -timeout 60m

@@ -8,6 +8,10 @@ package bench_test
 //	make perf                                  # 100k and 1M sessions
 //	make perf PERF_SESSIONS=100000             # the analyzer at 100k only
 //
+// TOOLPROF_PERF_BASE=DIR times DIR/server (another build) in the same
+// rounds as the gateway, to compare builds; TOOLPROF_PERF_SESSIONS=0
+// leaves the analyzer out.
+//
 // It prints; it asserts no time.
 
 import (
@@ -36,7 +40,8 @@ import (
 const (
 	perfEnv         = "TOOLPROF_PERF"          // set to run TestPerf
 	perfBinEnv      = "TOOLPROF_BIN"           // directory of server, profiler and everything-server
-	perfSessionsEnv = "TOOLPROF_PERF_SESSIONS" // comma-separated session counts for the analyzer
+	perfSessionsEnv = "TOOLPROF_PERF_SESSIONS" // comma-separated session counts for the analyzer; 0 for none
+	perfBaseEnv     = "TOOLPROF_PERF_BASE"     // directory of another build's server, timed in the same rounds
 	perfRounds      = 30                       // interleaved rounds of calls, per transport
 	perfRoundCalls  = 40                       // calls per side per round
 	perfIdle        = 500                      // idle HTTP sessions held for the RSS figure
@@ -58,19 +63,27 @@ func TestPerf(t *testing.T) {
 			t.Fatalf("%s: %v (run make build)", perfBinEnv, err)
 		}
 	}
+	base := os.Getenv(perfBaseEnv)
+	if base != "" {
+		if _, err := os.Stat(filepath.Join(base, "server")); err != nil {
+			t.Fatalf("%s: %v (want the directory of another build's server)", perfBaseEnv, err)
+		}
+	}
 	var rows []perfRow
-	rows = append(rows, perfCalls(t, bin, "stdio")...)
-	rows = append(rows, perfCalls(t, bin, "http")...)
+	rows = append(rows, perfCalls(t, bin, base, "stdio")...)
+	rows = append(rows, perfCalls(t, bin, base, "http")...)
 	rows = append(rows, perfIdleSessions(t, bin))
 	sizes := []int{100_000, 1_000_000}
 	if v := os.Getenv(perfSessionsEnv); v != "" {
 		sizes = nil
 		for _, f := range strings.Split(v, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n <= 0 {
-				t.Fatalf("%s=%q: want comma-separated positive session counts", perfSessionsEnv, v)
+			if err != nil || n < 0 {
+				t.Fatalf("%s=%q: want comma-separated positive session counts, or 0 for none", perfSessionsEnv, v)
 			}
-			sizes = append(sizes, n)
+			if n > 0 {
+				sizes = append(sizes, n)
+			}
 		}
 	}
 	rows = append(rows, perfAnalyzer(t, bin, sizes)...)
@@ -86,19 +99,28 @@ func TestPerf(t *testing.T) {
 // perfCalls times tools/call of the everything-server's test_simple_text
 // through the gateway (bin/server in front of the everything-server on
 // stdio) against the same client calling another everything-server
-// directly, over transport. Rounds alternate which side goes first, so
-// load on a shared machine falls on both.
-func perfCalls(t *testing.T, bin, transport string) []perfRow {
+// directly, over transport; with base, through base's server too (another
+// build, to compare builds in one run). Rounds rotate which side goes
+// first, so load on a shared machine falls on every side.
+func perfCalls(t *testing.T, bin, base, transport string) []perfRow {
 	ctx := context.Background()
 	everything := filepath.Join(bin, "everything-server")
-	var gw, direct *mcp.ClientSession
+	type side struct {
+		name string
+		cs   *mcp.ClientSession
+		ds   []time.Duration
+	}
+	gateway := func(server string) *mcp.ClientSession {
+		if transport == "stdio" {
+			return perfConnect(t, &mcp.CommandTransport{Command: perfServerCmd(t, server, "--", everything)})
+		}
+		return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: perfStartHTTPServer(t, server), MaxRetries: -1})
+	}
+	sides := []*side{{name: "gateway", cs: gateway(bin)}}
 	switch transport {
 	case "stdio":
-		gw = perfConnect(t, &mcp.CommandTransport{Command: perfServerCmd(t, bin, "--", everything)})
-		direct = perfConnect(t, &mcp.CommandTransport{Command: exec.Command(everything)})
+		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.CommandTransport{Command: exec.Command(everything)})})
 	case "http":
-		url := perfStartHTTPServer(t, bin)
-		gw = perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
 		addr := perfFreeAddr(t)
 		cmd := exec.Command(everything, "-http", addr, "-stateless=false")
 		cmd.Stderr = nil
@@ -107,7 +129,10 @@ func perfCalls(t *testing.T, bin, transport string) []perfRow {
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		perfWaitListening(t, addr)
-		direct = perfConnect(t, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/", MaxRetries: -1})
+		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/", MaxRetries: -1})})
+	}
+	if base != "" {
+		sides = append(sides, &side{name: "base", cs: gateway(base)})
 	}
 	call := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()
@@ -118,28 +143,29 @@ func perfCalls(t *testing.T, bin, transport string) []perfRow {
 		}
 		return d
 	}
-	for range perfRoundCalls { // warm both up
-		call(gw)
-		call(direct)
+	for range perfRoundCalls { // warm every side up
+		for _, s := range sides {
+			call(s.cs)
+		}
 	}
-	var tg, td []time.Duration
 	for r := range perfRounds {
-		first, second, fa, sa := gw, direct, &tg, &td
-		if r%2 == 1 {
-			first, second, fa, sa = direct, gw, &td, &tg
-		}
-		for range perfRoundCalls {
-			*fa = append(*fa, call(first))
-		}
-		for range perfRoundCalls {
-			*sa = append(*sa, call(second))
+		for i := range sides {
+			s := sides[(r+i)%len(sides)]
+			for range perfRoundCalls {
+				s.ds = append(s.ds, call(s.cs))
+			}
 		}
 	}
-	g50, g99, d50, d99 := pct(tg, 0.50), pct(tg, 0.99), pct(td, 0.50), pct(td, 0.99)
-	return []perfRow{
-		{fmt.Sprintf("tools/call %s p50: gateway / direct", transport), fmt.Sprintf("%.2fx (%v / %v)", ratio(g50, d50), g50.Round(time.Microsecond), d50.Round(time.Microsecond)), "<= 1.3x"},
-		{fmt.Sprintf("tools/call %s p99: gateway / direct", transport), fmt.Sprintf("%.2fx (%v / %v)", ratio(g99, d99), g99.Round(time.Microsecond), d99.Round(time.Microsecond)), "<= 1.5x"},
+	d := sides[1]
+	row := func(s *side, p float64, label, target string) perfRow {
+		g, dd := pct(s.ds, p), pct(d.ds, p)
+		return perfRow{fmt.Sprintf("tools/call %s %s: %s / direct", transport, label, s.name), fmt.Sprintf("%.2fx (%v / %v)", ratio(g, dd), g.Round(time.Microsecond), dd.Round(time.Microsecond)), target}
 	}
+	rows := []perfRow{row(sides[0], 0.50, "p50", "<= 1.3x"), row(sides[0], 0.99, "p99", "<= 1.5x")}
+	if base != "" {
+		rows = append(rows, row(sides[2], 0.50, "p50", ""), row(sides[2], 0.99, "p99", ""))
+	}
+	return rows
 }
 
 func pct(ds []time.Duration, p float64) time.Duration {

@@ -2,7 +2,7 @@ package derive
 
 import (
 	"cmp"
-	"fmt"
+	"encoding/binary"
 	"slices"
 
 	"github.com/toolprof/toolprof/price"
@@ -65,6 +65,7 @@ type costModel struct {
 type weightedPath struct {
 	Path
 	weight int
+	grow   float64 // the conversation's growth, the same under every set
 }
 
 func newCostModel(tok []int, paths []Path, cache price.CacheModel) *costModel {
@@ -74,25 +75,50 @@ func newCostModel(tok []int, paths []Path, cache price.CacheModel) *costModel {
 	}
 	byKey := map[string]int{}
 	var key []byte
+	steps := 0
 	for _, p := range paths {
-		key = fmt.Appendf(key[:0], "%d", p.Turns)
+		// Varints delimit themselves: one key per path.
+		key = binary.AppendUvarint(key[:0], uint64(p.Turns))
 		for _, s := range p.Steps {
-			key = fmt.Appendf(key, ",%d@%d", s.Tool, s.Turn)
+			key = binary.AppendUvarint(binary.AppendUvarint(key, uint64(s.Tool)), uint64(s.Turn))
 		}
 		if i, ok := byKey[string(key)]; ok {
 			m.paths[i].weight++
 			continue
 		}
 		byKey[string(key)] = len(m.paths)
-		m.paths = append(m.paths, weightedPath{Path: p, weight: 1})
+		m.paths = append(m.paths, weightedPath{Path: p, weight: 1, grow: m.growth(p.Turns)})
+		steps += len(p.Steps)
+	}
+	// The steps of every path in one array, in the order total reads
+	// them.
+	all := make([]Step, 0, steps)
+	for i := range m.paths {
+		p := &m.paths[i]
+		from := len(all)
+		all = append(all, p.Steps...)
+		p.Steps = all[from:len(all):len(all)]
 	}
 	return m
+}
+
+// growth is the cost of a conversation's growth over turns: t*g tokens
+// at turn t, read from the previous turn and written for what the turn
+// adds. It does not depend on the tools served, so it is summed once per
+// path rather than at every pricing.
+func (m *costModel) growth(turns int) float64 {
+	w, rd, g := m.cache.Write, m.cache.Read, float64(m.cache.Growth)
+	c := 0.0
+	for t := 1; t < turns; t++ {
+		c += rd*g*float64(t-1) + w*g
+	}
+	return c
 }
 
 // session is one session's cost under the set in, whose tools cost set
 // tokens: SessionCost of set's prefix up to the refused turn r and the
 // full catalog's from r on, in closed form.
-func (m *costModel) session(p Path, in []bool, set int) float64 {
+func (m *costModel) session(p weightedPath, in []bool, set int) float64 {
 	r := p.Turns
 	for _, s := range p.Steps {
 		if !in[s.Tool] {
@@ -108,11 +134,8 @@ func (m *costModel) session(p Path, in []bool, set int) float64 {
 	if r < p.Turns {
 		c += float64(m.full) * (w + rd*float64(p.Turns-1-r))
 	}
-	// Conversation growth: t*g tokens at turn t, read from the previous
-	// turn and written for what the turn adds, all written at turn r.
-	for t := 1; t < p.Turns; t++ {
-		c += rd*g*float64(t-1) + w*g
-	}
+	// Conversation growth (growth), all written again at turn r.
+	c += p.grow
 	if r > 0 && r < p.Turns {
 		c += g * float64(r-1) * (w - rd)
 	}
@@ -129,7 +152,7 @@ func (m *costModel) total(in []bool) float64 {
 	}
 	sum := 0.0
 	for _, p := range m.paths {
-		sum += float64(p.weight) * m.session(p.Path, in, set)
+		sum += float64(p.weight) * m.session(p, in, set)
 	}
 	return sum
 }
@@ -144,7 +167,7 @@ func (m *costModel) stats(in []bool) price.Stats {
 	}
 	var costs []float64
 	for _, p := range m.paths {
-		c := m.session(p.Path, in, set)
+		c := m.session(p, in, set)
 		for range p.weight {
 			costs = append(costs, c)
 		}

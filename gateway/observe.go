@@ -128,6 +128,8 @@ func (g *Gateway) complete(r *Served, note *observeNote, req mcp.Request, res mc
 	switch res := res.(type) {
 	case *mcp.CallToolResult:
 		r.ToolError = res.IsError
+	case *wireResult:
+		r.ToolError = res.IsError
 	case *mcp.InitializeResult:
 		if r.ProtocolVersion == "" {
 			r.ProtocolVersion = res.ProtocolVersion

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -316,16 +315,12 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		return g.busy(s, params.Name).result(), nil // never ran: not recorded
 	}
 	defer release()
-	call := telemetry.Call{Tool: params.Name, Start: time.Now()}
-	if b, err := json.Marshal(params); err == nil {
-		call.RequestBytes = len(b)
-	}
+	call := telemetry.Call{Tool: params.Name, Start: time.Now(), RequestBytes: requestSize(params)}
+	protocol, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string)
 	defer func() {
 		call.Duration = time.Since(call.Start)
 		if err == nil {
-			if b, merr := json.Marshal(res); merr == nil {
-				call.ResponseBytes = len(b)
-			}
+			res, call.ResponseBytes = g.encodedResult(res, protocol) // rawresult.go
 		}
 		g.recordCall(s, call)
 		noteCall(ctx, call)
@@ -413,7 +408,9 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 	}
 	callCtx, cancel := g.callContext(ctx)
 	defer cancel()
+	callCtx, upstreamResult := upstream.CaptureResult(callCtx)
 	out, err := g.forward(callCtx, req, fwd)
+	raw := upstreamResult()
 	switch {
 	case err == nil && out.IsError:
 		call.Outcome = telemetry.OutcomeToolError
@@ -438,6 +435,11 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		}
 		g.logger.Warn("upstream call failed", "tool", params.Name, "error", err)
 		return upstreamUnavailable(params.Name, err).result(), nil
+	}
+	if raw != nil && d.Meta() == nil && len(out.Content) > 0 {
+		if w := g.forwardedResult(out, raw, protocol); w != nil {
+			return w, nil
+		}
 	}
 	d.Annotate(out)
 	if out.Content == nil {
@@ -475,6 +477,12 @@ func (g *Gateway) notInProfile(profile, tool string) Envelope {
 		Category:         CategoryPolicy,
 		SuggestedActions: actions,
 	}
+}
+
+// requestSize is the size of a call's name and arguments as the client
+// sent them: the bytes in hand, rather than the params encoded again.
+func requestSize(p *mcp.CallToolParamsRaw) int {
+	return len(p.Name) + len(p.Arguments)
 }
 
 // recordCall numbers and records one call, the name of a tool no upstream

@@ -149,6 +149,9 @@ func metaClient(req mcp.Request) (name, version, protocol string) {
 	switch v := meta[mcp.MetaKeyClientInfo].(type) {
 	case *mcp.Implementation:
 		impl = *v
+	case map[string]any: // as a request's _meta is decoded: read, not encoded and decoded again
+		impl.Name, _ = v["name"].(string)
+		impl.Version, _ = v["version"].(string)
 	case nil:
 	default:
 		if b, err := json.Marshal(v); err == nil {

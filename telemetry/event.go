@@ -109,8 +109,8 @@ type Call struct {
 	Start         time.Time
 	Duration      time.Duration
 	Outcome       Outcome
-	RequestBytes  int
-	ResponseBytes int
+	RequestBytes  int // the tool's name and arguments, as the client sent them
+	ResponseBytes int // the result, as sent to the client
 	// Search marks a call made through call_tool, of a tool the session
 	// found with find_tools rather than one it was listed.
 	Search bool

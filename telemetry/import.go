@@ -18,8 +18,13 @@ import (
 const ImportReplica = "import"
 
 // importBatch is how many calls an Importer commits at a time: its memory
-// is this many calls and their sessions, whatever the size of the import.
+// is two batches of this many calls and their sessions (one filled while
+// the other is written), whatever the size of the import.
 const importBatch = 1 << 16
+
+// importMmap is the segment's initial map size: a million sessions take a
+// quarter of it.
+const importMmap = 1 << 30
 
 // ImportResult says what Import stored.
 type ImportResult struct {
@@ -66,12 +71,18 @@ type Importer struct {
 	// Sessions get numbers in the order added and tools at first sight,
 	// so the writer keeps no table of session ids: their names are
 	// unique, which NewImporter's and the caller's checks ensure.
-	batch   []importSession
-	calls   []Call
-	tools   map[string]uint32 // tool name -> number in the segment
-	nextNum uint32            // next session number
-	counter uint32            // call key suffix
-	arena   []byte
+	batch []importSession
+	calls []Call
+	// The batch before, being written by one goroutine while Add fills
+	// the next (the decoding and the writing each keep a core busy);
+	// written is its result, nil when none is being written. Only that
+	// goroutine uses tools, nextNum and counter while it runs.
+	prevBatch []importSession
+	prevCalls []Call
+	written   chan error
+	tools     map[string]uint32 // tool name -> number in the segment
+	nextNum   uint32            // next session number
+	counter   uint32            // call key suffix
 
 	first, last time.Time
 	res         ImportResult
@@ -148,7 +159,10 @@ func (im *Importer) create() error {
 	// No fsync per batch: the file is a temporary one until Commit syncs
 	// it once and renames it, and a crash before that leaves only a
 	// temporary file readers ignore.
-	db, err := createSegmentWith(im.tmp, im.replica, im.now, &bolt.Options{Timeout: LockTimeout, NoSync: true, NoGrowSync: true})
+	// The map is reserved large from the start: each time bbolt grows it,
+	// it copies out every node the transaction holds (a tenth of an
+	// import's time). Only the address space is reserved.
+	db, err := createSegmentWith(im.tmp, im.replica, im.now, &bolt.Options{Timeout: LockTimeout, NoSync: true, NoGrowSync: true, InitialMmapSize: importMmap})
 	if err != nil {
 		os.Remove(im.tmp)
 		return err
@@ -160,24 +174,47 @@ func (im *Importer) create() error {
 	return nil
 }
 
+// flush starts writing the batch, once the one before is written, and
+// gives Add the buffers of that one to fill.
 func (im *Importer) flush() error {
 	if err := im.ctx.Err(); err != nil {
 		im.Abort()
 		return err
 	}
-	if err := im.db.Update(im.apply); err != nil {
+	if err := im.wait(); err != nil {
 		im.Abort()
-		return fmt.Errorf("write telemetry segment %s: %w", im.tmp, err)
+		return err
 	}
-	clear(im.batch)
-	clear(im.calls)
-	im.batch, im.calls = im.batch[:0], im.calls[:0]
+	batch, calls := im.batch, im.calls
+	im.written = make(chan error, 1)
+	go func() {
+		im.written <- im.db.Update(func(tx *bolt.Tx) error { return im.apply(tx, batch, calls) })
+	}()
+	clear(im.prevBatch)
+	clear(im.prevCalls)
+	im.batch, im.calls, im.prevBatch, im.prevCalls = im.prevBatch[:0], im.prevCalls[:0], batch, calls
+	if im.calls == nil {
+		im.calls = make([]Call, 0, importBatch+256)
+	}
 	return nil
 }
 
-// apply writes the batch: the records the segment writer writes, keyed
-// and numbered the same way.
-func (im *Importer) apply(tx *bolt.Tx) error {
+// wait waits for the batch being written, if any.
+func (im *Importer) wait() error {
+	if im.written == nil {
+		return nil
+	}
+	err := <-im.written
+	im.written = nil
+	if err != nil {
+		return fmt.Errorf("write telemetry segment %s: %w", im.tmp, err)
+	}
+	return nil
+}
+
+// apply writes a batch: the records the segment writer writes, keyed and
+// numbered the same way.
+func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []Call) error {
 	callsB := tx.Bucket([]byte(bucketCalls))
 	names := tx.Bucket([]byte(bucketSessionNames))
 	toolsB := tx.Bucket([]byte(bucketTools))
@@ -187,9 +224,9 @@ func (im *Importer) apply(tx *bolt.Tx) error {
 	}
 	// bbolt keeps references to keys and values until the commit: one
 	// arena per batch, as the segment writer does.
-	arena := make([]byte, 0, 40*len(im.calls)+64*len(im.batch))
-	for i := range im.batch {
-		is := &im.batch[i]
+	arena := make([]byte, 0, 40*len(calls)+64*len(batch))
+	for i := range batch {
+		is := &batch[i]
 		sn := im.nextNum
 		im.nextNum++
 		start := len(arena)
@@ -198,7 +235,7 @@ func (im *Importer) apply(tx *bolt.Tx) error {
 			return err
 		}
 		for j := is.from; j < is.to; j++ {
-			c := &im.calls[j]
+			c := &calls[j]
 			tn, ok := im.tools[c.Tool]
 			if !ok {
 				tn = uint32(len(im.tools) + 1)
@@ -236,6 +273,10 @@ func (im *Importer) Commit() (ImportResult, error) {
 	if err := im.flush(); err != nil {
 		return im.res, err
 	}
+	if err := im.wait(); err != nil {
+		im.Abort()
+		return im.res, err
+	}
 	// The segment's created time is its earliest session's start, known
 	// only now.
 	if err := im.db.Update(func(tx *bolt.Tx) error {
@@ -269,6 +310,7 @@ func (im *Importer) Abort() {
 		return
 	}
 	im.done = true
+	_ = im.wait() // the import is dropped: its error says nothing more
 	if im.db != nil {
 		im.db.Close()
 		im.db = nil
@@ -276,7 +318,7 @@ func (im *Importer) Abort() {
 	if im.tmp != "" {
 		os.Remove(im.tmp)
 	}
-	im.batch, im.calls = nil, nil
+	im.batch, im.calls, im.prevBatch, im.prevCalls = nil, nil, nil, nil
 }
 
 func latest(a, b time.Time) time.Time {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,18 +66,30 @@ func TestImporterCommitsInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer im.Abort()
-	calls := make([]TraceCall, 9)
-	for i := range calls {
-		calls[i] = TraceCall{Tool: fmt.Sprint("t", i)}
+	// Each session calls its own tools, so that a batch overwritten while
+	// it is written would show in what is read back.
+	const perSession = 9
+	toolsOf := func(i int) []string {
+		var tools []string
+		for j := range perSession {
+			tools = append(tools, fmt.Sprintf("t%03d", (i+j)%97))
+		}
+		slices.Sort(tools)
+		return slices.Compact(tools)
 	}
-	sessions := 3 * importBatch / len(calls)
+	sessions := 3 * importBatch / perSession
 	most := 0
 	for i := range sessions {
+		var calls []TraceCall
+		for _, tool := range toolsOf(i) {
+			calls = append(calls, TraceCall{Tool: tool})
+		}
 		if _, err := im.Add(&TraceSession{Session: fmt.Sprint("s", i), Calls: calls}); err != nil {
 			t.Fatal(err)
 		}
 		most = max(most, len(im.calls))
 	}
+	calls := make([]TraceCall, perSession)
 	if most > importBatch+len(calls) {
 		t.Fatalf("import held %d events at once, want at most a batch (%d)", most, importBatch)
 	}
@@ -90,6 +103,15 @@ func TestImporterCommitsInBatches(t *testing.T) {
 	}
 	if res.Sessions != sessions || len(usage) != sessions || res.Calls != sessions*len(calls) {
 		t.Fatalf("imported %+v, read %d sessions; want %d sessions", res, len(usage), sessions)
+	}
+	for _, u := range usage {
+		var i int
+		if _, err := fmt.Sscanf(u.Session.ID, "s%d", &i); err != nil {
+			t.Fatalf("session %q: %v", u.Session.ID, err)
+		}
+		if want := toolsOf(i); !slices.Equal(u.Tools, want) || u.Calls != perSession {
+			t.Fatalf("session %s read back with tools %v (%d calls), want %v (%d)", u.Session.ID, u.Tools, u.Calls, want, perSession)
+		}
 	}
 }
 

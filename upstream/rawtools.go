@@ -54,16 +54,20 @@ func (t rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rawConn{conn, t.r}, nil
+	return rawConn{conn, t.r, &rawCalls{}}, nil
 }
 
 type rawConn struct {
 	mcp.Connection
-	r *rawTools
+	r     *rawTools
+	calls *rawCalls // tools/call results captured (rawresult.go)
 }
 
 func (c rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.r.request(msg)
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		c.calls.sent(ctx, req)
+	}
 	return c.Connection.Write(ctx, msg)
 }
 
@@ -71,6 +75,7 @@ func (c rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.r.response(resp)
+		c.calls.received(resp)
 	}
 	return msg, err
 }

@@ -221,6 +221,7 @@ func TestProfilesReplacedWhileRunning(t *testing.T) {
 		} else {
 			replaceFile(t, path, st.content)
 		}
+		time.Sleep(reloadEvery) // the server looks at the files once per interval
 		cs := connectNew()
 		names, _ := listNames(t, cs, "")
 		if !reflect.DeepEqual(names, st.want) {
@@ -238,17 +239,20 @@ func TestProfilesReplacedWhileRunning(t *testing.T) {
 	// profiles.toml beside it is watched too.
 	policy := filepath.Join(filepath.Dir(path), "profiles.toml")
 	replaceFile(t, policy, "version = 1\n\n[[profile]]\nname = \"core\"\ndeny = [\"test_simple_text\"]\n")
+	time.Sleep(reloadEvery)
 	if names, _ := listNames(t, connectNew(), ""); !reflect.DeepEqual(names, []string{"test_error_handling", "test_image_content"}) {
 		t.Errorf("profiles.toml denying test_simple_text: a new session lists %v", names)
 	}
 	if err := os.Remove(policy); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(reloadEvery)
 	if names, _ := listNames(t, connectNew(), ""); !reflect.DeepEqual(names, membership["core"]) {
 		t.Errorf("profiles.toml removed: a new session lists %v", names)
 	}
 	// A profile added by a reload is served at /mcp/NAME.
 	replaceFile(t, path, string(orig)+"\n[[profile]]\nname = \"extra\"\ntools = [\"test_simple_text\"]\n")
+	time.Sleep(reloadEvery)
 	connectNew() // opens a session, which reloads
 	extra, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: base + "/mcp/extra", MaxRetries: -1}, nil)

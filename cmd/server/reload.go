@@ -7,6 +7,9 @@ package main
 // sees the old set or the new one, never a mix), and a broken one is
 // reported (stderr, and health warnings) while the last good set keeps
 // serving. A stdio server has one session, served what was read at start.
+// A 2026-07-28 client opens no session, so each of its requests would
+// check the files: they are looked at once per reloadEvery at most, and a
+// change reaches the sessions opened from then on.
 
 import (
 	"context"
@@ -28,8 +31,11 @@ type fileStamp struct {
 	size int64
 }
 
-func stampOf(path string) fileStamp {
-	fi, err := os.Stat(path)
+// reloadEvery is the least time between two looks at the profiles files.
+const reloadEvery = time.Second
+
+func stampOf(stat func(string) (fs.FileInfo, error), path string) fileStamp {
+	fi, err := stat(path)
 	if err != nil {
 		return fileStamp{}
 	}
@@ -42,18 +48,24 @@ type profileSource struct {
 	path   string // the generated file; profiles.toml is beside it
 	stderr io.Writer
 
+	stat  func(string) (fs.FileInfo, error) // os.Stat
+	every time.Duration                     // reloadEvery; 0 looks at every call of changed
+
 	mu      sync.Mutex
 	set     *profiles.Set // nil: no profiles file, every tool as full
 	stamps  [2]fileStamp
-	finding string // why the files on disk are not served; "" when they are
+	looked  time.Time // when the files were last looked at
+	finding string    // why the files on disk are not served; "" when they are
 }
 
 func newProfileSource(path string, set *profiles.Set, stderr io.Writer) *profileSource {
-	return &profileSource{path: path, set: set, stderr: stderr, stamps: stampsOf(path)}
+	p := &profileSource{path: path, set: set, stderr: stderr, stat: os.Stat, every: reloadEvery}
+	p.stamps, p.looked = p.stampsOf(), time.Now()
+	return p
 }
 
-func stampsOf(path string) [2]fileStamp {
-	return [2]fileStamp{stampOf(path), stampOf(profiles.PolicyPathFor(path))}
+func (p *profileSource) stampsOf() [2]fileStamp {
+	return [2]fileStamp{stampOf(p.stat, p.path), stampOf(p.stat, profiles.PolicyPathFor(p.path))}
 }
 
 // current is the set to resolve with, and the finding to report with it.
@@ -64,11 +76,17 @@ func (p *profileSource) current() (*profiles.Set, string) {
 }
 
 // changed rereads the files when they changed since last seen and reports
-// whether what should be served (the set or the finding) changed.
+// whether what should be served (the set or the finding) changed. Within
+// every of the last look it does not look.
 func (p *profileSource) changed() bool {
-	stamps := stampsOf(p.path)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Now()
+	if now.Sub(p.looked) < p.every {
+		return false
+	}
+	p.looked = now
+	stamps := p.stampsOf()
 	if stamps == p.stamps {
 		return false
 	}
