@@ -144,9 +144,9 @@ func ModelToolCosts(tools []*mcp.Tool, c *price.Counter) ([]ToolCost, error) {
 	return costs, nil
 }
 
-// ListedToolCosts is ModelToolCosts of tools, except that the model figures
-// of a tool ex listed are those of its entry as it travelled (the schema's
-// key order kept), as ServedToolCosts prices it; ex may be nil.
+// ListedToolCosts is ModelToolCosts of tools, except that the figures of a
+// tool ex listed are those of its entry as it travelled (its bytes, the
+// schema's key order), as ServedToolCosts prices it; ex may be nil.
 func ListedToolCosts(tools []*mcp.Tool, ex *Exchange, c *price.Counter) ([]ToolCost, error) {
 	costs, err := ToolCosts(tools, c)
 	if err != nil {
@@ -162,6 +162,21 @@ func ListedToolCosts(tools []*mcp.Tool, ex *Exchange, c *price.Counter) ([]ToolC
 			return nil, fmt.Errorf("tool cost: %w", err)
 		}
 		mt = append(mt, listed...)
+		var travelled []ToolCost
+		if len(ex.Messages) > 0 { // else an exchange built by hand: its tools as given
+			if travelled, err = listedCosts(ex, c); err != nil {
+				return nil, fmt.Errorf("tool cost: %w", err)
+			}
+		}
+		byName := make(map[string]ToolCost, len(travelled))
+		for _, t := range travelled {
+			byName[t.Name] = t
+		}
+		for i := range costs {
+			if t, ok := byName[costs[i].Name]; ok {
+				costs[i] = t
+			}
+		}
 	}
 	if err := addModelCosts(costs, mt, c); err != nil {
 		return nil, fmt.Errorf("tool cost: %w", err)
