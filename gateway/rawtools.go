@@ -103,13 +103,22 @@ func marshalVerbatim(v any) ([]byte, error) {
 // wireTools are tools as a tools/list result carries them: the served raw
 // definition of an upstream tool when the catalog has one, else the tool
 // marshalled (the gateway's own tools, and upstreams without raw
-// definitions).
-func (c *catalogState) wireTools(tools []*mcp.Tool) ([]json.RawMessage, error) {
+// definitions); with dropIcons, each without its "icons" member
+// (icons.go).
+func (c *catalogState) wireTools(tools []*mcp.Tool, dropIcons bool) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, 0, len(tools))
 	for _, t := range tools {
 		if raw, ok := c.servedRaw[t.Name]; ok && c.served[t.Name] == t {
+			if bare, ok := c.rawWithoutIcons[t.Name]; ok && dropIcons {
+				raw = bare
+			}
 			out = append(out, raw)
 			continue
+		}
+		if dropIcons && t.Icons != nil {
+			bare := *t
+			bare.Icons = nil
+			t = &bare
 		}
 		b, err := marshalVerbatim(t)
 		if err != nil {

@@ -164,7 +164,7 @@ func (g *Gateway) findTools(s *session, params *mcp.CallToolParamsRaw, call *tel
 	for _, h := range hits {
 		tools = append(tools, cat.served[h.Name])
 	}
-	wire, err := cat.wireTools(tools)
+	wire, err := cat.wireTools(tools, g.dropIcons(s.profile))
 	if err != nil {
 		call.Outcome = telemetry.OutcomeToolError
 		return nil, true, err
