@@ -236,7 +236,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.summary == "markdown" {
 		groupsReport = io.Discard // the summary stays markdown
 	}
-	if err := f.groups.apply(ctx, deriveGroupsInput{Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
+	if err := f.groups.apply(ctx, deriveGroupsInput{Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Paths: paths, Cache: *f.cache, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
 		return err
 	}
 	if f.summary == "markdown" {
