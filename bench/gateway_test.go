@@ -1,7 +1,10 @@
 package bench_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -157,8 +160,8 @@ func TestMeasureProfilesReportsMissingTools(t *testing.T) {
 }
 
 // TestServedToolCosts prices the entries the gateway serves, _meta and all:
-// each equals the served entry's own bytes, and is dearer than the same
-// tool priced from the raw catalog whenever the gateway adds to it.
+// each equals the served entry's own bytes, and is dearer than the
+// catalog's own definition of the tool whenever the gateway adds to it.
 func TestServedToolCosts(t *testing.T) {
 	c, err := price.NewCounter()
 	if err != nil {
@@ -173,13 +176,17 @@ func TestServedToolCosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := exchange.ToolCosts(cat.Tools, c)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rawBytes := map[string]int{}
-	for _, tc := range raw {
-		rawBytes[tc.Name] = tc.Bytes
+	for _, tool := range cat.Tools {
+		def, ok := cat.RawTool(tool.Name)
+		if !ok {
+			t.Fatalf("%s: the catalog keeps no definition", tool.Name)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, def); err != nil {
+			t.Fatal(err)
+		}
+		rawBytes[tool.Name] = compact.Len()
 	}
 	ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c})
 	if err != nil {
@@ -210,5 +217,63 @@ func TestServedToolCosts(t *testing.T) {
 	}
 	if _, err := exchange.ServedToolCosts(context.Background(), paged, c); err == nil || !strings.Contains(err.Error(), "paged") {
 		t.Errorf("paging server: err = %v, want one saying it paged", err)
+	}
+}
+
+// TestServedToolCostsAsTravelled: each served cost is its entry's bytes as
+// the gateway sent them, on definitions that re-encoding would change: the
+// server's \u escapes (kept, six bytes each) and its '<', '>' and '&'
+// (sent as they are).
+func TestServedToolCostsAsTravelled(t *testing.T) {
+	c, err := price.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Decode(strings.NewReader(`{"tools": [
+  {"name": "escaped", "description": "caf\u00e9 \u83b7\u53d6", "inputSchema": {"type": "object"}},
+  {"name": "arrows", "description": "(a) => <b> & c", "inputSchema": {"type": "object"}}
+]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New(context.Background(), gateway.Options{Upstream: gateway.NewCatalogUpstream(cat)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	srv, err := g.Server("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs, err := exchange.ServedToolCosts(context.Background(), srv, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Result struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(ex.Messages[len(ex.Messages)-1].Raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Result.Tools) != len(costs) {
+		t.Fatalf("%d entries served, %d priced", len(res.Result.Tools), len(costs))
+	}
+	for i, entry := range res.Result.Tools {
+		want, err := c.Count(string(entry))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if costs[i].Bytes != len(entry) || !maps.Equal(costs[i].Tokens, want) {
+			t.Errorf("%s: priced %d bytes %v tokens, served %d bytes %v tokens: %s", costs[i].Name, costs[i].Bytes, costs[i].Tokens, len(entry), want, entry)
+		}
+	}
+	if s := string(ex.Messages[len(ex.Messages)-1].Raw); !strings.Contains(s, `caf\u00e9 \u83b7\u53d6`) || !strings.Contains(s, `(a) => <b> & c`) {
+		t.Errorf("the listing is not the catalog's text as written: %s", s)
 	}
 }

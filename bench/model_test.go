@@ -3,12 +3,16 @@ package bench
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/exchange"
+	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/profiles"
 )
 
 // decorated is tools with everything the model is not sent: titles,
@@ -201,5 +205,72 @@ func TestAddSessionCost(t *testing.T) {
 	}
 	if err := r.AddSessionCost(sessions, price.CacheModel{Write: -1}); err == nil {
 		t.Error("a negative multiplier was accepted")
+	}
+}
+
+// TestMeasureProfilesPricesIconsAsServed: a profile served without icons
+// (its icons = "drop", or a server dropping them for profiles that do not
+// say) is priced without them on the wire, its model measure unchanged,
+// and only a profile that keeps them is warned of them.
+func TestMeasureProfilesPricesIconsAsServed(t *testing.T) {
+	c := newTestCounter(t)
+	tools := decorated(loadTiny(t).Tools, 3000)
+	var names []string
+	for _, tool := range tools {
+		names = append(names, `"`+tool.Name+`"`)
+	}
+	pin := "pin = [" + strings.Join(names, ", ") + "]\nallow_destructive = true\n"
+	pol, err := profiles.DecodePolicy(strings.NewReader("version = 1\n[[profile]]\nname = \"bare\"\nicons = \"drop\"\n"+pin+"[[profile]]\nname = \"iconic\"\n"+pin), "profiles.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}, Policy: pol}
+	resolved, err := set.Resolve(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measure := func(dropIcons bool) (*Report, map[string]*ProfileCost) {
+		g, err := gateway.New(context.Background(), gateway.Options{Upstream: gateway.NewCatalogUpstream(&catalog.Catalog{Tools: tools}), Tools: tools, Profiles: resolved, DropIcons: dropIcons})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		r, err := MeasureProfiles(context.Background(), resolved, g.Server, c, MeasureOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		by := map[string]*ProfileCost{}
+		for i := range r.Profiles {
+			by[r.Profiles[i].Name] = &r.Profiles[i]
+		}
+		return r, by
+	}
+	for _, tc := range []struct {
+		serverDrops bool
+		bare        []string // profiles served without icons
+	}{
+		{false, []string{"bare"}},
+		{true, []string{"bare", "iconic", profiles.FullProfile}},
+	} {
+		r, by := measure(tc.serverDrops)
+		notes := strings.Join(r.notes(RenderOptions{}), "\n")
+		iconic := by["iconic"]
+		if tc.serverDrops {
+			_, kept := measure(false)
+			iconic = kept["iconic"]
+		}
+		for _, name := range []string{"bare", "iconic", profiles.FullProfile} {
+			p, dropped := by[name], slices.Contains(tc.bare, name)
+			warned := strings.Contains(notes, `profile "`+name+`": icons are`)
+			switch {
+			case dropped && (p.IconTokens[price.O200kBase] != 0 || p.Tokens[price.O200kBase] >= iconic.Tokens[price.O200kBase] || warned):
+				t.Errorf("server drops %v: %s served without icons priced %d wire tokens (%d of icons, warned %v), with them %d", tc.serverDrops, name, p.Tokens[price.O200kBase], p.IconTokens[price.O200kBase], warned, iconic.Tokens[price.O200kBase])
+			case !dropped && (p.IconTokens[price.O200kBase] < 3*500 || !warned):
+				t.Errorf("server drops %v: %s served with icons priced %d icon tokens, warned %v", tc.serverDrops, name, p.IconTokens[price.O200kBase], warned)
+			}
+			if got, want := p.Model[price.DefaultFamily][price.O200kBase], iconic.Model[price.DefaultFamily][price.O200kBase]; got != want {
+				t.Errorf("server drops %v: %s model measure %d, want %d whatever the icons", tc.serverDrops, name, got, want)
+			}
+		}
 	}
 }

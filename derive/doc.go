@@ -89,8 +89,9 @@
 // the newest Holdout share tests. Each profile records coverage on both
 // parts, the held-out 95% Wilson interval, tool count, bytes and tokens. A
 // figure without sessions behind it is left out and named in not_evaluable,
-// never written as 100%. The file's default is the smallest profile whose
+// never written as 100%. The file's default is, of the profiles whose
 // held-out coverage reaches DefaultTarget (0.80, the default core target),
-// or full when none does; an empty profile only when no session learned
+// the one costing least per derive session with prompt caching (the
+// smaller on a tie), full when none other does; an empty profile only when no session learned
 // from called a tool.
 package derive

@@ -370,13 +370,16 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	// when no session learned from called one.
 	allIdle := res.Counts.ZeroCalls == res.Counts.Used()
 	res.Default = profiles.FullProfile
+	bestCost := math.Inf(1)
 	for _, pr := range res.Profiles {
 		if len(pr.Tools) == 0 && !allIdle && pr.Name != profiles.FullProfile {
 			continue
 		}
-		if share, ok := pr.Holdout.Share(); ok && share >= cfg.DefaultTarget {
-			res.Default = pr.Name
-			break
+		// Of the profiles meeting the coverage target, the one costing
+		// least per derive session with prompt caching (a refused session
+		// pays full from that turn), the smaller on a tie.
+		if share, ok := pr.Holdout.Share(); ok && share >= cfg.DefaultTarget && pr.DeriveCost.Mean < bestCost {
+			res.Default, bestCost = pr.Name, pr.DeriveCost.Mean
 		}
 	}
 	if n := res.Counts.Used(); n < cfg.MinSessions {

@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -104,5 +105,51 @@ func TestSolveSessionKeepsTarget(t *testing.T) {
 	}
 	if !slices.Equal(sol.Tools, []int{0, 1}) {
 		t.Errorf("tools %v, want [0 1]: tool 2 costs more listed than its one session pays on full for its last turn", sol.Tools)
+	}
+}
+
+// TestDefaultIsCheapestReachingTarget: of the profiles whose held-out
+// coverage reaches the default target, the default is the one costing
+// least per derive session with prompt caching. Budget profile small
+// holds a alone and covers the 85% of sessions that call only a; the 15%
+// that call b on their second turn are refused there and pay the full
+// catalog (a, b and twenty unused tools) from that turn on. core, derived
+// by cost with the same target, lists b too and costs less per session.
+func TestDefaultIsCheapestReachingTarget(t *testing.T) {
+	tools := []Tool{{Name: "a", Tokens: 100}, {Name: "b", Tokens: 100}}
+	for i := range 20 {
+		tools = append(tools, Tool{Name: fmt.Sprintf("unused%02d", i), Tokens: 200})
+	}
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var sessions []telemetry.Usage
+	paths := map[string]price.Session{}
+	for i := range 100 {
+		id := fmt.Sprintf("s%d", i)
+		s := telemetry.Usage{Session: telemetry.Session{ID: id, Start: day.Add(time.Duration(i) * time.Minute)}, Tools: []string{"a"}, Calls: 1}
+		p := price.Session{Turns: 5, Calls: []price.Call{{Tool: "a", Turn: 0}}}
+		if i%20 < 3 {
+			s.Tools, s.Calls = []string{"a", "b"}, 2
+			p.Calls = append(p.Calls, price.Call{Tool: "b", Turn: 1})
+		}
+		sessions, paths[id] = append(sessions, s), p
+	}
+	res, err := Derive(sessions, Config{Tools: tools, Specs: []Spec{{Name: "small", Budget: 100}, {Name: "core", Target: 0.8}},
+		Holdout: 0.2, DefaultTarget: 0.8, Paths: paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]ProfileResult{}
+	for _, p := range res.Profiles {
+		by[p.Name] = p
+	}
+	small, core := by["small"], by["core"]
+	if share, _ := small.Holdout.Share(); share < 0.8 || !slices.Equal(small.Tools, []string{"a"}) {
+		t.Fatalf("small = %v holding out %v: the case needs it to reach the target alone", small.Tools, share)
+	}
+	if core.DeriveCost.Mean >= small.DeriveCost.Mean {
+		t.Fatalf("core %v costs %.1f per session, small %.1f: the case needs core cheaper", core.Tools, core.DeriveCost.Mean, small.DeriveCost.Mean)
+	}
+	if res.Default != "core" {
+		t.Errorf("default %q, want core (%.1f per derive session against small's %.1f)", res.Default, core.DeriveCost.Mean, small.DeriveCost.Mean)
 	}
 }

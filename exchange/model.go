@@ -40,6 +40,27 @@ func listed(ex *Exchange) ([]listedTool, error) {
 	return out, nil
 }
 
+// listedEntries returns the tool entries of ex's tools/list results, in
+// the order served, each the entry's bytes exactly as they travelled.
+func listedEntries(ex *Exchange) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for i, m := range ex.Messages {
+		if m.Direction != ServerToClient || m.Method != "tools/list" {
+			continue
+		}
+		var res struct {
+			Result struct {
+				Tools []json.RawMessage `json:"tools"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(m.Raw, &res); err != nil {
+			return nil, fmt.Errorf("message %d (tools/list result): %w", i, err)
+		}
+		out = append(out, res.Result.Tools...)
+	}
+	return out, nil
+}
+
 // ModelTools returns the tools of ex as the model measure reads them: from
 // the tools/list results as they travelled, or, for an exchange without
 // recorded messages, from its decoded tools.

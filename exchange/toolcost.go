@@ -66,7 +66,7 @@ func ServedToolCosts(ctx context.Context, srv *mcp.Server, c *price.Counter) ([]
 	if ex.NextCursor != "" {
 		return nil, fmt.Errorf("served tool costs: the server paged its listing (cursor %q); serve the full set to one request without cursor", ex.NextCursor)
 	}
-	costs, err := ToolCosts(ex.Tools, c)
+	costs, err := listedCosts(ex, c)
 	if err != nil {
 		return nil, fmt.Errorf("served tool costs: %w", err)
 	}
@@ -76,6 +76,29 @@ func ServedToolCosts(ctx context.Context, srv *mcp.Server, c *price.Counter) ([]
 	}
 	if err := addModelCosts(costs, mt, c); err != nil {
 		return nil, fmt.Errorf("served tool costs: %w", err)
+	}
+	return costs, nil
+}
+
+// listedCosts prices each tools/list entry of ex from its bytes as they
+// travelled. Re-encoding the decoded tools would not give them: a server
+// (the gateway serving a stdio upstream's own definitions) may send
+// escapes such as \u00e9 or \u003c, and members *mcp.Tool does not hold.
+func listedCosts(ex *Exchange, c *price.Counter) ([]ToolCost, error) {
+	entries, err := listedEntries(ex)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) != len(ex.Tools) {
+		return nil, fmt.Errorf("%d tools/list entries recorded for %d tools listed", len(entries), len(ex.Tools))
+	}
+	costs := make([]ToolCost, 0, len(entries))
+	for i, raw := range entries {
+		tokens, err := c.Count(string(raw))
+		if err != nil {
+			return nil, fmt.Errorf("tool cost %q: %w", ex.Tools[i].Name, err)
+		}
+		costs = append(costs, ToolCost{Name: ex.Tools[i].Name, Bytes: len(raw), Tokens: tokens})
 	}
 	return costs, nil
 }
@@ -121,9 +144,9 @@ func ModelToolCosts(tools []*mcp.Tool, c *price.Counter) ([]ToolCost, error) {
 	return costs, nil
 }
 
-// ListedToolCosts is ModelToolCosts of tools, except that the model figures
-// of a tool ex listed are those of its entry as it travelled (the schema's
-// key order kept), as ServedToolCosts prices it; ex may be nil.
+// ListedToolCosts is ModelToolCosts of tools, except that the figures of a
+// tool ex listed are those of its entry as it travelled (its bytes, the
+// schema's key order), as ServedToolCosts prices it; ex may be nil.
 func ListedToolCosts(tools []*mcp.Tool, ex *Exchange, c *price.Counter) ([]ToolCost, error) {
 	costs, err := ToolCosts(tools, c)
 	if err != nil {
@@ -139,6 +162,21 @@ func ListedToolCosts(tools []*mcp.Tool, ex *Exchange, c *price.Counter) ([]ToolC
 			return nil, fmt.Errorf("tool cost: %w", err)
 		}
 		mt = append(mt, listed...)
+		var travelled []ToolCost
+		if len(ex.Messages) > 0 { // else an exchange built by hand: its tools as given
+			if travelled, err = listedCosts(ex, c); err != nil {
+				return nil, fmt.Errorf("tool cost: %w", err)
+			}
+		}
+		byName := make(map[string]ToolCost, len(travelled))
+		for _, t := range travelled {
+			byName[t.Name] = t
+		}
+		for i := range costs {
+			if t, ok := byName[costs[i].Name]; ok {
+				costs[i] = t
+			}
+		}
 	}
 	if err := addModelCosts(costs, mt, c); err != nil {
 		return nil, fmt.Errorf("tool cost: %w", err)

@@ -44,7 +44,10 @@ type catalogState struct {
 	// servedRaw holds, for the tools whose server's own definition is
 	// known (RawToolsUpstream), that definition as listed (rawtools.go).
 	servedRaw map[string]json.RawMessage
-	search    *searchState // nil when no profile serves search (search.go)
+	// rawWithoutIcons holds, for the tools of servedRaw with an "icons"
+	// member, their definition without it (icons.go).
+	rawWithoutIcons map[string]json.RawMessage
+	search          *searchState // nil when no profile serves search (search.go)
 }
 
 // cat is the current catalog.
@@ -64,6 +67,9 @@ func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, resolved *p
 	}
 	st.served = servedTools(list, resolved)
 	st.servedRaw = servedRaw(opts.Upstream, list, st.served)
+	if st.rawWithoutIcons, err = rawWithoutIcons(st.servedRaw); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	if st.search, err = newSearchState(list, resolved); err != nil {
 		return nil, err
 	}

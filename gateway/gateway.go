@@ -101,6 +101,10 @@ type Options struct {
 	// are neither listed nor callable (refused with CodeReadOnly). A profile
 	// with read_only set is read-only whatever this says.
 	ReadOnly bool
+	// DropIcons serves the tools of every profile whose profiles.toml does
+	// not set icons without their "icons" member (icons.go); a profile's
+	// icons = "keep" or "drop" wins. false: serve icons as listed.
+	DropIcons bool
 	// OperatingContext is the operator's sidecar (package opcontext); nil
 	// runs without one.
 	OperatingContext *opcontext.Source

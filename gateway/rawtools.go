@@ -74,30 +74,53 @@ func rawServed(raw json.RawMessage, t *mcp.Tool, effect any) (json.RawMessage, e
 		meta = map[string]json.RawMessage{}
 	}
 	var err error
-	if meta[MetaEffect], err = json.Marshal(effect); err != nil {
+	if meta[MetaEffect], err = marshalVerbatim(effect); err != nil {
 		return nil, err
 	}
-	if obj["_meta"], err = json.Marshal(meta); err != nil {
+	if obj["_meta"], err = marshalVerbatim(meta); err != nil {
 		return nil, err
 	}
-	if obj["name"], err = json.Marshal(t.Name); err != nil {
+	if obj["name"], err = marshalVerbatim(t.Name); err != nil {
 		return nil, err
 	}
-	return json.Marshal(obj)
+	return marshalVerbatim(obj)
+}
+
+// marshalVerbatim encodes v as the SDK's JSON-RPC layer does: compact and
+// without HTML escaping. json.Marshal would turn each '<', '>' and '&' of
+// the server's text into a six-byte \u003c escape, a definition dearer on
+// the wire and to the model than the server's own.
+func marshalVerbatim(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // wireTools are tools as a tools/list result carries them: the served raw
 // definition of an upstream tool when the catalog has one, else the tool
 // marshalled (the gateway's own tools, and upstreams without raw
-// definitions).
-func (c *catalogState) wireTools(tools []*mcp.Tool) ([]json.RawMessage, error) {
+// definitions); with dropIcons, each without its "icons" member
+// (icons.go).
+func (c *catalogState) wireTools(tools []*mcp.Tool, dropIcons bool) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, 0, len(tools))
 	for _, t := range tools {
 		if raw, ok := c.servedRaw[t.Name]; ok && c.served[t.Name] == t {
+			if bare, ok := c.rawWithoutIcons[t.Name]; ok && dropIcons {
+				raw = bare
+			}
 			out = append(out, raw)
 			continue
 		}
-		b, err := json.Marshal(t)
+		if dropIcons && t.Icons != nil {
+			bare := *t
+			bare.Icons = nil
+			t = &bare
+		}
+		b, err := marshalVerbatim(t)
 		if err != nil {
 			return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
 		}

@@ -292,7 +292,7 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 	}
 	g.withContextTool(g.opts.OperatingContext, res)
 	g.withAlwaysLoad(s.profile, res.Tools) // alwaysload.go
-	wire, err := g.cat().wireTools(res.Tools)
+	wire, err := g.cat().wireTools(res.Tools, g.dropIcons(s.profile))
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func TestSplitMatchesDerive(t *testing.T) {
 		sessions = append(sessions, telemetry.Usage{Tools: []string{"a.y"}, Session: telemetry.Session{Start: start.Add(time.Hour + time.Duration(i)*time.Minute)}})
 	}
 	sessions = append(sessions, telemetry.Usage{Tools: []string{"a.x"}, Session: telemetry.Session{Profile: "lean", Start: start.Add(time.Hour + 8*time.Minute + 30*time.Second)}})
-	used, grouped, _ := selectSessions(sessions, index, prior)
+	used, grouped, _ := selectSessions(sessions, index, prior, nil)
 	train, test := derive.Split(used, 0.2, grouped)
 	// derive holds out round(0.2*10) = 2 of its 10 full sessions: the
 	// newest two; the grouped session between them is held out too.

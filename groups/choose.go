@@ -73,6 +73,15 @@ type Config struct {
 	// Prior is the generated file the sessions were served from, if any:
 	// it defines the groups telemetry recorded as switched on.
 	Prior *profiles.File
+	// Paths gives sessions' calls in order with their turns, by session
+	// id (as derive.Config.Paths), for the cost per session with prompt
+	// caching the layout is chosen by (cached.go); a session without one
+	// is taken as its distinct tools called once each in name order, a
+	// turn each, plus a turn answering.
+	Paths map[string]price.Session
+	// Cache prices those sessions; zero multipliers mean
+	// price.DefaultCache.
+	Cache price.CacheModel
 }
 
 // Candidate is one (base, resolution) start of the search and what its
@@ -90,6 +99,9 @@ type Candidate struct {
 	// interval; Feasible when it is within the switch budget.
 	SwitchesBound float64 `json:"switches_bound"`
 	Feasible      bool    `json:"feasible"`
+	// SessionCost is the mean cost per derive session with prompt
+	// caching, what the choice minimises.
+	SessionCost float64 `json:"session_cost"`
 }
 
 // Static is a candidate base served alone as a static profile.
@@ -127,13 +139,19 @@ type Result struct {
 	Holdout      Figures          `json:"holdout"`
 	Static       []Static         `json:"static"`
 	Candidates   []Candidate      `json:"candidates"`
+	// SearchCost is the chosen layout's mean cost per derive session with
+	// prompt caching as the search priced it (each group named as if
+	// alone), after the local search on that cost; Derive.SessionCost is
+	// the same with the final names.
+	SearchCost float64 `json:"search_session_cost"`
 	// Enable is the enable_tools definition priced above (nil without groups).
 	Enable *mcp.Tool `json:"-"`
 }
 
 // Choose derives tool groups from co-usage and chooses, jointly with a base
-// profile, the layout minimising the expected tool-definition tokens per
-// derive session; it measures the choice on the held-out sessions.
+// profile, the layout minimising the expected cost per derive session with
+// prompt caching (cached.go) within the switch budget; it measures the
+// choice on the held-out sessions.
 func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	if cfg.Counter == nil {
 		return nil, errors.New("groups: a token counter is required")
@@ -159,6 +177,13 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	if !(maxSwitches > 0) || math.IsInf(maxSwitches, 0) {
 		return nil, fmt.Errorf("groups: max switches %v: want a finite mean > 0 (serve full to avoid switches)", cfg.MaxSwitches)
+	}
+	cache := cfg.Cache
+	if cache.Write == 0 && cache.Read == 0 {
+		cache = price.CacheModel{Write: price.DefaultCache().Write, Read: price.DefaultCache().Read, Growth: cache.Growth}
+	}
+	if err := cache.Check(); err != nil {
+		return nil, fmt.Errorf("groups: %w", err)
 	}
 	describe := cfg.DescribeTools
 	if describe == 0 {
@@ -187,7 +212,7 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	n := len(tools)
 	s := &searcher{n: n, names: make([]string, n), upstream: make([]string, n), reachable: make([]bool, n), price: make([]int, n), bytes: make([]int, n),
-		counter: cfg.Counter, lines: map[string]int{}, exchs: map[string]int{}}
+		counter: cfg.Counter, lines: map[string]int{}, exchs: map[string]int{}, cache: cache}
 	index := make(map[string]int, n)
 	descriptions := make([]string, n) // for the groups' names
 	for i, t := range tools {
@@ -208,11 +233,13 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	s.header = header[0].Model[price.DefaultFamily]
 
-	used, grouped, counts := selectSessions(sessions, index, cfg.Prior)
+	used, grouped, counts := selectSessions(sessions, index, cfg.Prior, cfg.Paths)
 	train, test := derive.Split(used, cfg.Holdout, grouped)
 	counts.Derive, counts.Holdout = len(train), len(test)
 	s.sigs = reduce(train)
 	testSigs := reduce(test)
+	s.paths = reducePaths(train)
+	testPaths := reducePaths(test)
 
 	uses := make([]int, n)
 	s.fallback = make([]bool, len(s.sigs))
@@ -244,8 +271,13 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	res := &Result{Counts: counts}
 	var best *state
-	bestTotal := s.wLive*s.full + s.wFall*s.full // full: no groups, every session served full
+	bestCost := fullCost(s.paths, s.full, s.cache) // full: no groups, every session served full
 	res.BaseFrom = profiles.FullProfile
+	w := s.wLive + s.wFall
+	feasible := func(st *state) bool {
+		sw, swSq := s.switches(st)
+		return w == 0 || upperBound(sw, swSq, w) <= maxSwitches
+	}
 	for _, b := range bases {
 		var baseIdx []int
 		for _, name := range b.Tools {
@@ -278,24 +310,34 @@ func Choose(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 						c.BaseTools++
 					}
 				}
-				if w := s.wLive + s.wFall; w > 0 {
+				cost := s.cached(st)
+				if w > 0 {
 					c.MeanTokens = float64(total) / float64(w)
 					c.MeanSwitches = float64(sw) / float64(w)
 					c.SwitchesBound = upperBound(sw, swSq, w)
+					c.SessionCost = cost / float64(w)
 				}
 				c.Feasible = c.SwitchesBound <= maxSwitches
 				res.Candidates = append(res.Candidates, c)
-				if c.Feasible && total < bestTotal {
-					best, bestTotal, res.BaseFrom, res.Resolution, res.Penalty = st, total, b.Name, r, penalty
-				}
-				if c.Feasible {
-					break // a larger penalty buys fewer switches with more tokens
+				// Every penalty is tried: under caching a switch rewrites
+				// the whole prefix, so fewer switches may cost less.
+				if c.Feasible && cost < bestCost {
+					best, bestCost, res.BaseFrom, res.Resolution, res.Penalty = st, cost, b.Name, r, penalty
 				}
 			}
 		}
 	}
 	s.penalty = 0
-	if err := s.finish(res, best, testSigs); err != nil {
+	if best != nil {
+		var err error
+		if best, bestCost, err = s.improveCached(best, feasible); err != nil {
+			return nil, err
+		}
+	}
+	if w > 0 {
+		res.SearchCost = bestCost / float64(w)
+	}
+	if err := s.finish(res, best, testSigs, testPaths); err != nil {
 		return nil, err
 	}
 	for _, b := range cfg.Bases {
@@ -351,7 +393,7 @@ func (s *searcher) initial(base []int, uses []int, r float64) (*state, error) {
 // finish names the chosen groups, prices the enable_tools definition the
 // gateway will serve and each switch exactly, and measures the layout on
 // both parts.
-func (s *searcher) finish(res *Result, st *state, testSigs []weighted) error {
+func (s *searcher) finish(res *Result, st *state, testSigs []weighted, testPaths []cachedPath) error {
 	p := &pricing{tool: s.price, full: s.full}
 	var l *layout
 	if st == nil { // full wins: every tool in the base, nothing to switch
@@ -411,6 +453,16 @@ func (s *searcher) finish(res *Result, st *state, testSigs []weighted) error {
 	}
 	res.Derive = l.measure(s.sigs, p)
 	res.Holdout = l.measure(testSigs, p)
+	cl := &cachedLayout{inBase: l.inBase, groupOf: l.groupOf, exch: p.exchange, prefix: res.BaseTokens + p.enable, fall: s.full + p.enable}
+	for _, g := range l.groups {
+		n := 0
+		for _, t := range g {
+			n += s.price[t]
+		}
+		cl.tok = append(cl.tok, n)
+	}
+	res.Derive.addSessionCost(cl, s.paths, s.full, s.cache)
+	res.Holdout.addSessionCost(cl, testPaths, s.full, s.cache)
 	return nil
 }
 

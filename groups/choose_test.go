@@ -306,7 +306,7 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 		{Tools: []string{"a.y"}, Session: telemetry.Session{Profile: "core", Exploration: true, Start: start.Add(2 * time.Hour)}},                                                  // exploring under a ceiling: restricted
 		{Tools: []string{"a.z"}, Session: telemetry.Session{Profile: "full", ReadOnly: true, Start: start.Add(3 * time.Hour)}},                                                     // full but read-only: restricted
 	}
-	used, _, c := selectSessions(sessions, index, prior)
+	used, _, c := selectSessions(sessions, index, prior, nil)
 	var got []string
 	for _, u := range used {
 		got = append(got, fmt.Sprint(u.Tools))
@@ -320,7 +320,7 @@ func TestSelectSessionsSwitchesAreDemand(t *testing.T) {
 		t.Errorf("counts %+v, want %+v", c, wantC)
 	}
 	// Without the prior file a grouped profile's sessions cannot be read.
-	if _, _, c := selectSessions(sessions, index, nil); c.Restricted != 5 || c.Grouped != 0 {
+	if _, _, c := selectSessions(sessions, index, nil, nil); c.Restricted != 5 || c.Grouped != 0 {
 		t.Errorf("no prior: %+v, want the three served sessions and the two restricted ones restricted", c)
 	}
 }

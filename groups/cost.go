@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/toolprof/toolprof/price"
 )
 
 // layout is a base and its groups over catalog tool indices. Groups are
@@ -138,6 +140,29 @@ type Figures struct {
 	// Fallback counts sessions needing a tool the profile cannot reach
 	// (priced at the full catalog).
 	Fallback int `json:"fallback"`
+	// SessionCost is the mean cost per session with prompt caching
+	// (cached.go), SessionCostFull full's on the same sessions and
+	// SessionShareOfFull the first over the second.
+	SessionCost        float64 `json:"session_cost"`
+	SessionCostFull    float64 `json:"session_cost_full"`
+	SessionShareOfFull float64 `json:"session_share_of_full"`
+}
+
+// addSessionCost sets f's cost per session with prompt caching from l on
+// paths, beside full's (full tokens).
+func (f *Figures) addSessionCost(l *cachedLayout, paths []cachedPath, full int, cache price.CacheModel) {
+	n := 0
+	for _, p := range paths {
+		n += p.weight
+	}
+	if n == 0 {
+		return
+	}
+	f.SessionCost = l.cost(paths, cache) / float64(n)
+	f.SessionCostFull = fullCost(paths, full, cache) / float64(n)
+	if f.SessionCostFull > 0 {
+		f.SessionShareOfFull = f.SessionCost / f.SessionCostFull
+	}
 }
 
 // measure evaluates l on sessions (each a demand set with its count).

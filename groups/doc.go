@@ -56,10 +56,14 @@
 // pick the wrong group: the search is repeated with a per-switch token
 // penalty (a Lagrange multiplier, swept upwards in steps of about √2 and
 // stopped at the first penalty meeting the budget, since larger ones buy
-// fewer switches with more tokens), and the cheapest layout whose derive
-// switches per session have a 95% upper confidence bound within
-// MaxSwitches (default 1.5) is chosen. Starts that a different resolution
-// already produced are searched once. Serving
+// fewer switches with more tokens; every penalty is kept as a candidate).
+// Of the candidates whose derive switches per session have a 95% upper
+// confidence bound within MaxSwitches (default 1.5), the one with the
+// least cost per derive session with prompt caching is chosen (cached.go:
+// the sessions' calls in time from Config.Paths, a switch writing the
+// whole prefix again from its turn), and improved by local search on that
+// cost within the budget. Starts that a different resolution already
+// produced are searched once. Serving
 // full (no groups) is always a candidate, so the choice is never worse than
 // full on the derive part. Figures on the held-out part are then measured
 // with the final names and the exact enable_tools definition.

@@ -75,7 +75,13 @@ func TestEvalRealData(t *testing.T) {
 			for _, p := range dres.Profiles[:len(dres.Profiles)-1] {
 				bases = append(bases, groups.Base{Name: p.Name, Tools: p.Tools})
 			}
-			res, err := groups.Choose(sessions, groups.Config{Catalog: cat.Tools, Counter: counter, Costs: costs, Holdout: derive.DefaultHoldout, Bases: bases})
+			paths := map[string]price.Session{}
+			for _, tr := range ts {
+				if s, err := bench.SessionsFromTrace([]telemetry.TraceSession{tr}); err == nil {
+					paths[tr.Session] = s[0]
+				}
+			}
+			res, err := groups.Choose(sessions, groups.Config{Catalog: cat.Tools, Counter: counter, Costs: costs, Holdout: derive.DefaultHoldout, Bases: bases, Paths: paths})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,8 +109,8 @@ func TestEvalRealData(t *testing.T) {
 				t.Fatalf("the file with groups does not encode: %v", err)
 			}
 			h := res.Holdout
-			t.Logf("%s held-out: %d sessions, %.1f tokens/session = %.1f%% of full (%d), %.2fx the used-tools floor (%.1f); switches mean %.2f, p95 %d; %.1f%% need none",
-				tc.name, h.Sessions, h.MeanTokens, 100*h.ShareOfFull, h.FullTokens, h.OverFloor, h.FloorTokens, h.MeanSwitches, h.P95Switches, 100*h.NoSwitchShare)
+			t.Logf("%s held-out: %d sessions, %.1f tokens/session = %.1f%% of full (%d), %.2fx the used-tools floor (%.1f); switches mean %.2f, p95 %d; %.1f%% need none; with prompt caching %.1f per session = %.1f%% of full's %.1f",
+				tc.name, h.Sessions, h.MeanTokens, 100*h.ShareOfFull, h.FullTokens, h.OverFloor, h.FloorTokens, h.MeanSwitches, h.P95Switches, 100*h.NoSwitchShare, h.SessionCost, 100*h.SessionShareOfFull, h.SessionCostFull)
 			if tc.target {
 				if h.ShareOfFull > 0.25 {
 					t.Errorf("held-out expected tokens %.1f%% of full, want at most 25%%", 100*h.ShareOfFull)

@@ -25,18 +25,18 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "part\tsessions\ttokens/session\tof full\tx floor\twire tokens/session\tswitches mean\tp95\tno switch\tserved full")
+	fmt.Fprintln(tw, "part\tsessions\ttokens/session\tof full\tx floor\twire tokens/session\tswitches mean\tp95\tno switch\tserved full\tcached cost/session\tof full (cached)")
 	for _, row := range []struct {
 		name string
 		f    Figures
 	}{{"derive", r.Derive}, {"held-out", r.Holdout}} {
 		f := row.f
 		if f.Sessions == 0 {
-			fmt.Fprintf(tw, "%s\t0\tnot evaluable\t\t\t\t\t\t\t\n", row.name)
+			fmt.Fprintf(tw, "%s\t0\tnot evaluable\t\t\t\t\t\t\t\t\t\n", row.name)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f%%\t%.2f\t%.1f\t%.2f\t%d\t%.1f%%\t%d\n", row.name, f.Sessions, f.MeanTokens, 100*f.ShareOfFull,
-			f.OverFloor, f.MeanTokensWire, f.MeanSwitches, f.P95Switches, 100*f.NoSwitchShare, f.Fallback)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f%%\t%.2f\t%.1f\t%.2f\t%d\t%.1f%%\t%d\t%.1f\t%.1f%%\n", row.name, f.Sessions, f.MeanTokens, 100*f.ShareOfFull,
+			f.OverFloor, f.MeanTokensWire, f.MeanSwitches, f.P95Switches, 100*f.NoSwitchShare, f.Fallback, f.SessionCost, 100*f.SessionShareOfFull)
 	}
 	if len(r.Static) > 0 {
 		fmt.Fprintln(tw)

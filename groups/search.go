@@ -51,6 +51,8 @@ type searcher struct {
 	counter   *price.Counter
 	lines     map[string]int
 	exchs     map[string]int
+	paths     []cachedPath // the derive sessions in time (cached.go)
+	cache     price.CacheModel
 }
 
 func (s *searcher) count(text string) (int, error) {
@@ -218,6 +220,7 @@ const (
 	moveMerge = iota
 	moveToBase
 	moveFromBase
+	moveGroupToBase // a whole group into the base (improveCached only)
 )
 
 // improve runs best-improvement local search from st: merge two groups of
@@ -373,6 +376,11 @@ func (s *searcher) apply(st *state, m move) (*state, error) {
 		} else {
 			next.groups[m.a], err = s.newGroup(rest, false)
 		}
+	case moveGroupToBase:
+		for _, t := range st.groups[m.a].tools {
+			next.inBase[t] = true
+		}
+		next.groups = slices.Delete(next.groups, m.a, m.a+1)
 	case moveFromBase:
 		next.inBase[m.a] = false
 		if m.b < 0 {

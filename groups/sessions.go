@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -45,7 +46,7 @@ type Counts struct {
 //
 // grouped[i] says whether used[i] was served a grouped profile (derive does
 // not learn from those; derive.Split needs to know).
-func selectSessions(sessions []telemetry.Usage, index map[string]int, prior *profiles.File) (used []derive.Demand, grouped []bool, c Counts) {
+func selectSessions(sessions []telemetry.Usage, index map[string]int, prior *profiles.File, paths map[string]price.Session) (used []derive.Demand, grouped []bool, c Counts) {
 	c = Counts{Input: len(sessions)}
 	groupTools := map[string][]string{}
 	reachAll := map[string]bool{}
@@ -108,7 +109,8 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int, prior *pro
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		used = append(used, derive.Demand{Tools: idx, Start: s.Session.Start})
+		path, ok := paths[s.Session.ID]
+		used = append(used, derive.Demand{Tools: idx, Start: s.Session.Start, Path: pathOf(path, ok, idx, index)})
 	}
 	c.Used = len(used)
 	c.UnknownTools = slices.Sorted(maps.Keys(unknownTools))

@@ -493,6 +493,12 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 				}
 			}
 		}
+		if pp.Icons != "" || loc.exact(key+".icons") > 0 {
+			if pp.Icons != IconsKeep && pp.Icons != IconsDrop {
+				add(&Error{File: name, Line: loc.line(key + ".icons"), Key: key + ".icons",
+					Msg: fmt.Sprintf("%q is not a valid value; want %q (serve the tools' icons as the upstream lists them) or %q (serve the tools without their icons member)", pp.Icons, IconsKeep, IconsDrop)})
+			}
+		}
 		for j, t := range pp.Deny {
 			if slices.Contains(pp.Pin, t) {
 				add(&Error{File: name, Line: loc.elementLine(key+".deny", t, 0), Key: fmt.Sprintf("%s.deny[%d]", key, j),
@@ -503,7 +509,7 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 			for _, k := range []string{"pin", "deny"} {
 				if l := loc.exact(key + "." + k); l > 0 || (k == "pin" && len(pp.Pin) > 0) || (k == "deny" && len(pp.Deny) > 0) {
 					add(&Error{File: name, Line: l, Key: key + "." + k,
-						Msg: fmt.Sprintf(`profile "full" always holds every offered tool; %s is not allowed there (valid for full: instructions, upstream_instructions)`, k)})
+						Msg: fmt.Sprintf(`profile "full" always holds every offered tool; %s is not allowed there (valid for full: instructions, upstream_instructions, icons)`, k)})
 				}
 			}
 			if pp.ReadOnly != nil && *pp.ReadOnly {

@@ -44,6 +44,25 @@ type PolicyProfile struct {
 	// UpstreamInstructions drops or replaces upstreams' instructions in
 	// this profile, over the top-level entry.
 	UpstreamInstructions *UpstreamInstructions `toml:"upstream_instructions,omitempty"`
+	// Icons is IconsDrop to serve the profile's tools without their
+	// "icons" member, IconsKeep to serve them as listed, or "" to leave it
+	// to the server (its --icons flag; keep by default).
+	Icons string `toml:"icons,omitempty"`
+}
+
+// The values of a profile's icons key.
+const (
+	IconsKeep = "keep"
+	IconsDrop = "drop"
+)
+
+// DropsIcons reports whether a profile whose icons key is icons serves its
+// tools without icons, when the server's own setting is dropByDefault.
+func DropsIcons(icons string, dropByDefault bool) bool {
+	if icons == "" {
+		return dropByDefault
+	}
+	return icons == IconsDrop
 }
 
 // EffectRule sets the effect kind of the tools whose name matches Tool, an

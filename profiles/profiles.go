@@ -27,6 +27,9 @@
 //     instructions ("drop") or drops or replaces one server's (a table of
 //     SERVER = "drop" or a replacement text), which the gateway otherwise
 //     serves after the profile's;
+//   - icons = "drop" in a [[profile]] lists the profile's tools without
+//     their "icons" member, "keep" with it; without the key the server's
+//     setting decides (DropsIcons);
 //   - a [[profile]] in profiles.toml that the generated file lacks is a new
 //     profile made of its pins;
 //   - destructive tools (see EffectOf) are removed from every profile except

@@ -127,8 +127,11 @@ type ResolvedProfile struct {
 	// UpstreamInstructions says which upstreams' instructions follow the
 	// profile's own (profiles.toml upstream_instructions).
 	UpstreamInstructions UpstreamInstructions
-	Groups               []string
-	ReadOnly             bool
+	// Icons is profiles.toml's icons key for the profile: IconsKeep,
+	// IconsDrop, or "" when it does not say (see DropsIcons).
+	Icons    string
+	Groups   []string
+	ReadOnly bool
 	// Search serves find_tools and call_tool over the tools Searchable
 	// reports; SearchPatterns narrow them (empty: no narrowing).
 	Search         bool
@@ -341,6 +344,7 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 			if pp.Instructions != nil {
 				rp.Instructions = *pp.Instructions
 			}
+			rp.Icons = pp.Icons
 			if pp.ReadOnly != nil {
 				rp.ReadOnly = *pp.ReadOnly
 			}
@@ -404,8 +408,11 @@ func (s *Set) Resolve(tools []*mcp.Tool) (*Resolved, error) {
 	if genFull != nil {
 		full.Instructions, full.Measured, full.Groups = genFull.Instructions, genFull.Measured, slices.Clone(genFull.Groups)
 	}
-	if pp := policyFor[FullProfile]; pp != nil && pp.Instructions != nil {
-		full.Instructions = *pp.Instructions
+	if pp := policyFor[FullProfile]; pp != nil {
+		if pp.Instructions != nil {
+			full.Instructions = *pp.Instructions
+		}
+		full.Icons = pp.Icons
 	}
 	r.Profiles[FullProfile] = full
 	r.Order = append(r.Order, FullProfile)

@@ -242,6 +242,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	cache := addCacheFlags(fs, "with --trace: ")
 	paginate := fs.Bool("paginate", false, "measure a client that pages tools/list (starting with cursor \""+gateway.StartCursor+"\") instead of one request without cursor")
 	pageSize := fs.Int("page-size", gateway.DefaultPageSize, "tools per page when paging")
+	icons := fs.String("icons", profiles.IconsKeep, "price profiles as a server started with --icons `keep` or drop serves them (a profile's icons key wins)")
 	out := fs.String("out", "", "write the report to `FILE` (atomically) instead of stdout")
 	results := fs.Bool("results", false, "write a results document: the markdown table headed by the command, date, source and tokenizers")
 	if help, err := src.parse("bench", fs, args, true); help || err != nil {
@@ -255,6 +256,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	if *pageSize < 1 {
 		return usagef("bench: --page-size %d: must be at least 1", *pageSize)
+	}
+	if *icons != profiles.IconsKeep && *icons != profiles.IconsDrop {
+		return usagef("bench: --icons %q: want %s or %s", *icons, profiles.IconsKeep, profiles.IconsDrop)
 	}
 	if err := cache.Check(); err != nil {
 		return usagef("bench: --cache-write, --cache-read or --turn-growth: %v", err)
@@ -295,7 +299,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	defer source.closeInto(&err)
 	m, err := measureSource(ctx, source, set, *profilesPath, measureConfig{
 		pageSize: *pageSize, paginate: *paginate, budgets: budgets, counter: counter,
-		sessions: sessions, cache: *cache}, stderr)
+		sessions: sessions, cache: *cache, dropIcons: *icons == profiles.IconsDrop}, stderr)
 	if err != nil {
 		return err
 	}
@@ -351,6 +355,8 @@ type measureConfig struct {
 	counter  *price.Counter
 	sessions []price.Session // priced per profile when set
 	cache    price.CacheModel
+	// dropIcons is the server's --icons drop (gateway.Options.DropIcons).
+	dropIcons bool
 }
 
 // measured is what measureSource found.
@@ -400,6 +406,7 @@ func measureSource(ctx context.Context, source *toolSource, set *profiles.Set, p
 		Tools:         tools,
 		Profiles:      resolved,
 		PageSize:      cfg.pageSize,
+		DropIcons:     cfg.dropIcons,
 		ServerName:    servedName,
 		ServerVersion: servedVersion,
 	})

@@ -411,3 +411,38 @@ func TestLaunchDocumentWithoutServers(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchIconsFlag: bench --icons drop prices the profiles as a server
+// started with --icons drop serves them, without icons on the wire; a
+// value other than keep or drop is a usage error.
+func TestBenchIconsFlag(t *testing.T) {
+	cat, err := catalog.Load(benchTinyCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range cat.Tools {
+		tool.Icons = []mcp.Icon{{Source: "data:image/png;base64," + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAA", 40), MIMEType: "image/png"}}
+	}
+	path := filepath.Join(t.TempDir(), "icons.json")
+	b, err := json.Marshal(map[string]any{"tools": cat.Tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	icons := map[string]int{}
+	for _, flag := range []string{"keep", "drop"} {
+		out, stderr, code := benchRun(t, "bench", "--catalog", path, "--format", "json", "--icons", flag)
+		if code != 0 {
+			t.Fatalf("--icons %s: exit %d: %s", flag, code, stderr)
+		}
+		icons[flag] = decodeBenchReport(t, out).Profile("full").IconTokens[price.O200kBase]
+	}
+	if icons["keep"] < 3*100 || icons["drop"] != 0 {
+		t.Errorf("full's icons priced at %d o200k_base tokens kept, %d dropped; want the icons', then 0", icons["keep"], icons["drop"])
+	}
+	if _, stderr, code := benchRun(t, "bench", "--catalog", path, "--icons", "strip"); code != 2 || !strings.Contains(stderr, `--icons "strip": want keep or drop`) {
+		t.Errorf("--icons strip: exit %d, %s; want 2 naming the value and what is valid", code, stderr)
+	}
+}

@@ -62,7 +62,7 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	fl.IntVar(&f.budget, "budget-tokens", 0, "derive the smallest profile as the most sessions within `N` o200k_base tokens of the model measure (anthropic: the tools as a client sends them to the model) instead of a target")
 	fl.IntVar(&f.maxTools, "max-tools", 0, "keep every derived profile (not full) at or under `N` tools, e.g. 40 for Cursor, 128 for VS Code (0: no cap)")
 	fl.Float64Var(&f.holdout, "holdout", derive.DefaultHoldout, "newest `share` of sessions held out to test")
-	fl.Float64Var(&f.defaultTarget, "default-target", derive.DefaultTarget, "the file's default is the smallest profile whose held-out coverage reaches this `share`")
+	fl.Float64Var(&f.defaultTarget, "default-target", derive.DefaultTarget, "the file's default is, of the profiles whose held-out coverage reaches this `share`, the cheapest per derive session with prompt caching")
 	fl.IntVar(&f.minSessions, "min-sessions", derive.DefaultMinSessions, "refuse to write with fewer unrestricted sessions than `N` (see --force)")
 	fl.Float64Var(&f.maxUnknownShare, "max-unknown-share", DefaultMaxUnknownShare, "refuse to write when more than this `share` of calls went to tools the catalog lacks (see --force)")
 	fl.BoolVar(&f.force, "force", false, "write even below --min-sessions or above --max-unknown-share")
@@ -241,7 +241,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.summary == "markdown" {
 		groupsReport = io.Discard // the summary stays markdown
 	}
-	if err := f.groups.apply(ctx, deriveGroupsInput{Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
+	if err := f.groups.apply(ctx, deriveGroupsInput{Sessions: sessions, Catalog: cat, Policy: policy, Result: res, Holdout: f.holdout, Paths: paths, Cache: *f.cache, Out: f.out, Check: f.check}, file, &buf, groupsReport); err != nil {
 		return err
 	}
 	choice, err := f.choose.apply(ctx, f.traces, cat, policy, res, file, f)

@@ -64,6 +64,8 @@ type deriveGroupsInput struct {
 	Policy   *profiles.Policy
 	Result   *derive.Result
 	Holdout  float64
+	Paths    map[string]price.Session // calls in order with their turns, by session id
+	Cache    price.CacheModel
 	Out      string // the generated file; its current content defines the groups sessions switched on
 	Check    bool   // --check: write nothing, not even the report
 }
@@ -109,7 +111,7 @@ func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, fil
 		return err
 	}
 	res, err := groups.Choose(in.Sessions, groups.Config{Catalog: in.Catalog.Tools, Counter: counter, Costs: costs, Policy: in.Policy, AllowDestructive: allow,
-		Holdout: in.Holdout, Bases: bases, MaxSwitches: g.maxSwitches, Prior: prior})
+		Holdout: in.Holdout, Bases: bases, MaxSwitches: g.maxSwitches, Prior: prior, Paths: in.Paths, Cache: in.Cache})
 	if err != nil {
 		return fmt.Errorf("derive --groups: %w", err)
 	}

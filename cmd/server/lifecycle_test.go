@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/testupstream"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -413,6 +414,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--no-such-flag"}, "no-such-flag"},
 		{[]string{"--max-handshake-tokens", "-1", "--", "x"}, "--max-handshake-tokens -1: must not be negative"},
 		{[]string{"--max-handshake-bytes", "-5", "--", "x"}, "--max-handshake-bytes -5: must not be negative"},
+		{[]string{"--icons", "strip", "--", "x"}, `--icons "strip": want keep or drop`},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
@@ -474,5 +476,32 @@ func TestRemovedToolsNamedOnceAtStart(t *testing.T) {
 	s.cmd.Wait()
 	if n := strings.Count(s.stderr.String(), want); n != 1 {
 		t.Errorf("start-up stderr names the removal %d times, want once:\n%s", n, s.stderr)
+	}
+}
+
+// TestIconsFlag: --icons drop lists the upstream's tools without icons in
+// a profile that does not say (here day one's full); the default keeps
+// them.
+func TestIconsFlag(t *testing.T) {
+	icons := testupstream.IconServer(t)
+	for _, c := range []struct {
+		flags     []string
+		wantIcons bool
+	}{
+		{nil, true},
+		{[]string{"--icons", "keep"}, true},
+		{[]string{"--icons", "drop"}, false},
+	} {
+		args := append([]string{"--telemetry", t.TempDir()}, c.flags...)
+		rc := startRawUpstream(t, append(args, "--", icons))
+		rc.handshake("1", "2025-11-25")
+		rc.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		r := rc.recv()
+		if r.Error != nil || !strings.Contains(r.line, `"name":"draw"`) {
+			t.Fatalf("%q: tools/list: %s", c.flags, r.line)
+		}
+		if got := strings.Contains(r.line, `"icons":`); got != c.wantIcons {
+			t.Errorf("%q: icons listed %v, want %v: %s", c.flags, got, c.wantIcons, r.line)
+		}
 	}
 }

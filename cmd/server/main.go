@@ -100,6 +100,7 @@ type config struct {
 	health          bool
 	replica         string
 	readOnly        bool
+	icons           string
 	budget          handshakeBudget
 	launchPath      string
 	persona         string
@@ -140,6 +141,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.BoolVar(&c.health, "health", false, "print the health report as JSON and exit")
 	fset.StringVar(&c.replica, "replica", "", "replica `NAME` in session IDs (default: host name and process ID)")
 	fset.BoolVar(&c.readOnly, "read-only", false, "list and run only read and evaluate tools; refuse others (envelope code read_only)")
+	fset.StringVar(&c.icons, "icons", profiles.IconsKeep, "`keep` or drop the tools' icons members in every profile whose profiles.toml does not set icons (a profile's icons key wins)")
 	fset.IntVar(&c.budget.tokens, "max-handshake-tokens", 0, "refuse to start when the served profile's tools and instructions cost more than `N` o200k_base tokens in the model measure, as a client sends them to the model (anthropic shape; 0: no limit)")
 	fset.IntVar(&c.budget.bytes, "max-handshake-bytes", 0, "refuse to start when the initialize + tools/list exchange is more than `N` bytes on the wire (0: no limit)")
 	fset.StringVar(&c.launchPath, "launch", "", "start the MCP servers declared in `FILE` (.mcp.json format: {\"mcpServers\": {...}})")
@@ -176,6 +178,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.explore < 0 || c.explore > 1 {
 		return nil, usagef("--explore %v: must be between 0 and 1", c.explore)
+	}
+	if c.icons != profiles.IconsKeep && c.icons != profiles.IconsDrop {
+		return nil, usagef("--icons %q: want %s or %s", c.icons, profiles.IconsKeep, profiles.IconsDrop)
 	}
 	if c.budget.tokens < 0 {
 		return nil, usagef("--max-handshake-tokens %d: must not be negative (0: no limit)", c.budget.tokens)
@@ -324,6 +329,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		CursorKey:        key,
 		Logger:           logger,
 		ReadOnly:         c.readOnly,
+		DropIcons:        c.icons == profiles.IconsDrop,
 		OperatingContext: oc,
 		Resolve:          resolve,
 		CallTimeout:      c.hard.callTimeout,

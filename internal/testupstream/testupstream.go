@@ -23,26 +23,46 @@ type builds struct {
 	err  error
 }
 
-var everything builds // one per test process; written once under sync.Once
+var (
+	everything builds // one per test process; written once under sync.Once
+	icons      builds
+)
 
 // EverythingServer returns the path of a freshly built everything-server
 // binary (stdio by default; "-http ADDR" for streamable HTTP). It fails the
 // test if the build fails.
 func EverythingServer(t testing.TB) string {
 	t.Helper()
-	everything.once.Do(func() {
+	return everything.get(t, "everything-server", EverythingServerPkg)
+}
+
+// IconServerPkg is the import path of a stdio server whose tools carry
+// icons (iconserver/main.go).
+const IconServerPkg = "github.com/toolprof/toolprof/internal/testupstream/iconserver"
+
+// IconServer returns the path of a freshly built iconserver binary. It
+// fails the test if the build fails.
+func IconServer(t testing.TB) string {
+	t.Helper()
+	return icons.get(t, "iconserver", IconServerPkg)
+}
+
+// get builds pkg once per test process as name in a temporary directory.
+func (b *builds) get(t testing.TB, name, pkg string) string {
+	t.Helper()
+	b.once.Do(func() {
 		dir, err := os.MkdirTemp("", "toolprof-upstream-")
 		if err != nil {
-			everything.err = err
+			b.err = err
 			return
 		}
-		everything.path = filepath.Join(dir, "everything-server")
-		everything.err = Build(EverythingServerPkg, everything.path)
+		b.path = filepath.Join(dir, name)
+		b.err = Build(pkg, b.path)
 	})
-	if everything.err != nil {
-		t.Fatalf("build everything-server: %v", everything.err)
+	if b.err != nil {
+		t.Fatalf("build %s: %v", name, b.err)
 	}
-	return everything.path
+	return b.path
 }
 
 // Build runs "go build -o out pkg" from this module, so pkg resolves at the
