@@ -90,7 +90,7 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
-	if err := decodedTraceReport(sessions, bad).report(stderr, "check", *skipBad, "nothing checked", "check the rest"); err != nil {
+	if err := telemetry.DecodedTraceReport(sessions, bad).Write(stderr, "check", *skipBad, "nothing checked", "check the rest"); err != nil {
 		return err
 	}
 

@@ -389,7 +389,7 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 		return out, paths, snap.ToolCalls, unknown, nil
 	}
 	toolCalls := map[string]int{}
-	var rep traceReport
+	var rep telemetry.TraceReport
 	for _, path := range f.traces {
 		ss, st, err := telemetry.ReadTraceUsage(ctx, path, true)
 		if err != nil {
@@ -406,7 +406,7 @@ func readDeriveSessions(ctx context.Context, f *deriveFlags, stderr io.Writer) (
 			return nil, nil, nil, 0, err
 		}
 	}
-	if err := rep.report(stderr, "derive", f.skipBad, "nothing written", "derive from the rest"); err != nil {
+	if err := rep.Write(stderr, "derive", f.skipBad, "nothing written", "derive from the rest"); err != nil {
 		return nil, nil, nil, 0, err
 	}
 	return out, paths, toolCalls, unknown, nil

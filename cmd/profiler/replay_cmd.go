@@ -163,7 +163,7 @@ func readReplayTrace(f *replayFlags, stderr io.Writer) ([]telemetry.TraceSession
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	if err := decodedTraceReport(sessions, bad).report(stderr, "replay", f.skipBad, "nothing replayed", "replay the rest"); err != nil {
+	if err := telemetry.DecodedTraceReport(sessions, bad).Write(stderr, "replay", f.skipBad, "nothing replayed", "replay the rest"); err != nil {
 		return nil, err
 	}
 	if err := replay.CheckArguments(sessions, f.trace); err != nil {

@@ -92,7 +92,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("import: %w", err)
 	}
 	defer im.Abort()
-	var rep traceReport
+	var rep telemetry.TraceReport
 	unknown := 0
 	add := func(t *telemetry.TraceSession) error {
 		added, err := im.Add(t)
@@ -125,7 +125,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else if err := importTraceFiles(ctx, fs.Args(), *skipBad, &rep, add); err != nil {
 		return err
 	}
-	if err := rep.report(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
+	if err := rep.Write(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
 		return err
 	}
 	res, err := im.Commit()
@@ -154,7 +154,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // files) go to rep, and once there is one, without skipBad, nothing more
 // is added (the import will be aborted) while the reading goes on to
 // report every malformed line.
-func importTraceFiles(ctx context.Context, paths []string, skipBad bool, rep *traceReport, add func(*telemetry.TraceSession) error) error {
+func importTraceFiles(ctx context.Context, paths []string, skipBad bool, rep *telemetry.TraceReport, add func(*telemetry.TraceSession) error) error {
 	type seenAt struct{ file, line int32 }
 	seen := map[string]seenAt{}
 	for fi, path := range paths {
