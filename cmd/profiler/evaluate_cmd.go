@@ -59,7 +59,7 @@ func runEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	_, test := evaluate.Split(sessions, *holdout)
+	_, test := derive.SplitByStart(sessions, evaluate.Session.Started, *holdout)
 	if len(test) == 0 {
 		return fmt.Errorf("evaluate: trace %s: no held-out sessions to replay (%d sessions, --holdout %v)", *tracePath, len(sessions), *holdout)
 	}
