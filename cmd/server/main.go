@@ -256,8 +256,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "server:", dayOne)
 	}
 
-	src := newProfileSource(c.profilesPath, set, stderr) // reloaded on change (reload.go)
-	src.finding = dayOne
+	src := newProfileSource(c.profilesPath, set, dayOne, stderr) // reloaded on change (reload.go)
 
 	// The upstreams are ours: started here and closed by the gateway.
 	ref := &gatewayRef{}
