@@ -12,11 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/otelmcp"
+	"github.com/toolprof/toolprof/report"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -277,11 +275,11 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	st := telemetry.Summarize(snap)
 	if len(catalogs) > 0 {
-		r, err := statsEffects(catalogs, *profilesPath)
+		effects, err := report.ToolEffects(catalogs, *profilesPath)
 		if err != nil {
 			return fmt.Errorf("stats: %w", err)
 		}
-		st.Effects = telemetry.SummarizeEffects(snap, effectKinds(), catalogEffects(r))
+		st.Effects = telemetry.SummarizeEffects(snap, report.EffectKinds(), effects)
 	}
 	var buf bytes.Buffer
 	switch *format {
@@ -290,102 +288,14 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		enc.SetIndent("", "  ")
 		err = enc.Encode(st)
 	case "markdown":
-		err = writeStatsMarkdown(&buf, st)
+		err = report.WriteStatsMarkdown(&buf, st)
 	default:
-		err = writeStatsTable(&buf, st)
+		err = report.WriteStatsTable(&buf, st)
 	}
 	if err != nil {
 		return fmt.Errorf("stats: %w", err)
 	}
 	_, err = stdout.Write(buf.Bytes())
-	return err
-}
-
-// statsSummary is the totals table's rows.
-func statsSummary(st telemetry.Stats) [][2]string {
-	window := "(no sessions)"
-	if st.Since != nil {
-		window = st.Since.UTC().Format(time.RFC3339) + " .. " + st.Until.UTC().Format(time.RFC3339)
-	}
-	rows := [][2]string{
-		{"window", window},
-		{"sessions", fmt.Sprint(st.Sessions)},
-		{"calls", fmt.Sprint(st.Calls)},
-		{"dropped events", fmt.Sprint(st.Dropped)},
-		{"segments", fmt.Sprint(st.Segments)},
-	}
-	if len(st.Skipped) > 0 {
-		rows = append(rows, [2]string{"segments left out (being written)", fmt.Sprint(len(st.Skipped))})
-	}
-	return rows
-}
-
-// statsSections are the breakdowns, titled, in the order printed.
-func statsSections(st telemetry.Stats) []struct {
-	title string
-	rows  []telemetry.StatRow
-} {
-	return []struct {
-		title string
-		rows  []telemetry.StatRow
-	}{{"tool", st.Tools}, {"client", st.Clients}, {"outcome", st.Outcomes}, {"attribution", st.Attribution}}
-}
-
-func writeStatsTable(w io.Writer, st telemetry.Stats) error {
-	render := func(header []string, rows [][]string) error {
-		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}))
-		t.Header(header)
-		if err := t.Bulk(rows); err != nil {
-			return err
-		}
-		return t.Render()
-	}
-	var summary [][]string
-	for _, r := range statsSummary(st) {
-		summary = append(summary, []string{r[0], r[1]})
-	}
-	if err := render([]string{"telemetry", ""}, summary); err != nil {
-		return err
-	}
-	for _, sec := range statsSections(st) {
-		rows := make([][]string, 0, len(sec.rows))
-		for _, r := range sec.rows {
-			rows = append(rows, []string{r.Name, fmt.Sprint(r.Calls), fmt.Sprint(r.Sessions)})
-		}
-		if err := render([]string{sec.title, "calls", "sessions"}, rows); err != nil {
-			return err
-		}
-	}
-	if len(st.Effects) > 0 {
-		return render(effectRows(st.Effects))
-	}
-	return nil
-}
-
-// markdownCell escapes what would break a GitHub table cell.
-func markdownCell(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-func writeStatsMarkdown(w io.Writer, st telemetry.Stats) error {
-	var b strings.Builder
-	b.WriteString("| telemetry | |\n| --- | ---: |\n")
-	for _, r := range statsSummary(st) {
-		fmt.Fprintf(&b, "| %s | %s |\n", markdownCell(r[0]), markdownCell(r[1]))
-	}
-	for _, sec := range statsSections(st) {
-		fmt.Fprintf(&b, "\n| %s | calls | sessions |\n| --- | ---: | ---: |\n", sec.title)
-		for _, r := range sec.rows {
-			fmt.Fprintf(&b, "| %s | %d | %d |\n", markdownCell(r.Name), r.Calls, r.Sessions)
-		}
-	}
-	if len(st.Effects) > 0 {
-		writeEffectsMarkdown(&b, st.Effects)
-	}
-	_, err := io.WriteString(w, b.String())
 	return err
 }
 
