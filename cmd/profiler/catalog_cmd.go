@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/toolprof/toolprof/catalog"
-	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/atomicfile"
 )
 
@@ -30,24 +29,10 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err != nil {
 		return err
 	}
-	defer source.closeInto(&err)
-	tools, err := source.up.ListTools(ctx)
+	defer source.CloseInto(&err)
+	cat, err := source.Catalog(ctx, stderr)
 	if err != nil {
-		return fmt.Errorf("list tools of %s: %w", source.desc, err)
-	}
-	cat := &catalog.Catalog{Tools: tools}
-	if ru, ok := source.up.(gateway.RawToolsUpstream); ok {
-		// The servers' own definitions, as the gateway serves them.
-		for _, t := range tools {
-			if raw, ok := ru.RawTool(t.Name); ok {
-				if err := cat.SetRawTool(t, raw); err != nil {
-					fmt.Fprintf(stderr, "catalog: %v; writing the tool as parsed\n", err)
-				}
-			}
-		}
-	}
-	if iu, ok := source.up.(gateway.InstructionsUpstream); ok {
-		cat.Instructions = iu.Instructions() // served after the profile's, so bench prices them
+		return err
 	}
 	var buf bytes.Buffer
 	if err := cat.Write(&buf); err != nil {
@@ -55,13 +40,13 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	// Read it back: what is written must load as a catalog.
 	if _, err := catalog.Decode(bytes.NewReader(buf.Bytes())); err != nil {
-		return fmt.Errorf("%s: %w", source.desc, err)
+		return fmt.Errorf("%s: %w", source.Desc, err)
 	}
 	if *out != "" {
 		if err := atomicfile.Write(*out, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "catalog: wrote %d tools of %s to %s\n", len(tools), source.desc, *out)
+		fmt.Fprintf(stderr, "catalog: wrote %d tools of %s to %s\n", len(cat.Tools), source.Desc, *out)
 		return nil
 	}
 	_, err = stdout.Write(buf.Bytes())

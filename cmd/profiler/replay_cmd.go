@@ -7,25 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/toolprof/toolprof/gateway"
-	"github.com/toolprof/toolprof/launch"
-	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/replay"
 	"github.com/toolprof/toolprof/telemetry"
-	"github.com/toolprof/toolprof/upstream"
 )
 
 // replayFlags are profiler replay's settings after parsing.
@@ -136,7 +127,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
-	} else if err := writeReplayTable(stdout, rep); err != nil {
+	} else if err := rep.WriteTable(stdout); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -179,8 +170,11 @@ func replayTarget(ctx context.Context, f *replayFlags, stderr io.Writer) (target
 	case f.url != "":
 		return replay.NewHTTPTarget(f.url, f.profile, f.concurrency), func() error { return nil }, nil
 	case f.src.launch != "":
-		endpoint, stop, err := startLaunchGateway(ctx, f, stderr)
-		if err != nil {
+		endpoint, stop, err := replay.StartGateway(ctx, replay.GatewayConfig{Launch: f.src.launch, Persona: f.src.persona,
+			ProfilesPath: f.profilesPath, ProfilesExplicit: f.profilesExplicit, Profile: f.profile}, stderr)
+		if unknown := (*replay.UnknownProfileError)(nil); errors.As(err, &unknown) {
+			return nil, nil, usageError{err: err}
+		} else if err != nil {
 			return nil, nil, err
 		}
 		return replay.NewHTTPTarget(endpoint, f.profile, f.concurrency), stop, nil
@@ -215,118 +209,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// startLaunchGateway starts, in this process, the gateway over the launch
-// document's upstreams, serving the --profiles file on a free loopback
-// port, and returns its /mcp endpoint. Nothing is recorded: this is a
-// rehearsal of a profiles file before it is deployed.
-func startLaunchGateway(ctx context.Context, f *replayFlags, stderr io.Writer) (string, func() error, error) {
-	set, err := profiles.Load(f.profilesPath)
-	switch {
-	case errors.Is(err, os.ErrNotExist) && !f.profilesExplicit:
-		fmt.Fprintf(stderr, "replay: no %s here: serving every tool as profile %q (--profiles FILE to rehearse profiles)\n", f.profilesPath, gateway.FullProfile)
-		set = nil
-	case err != nil:
-		return "", nil, fmt.Errorf("replay: %w", err)
-	}
-	// The launch document's servers, started here; the gateway owns them
-	// once it is made (its Close closes them).
-	doc, err := launch.Load(f.src.launch, f.src.persona)
-	if err != nil {
-		return "", nil, fmt.Errorf("replay: %w", err)
-	}
-	spec, err := doc.Resolve(os.LookupEnv)
-	if err != nil {
-		return "", nil, fmt.Errorf("replay: resolve %s: %w", f.src.launch, err)
-	}
-	up, err := upstream.StartSet(ctx, spec, upstream.SetOptions{RequireAll: true, Client: upstream.Options{Stderr: stderr}})
-	if err != nil {
-		return "", nil, fmt.Errorf("replay: launch %s: %w", f.src.launch, err)
-	}
-	desc := "launch document " + filepath.ToSlash(f.src.launch)
-	tools, err := up.ListTools(ctx)
-	if err != nil {
-		up.Close()
-		return "", nil, fmt.Errorf("replay: list tools of %s: %w", desc, err)
-	}
-	resolved := profiles.Full(tools)
-	if set != nil {
-		if resolved, err = set.Resolve(tools); err != nil {
-			up.Close()
-			return "", nil, fmt.Errorf("replay: profiles %s: %w", f.profilesPath, err)
-		}
-	}
-	for _, w := range resolved.Warnings {
-		fmt.Fprintln(stderr, "replay: warning:", w)
-	}
-	g, err := gateway.New(ctx, gateway.Options{Upstream: up, Tools: tools, Profiles: resolved, ServerName: servedName, ServerVersion: servedVersion})
-	if err != nil {
-		up.Close()
-		return "", nil, fmt.Errorf("replay: %w", err)
-	}
-	if f.profile != "" {
-		if _, ok := resolved.Profiles[f.profile]; !ok {
-			g.Close()
-			return "", nil, usagef("replay: --profile %q: no such profile; valid profiles: %s", f.profile, strings.Join(resolved.Names(), ", "))
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		g.Close()
-		return "", nil, fmt.Errorf("replay: listen on loopback: %w", err)
-	}
-	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() { srv.Serve(ln); close(done) }()
-	fmt.Fprintf(stderr, "replay: gateway over %s on http://%s/mcp (default profile %q)\n", desc, ln.Addr(), resolved.Default)
-	stop := func() error {
-		// Sessions first, so that their open streams end and Shutdown can finish.
-		err := g.Close()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if serr := srv.Shutdown(shutdownCtx); serr != nil {
-			srv.Close()
-		}
-		<-done
-		return err
-	}
-	return "http://" + ln.Addr().String() + "/mcp", stop, nil
-}
-
-// writeReplayTable prints the per-tool outcomes, the totals and the first
-// errors.
-func writeReplayTable(w io.Writer, r *replay.Report) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tCALLS\tOK\tTOOL_ERROR\tDENIED\tUNKNOWN_TOOL\tERROR\t")
-	for _, t := range r.Tools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", t.Name, t.Calls, t.Outcomes[replay.OK], t.Outcomes[replay.ToolError], t.Outcomes[replay.Denied], t.Outcomes[replay.UnknownTool], t.Outcomes[replay.Error])
-	}
-	o := r.Outcomes
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.Calls, o[replay.OK], o[replay.ToolError], o[replay.Denied], o[replay.UnknownTool], o[replay.Error])
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%d sessions of %s replayed against %s in %.1fs: %d calls, %d ok, %d tool_error, %d denied, %d unknown_tool, %d error; %d sessions could not be opened\n",
-		r.SessionsRun, r.Trace, r.Target, r.Duration, r.Calls, o[replay.OK], o[replay.ToolError], o[replay.Denied], o[replay.UnknownTool], o[replay.Error], r.SessionErrors)
-	if len(r.DeniedCodes) > 0 {
-		codes := make([]string, 0, len(r.DeniedCodes))
-		for c := range r.DeniedCodes {
-			codes = append(codes, c)
-		}
-		slices.Sort(codes)
-		parts := make([]string, len(codes))
-		for i, c := range codes {
-			parts[i] = fmt.Sprintf("%s %d", c, r.DeniedCodes[c])
-		}
-		fmt.Fprintf(w, "denied by code: %s\n", strings.Join(parts, ", "))
-	}
-	for _, e := range r.Errors {
-		if e.Call < 0 {
-			fmt.Fprintf(w, "error: session %s: %s\n", e.Session, e.Message)
-		} else {
-			fmt.Fprintf(w, "error: session %s call %d (%s): %s\n", e.Session, e.Call, e.Tool, e.Message)
-		}
-	}
-	return nil
 }
