@@ -72,36 +72,61 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 	}
 	set := map[string]bool{}
 	fl.Visit(func(x *flag.Flag) { set[x.Name] = true })
-	switch {
-	case fl.NArg() > 0:
-		return nil, nil, usagef("derive: unexpected argument %q (pass several inputs as repeated --telemetry or --trace)", fl.Arg(0))
-	case len(f.telemetry) == 0 && len(f.traces) == 0:
-		return nil, nil, usagef("derive: give sessions with --telemetry DIR or --trace FILE.jsonl")
-	case len(f.telemetry) > 0 && len(f.traces) > 0:
-		return nil, nil, usagef("derive: --telemetry and --trace are exclusive; import traces into telemetry (profiler import) to combine them")
-	case f.catalog == "":
-		return nil, nil, usagef("derive: --catalog FILE is required")
-	case f.out == "":
-		return nil, nil, usagef("derive: --out must name a file")
-	case !(f.holdout >= 0 && f.holdout < 1):
-		return nil, nil, usagef("derive: --holdout %v: want a share from 0 up to (not including) 1", f.holdout)
-	case !(f.defaultTarget >= 0 && f.defaultTarget <= 1):
-		return nil, nil, usagef("derive: --default-target %v: want a share from 0 to 1", f.defaultTarget)
-	case !(f.maxUnknownShare >= 0 && f.maxUnknownShare <= 1):
-		return nil, nil, usagef("derive: --max-unknown-share %v: want a share from 0 to 1", f.maxUnknownShare)
-	case f.minSessions < 0:
-		return nil, nil, usagef("derive: --min-sessions %d: want a count >= 0", f.minSessions)
-	case f.maxTools < 0:
-		return nil, nil, usagef("derive: --max-tools %d: want a tool count of at least 1 (0: no cap)", f.maxTools)
-	case f.budget < 0:
-		return nil, nil, usagef("derive: --budget-tokens %d: want a positive token count", f.budget)
-	case f.summary != "" && f.summary != "markdown":
-		return nil, nil, usagef("derive: --summary %q: want markdown", f.summary)
-	case set["target"] && len(f.profileSpecs) > 0:
-		return nil, nil, usagef("derive: --target and --profile are exclusive: --target T is short for --profile core=T")
-	case set["target"] && !(f.target >= 0 && f.target <= 1):
-		return nil, nil, usagef("derive: --target %v: want a share from 0 to 1", f.target)
+	if err := f.validate(fl.Args(), set); err != nil {
+		return nil, nil, err
 	}
+	specs, err := f.specs(set)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.cache.Check(); err != nil {
+		return nil, nil, usagef("derive: --cache-write, --cache-read or --turn-growth: %v", err)
+	}
+	if err := f.groups.check(set); err != nil {
+		return nil, nil, err
+	}
+	return f, specs, nil
+}
+
+// validate checks the flags after parsing: args are the arguments after
+// them, set the flags given.
+func (f *deriveFlags) validate(args []string, set map[string]bool) error {
+	switch {
+	case len(args) > 0:
+		return usagef("derive: unexpected argument %q (pass several inputs as repeated --telemetry or --trace)", args[0])
+	case len(f.telemetry) == 0 && len(f.traces) == 0:
+		return usagef("derive: give sessions with --telemetry DIR or --trace FILE.jsonl")
+	case len(f.telemetry) > 0 && len(f.traces) > 0:
+		return usagef("derive: --telemetry and --trace are exclusive; import traces into telemetry (profiler import) to combine them")
+	case f.catalog == "":
+		return usagef("derive: --catalog FILE is required")
+	case f.out == "":
+		return usagef("derive: --out must name a file")
+	case !(f.holdout >= 0 && f.holdout < 1):
+		return usagef("derive: --holdout %v: want a share from 0 up to (not including) 1", f.holdout)
+	case !(f.defaultTarget >= 0 && f.defaultTarget <= 1):
+		return usagef("derive: --default-target %v: want a share from 0 to 1", f.defaultTarget)
+	case !(f.maxUnknownShare >= 0 && f.maxUnknownShare <= 1):
+		return usagef("derive: --max-unknown-share %v: want a share from 0 to 1", f.maxUnknownShare)
+	case f.minSessions < 0:
+		return usagef("derive: --min-sessions %d: want a count >= 0", f.minSessions)
+	case f.maxTools < 0:
+		return usagef("derive: --max-tools %d: want a tool count of at least 1 (0: no cap)", f.maxTools)
+	case f.budget < 0:
+		return usagef("derive: --budget-tokens %d: want a positive token count", f.budget)
+	case f.summary != "" && f.summary != "markdown":
+		return usagef("derive: --summary %q: want markdown", f.summary)
+	case set["target"] && len(f.profileSpecs) > 0:
+		return usagef("derive: --target and --profile are exclusive: --target T is short for --profile core=T")
+	case set["target"] && !(f.target >= 0 && f.target <= 1):
+		return usagef("derive: --target %v: want a share from 0 to 1", f.target)
+	}
+	return nil
+}
+
+// specs are the profiles to derive, smallest first, from --target or
+// --profile (default core=0.8 standard=0.95) and --budget-tokens.
+func (f *deriveFlags) specs(set map[string]bool) ([]derive.Spec, error) {
 	specs := derive.DefaultSpecs()
 	if set["target"] {
 		specs = []derive.Spec{{Name: "core", Target: f.target}}
@@ -112,7 +137,7 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 			name, val, ok := strings.Cut(v, "=")
 			share, err := strconv.ParseFloat(val, 64)
 			if !ok || name == "" || err != nil || !(share >= 0 && share <= 1) {
-				return nil, nil, usagef("derive: --profile %q: want NAME=SHARE with SHARE from 0 to 1, e.g. core=0.8", v)
+				return nil, usagef("derive: --profile %q: want NAME=SHARE with SHARE from 0 to 1, e.g. core=0.8", v)
 			}
 			specs = append(specs, derive.Spec{Name: name, Target: share})
 		}
@@ -121,15 +146,9 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, []derive.S
 		specs[0].Budget = f.budget
 	}
 	if err := checkSpecNames(specs); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := f.cache.Check(); err != nil {
-		return nil, nil, usagef("derive: --cache-write, --cache-read or --turn-growth: %v", err)
-	}
-	if err := f.groups.check(set); err != nil {
-		return nil, nil, err
-	}
-	return f, specs, nil
+	return specs, nil
 }
 
 // runDerive implements profiler derive.
@@ -151,7 +170,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if f.summary != "markdown" {
-		printDeriveReport(stdout, out.Result)
+		out.Result.WriteTable(stdout)
 	}
 	if f.plot != "" && !f.check { // --check writes nothing
 		var png bytes.Buffer
@@ -203,41 +222,4 @@ func checkSpecNames(specs []derive.Spec) error {
 		}
 	}
 	return nil
-}
-
-func printDeriveReport(w io.Writer, res *derive.Result) {
-	full := res.Profiles[len(res.Profiles)-1]
-	share := func(tokens int) string {
-		if full.Tokens == 0 {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.1f%%", 100*float64(tokens)/float64(full.Tokens))
-	}
-	cov := func(s derive.Score) string {
-		v, ok := s.Share()
-		if !ok {
-			return "not evaluable"
-		}
-		return fmt.Sprintf("%.1f%% of %d", 100*v, s.Sessions)
-	}
-	fmt.Fprintf(w, "%-12s %5s %8s %8s %7s  %-18s %-18s | %s\n", "profile", "tools", "tokens", "of full", "gap<=", "coverage", "held-out", "top-k baseline: tools tokens of-full held-out")
-	for _, p := range res.Profiles {
-		base, gap := "", "-"
-		if b := p.Baseline; b != nil {
-			base = fmt.Sprintf("%d %d %s %s", len(b.Tools), b.Tokens, share(b.Tokens), cov(b.Holdout))
-		}
-		if sol := p.Solution; sol != nil && sol.LowerBound > 0 {
-			gap = fmt.Sprintf("%.1f%%", 100*float64(sol.Cost-sol.LowerBound)/float64(sol.LowerBound))
-		}
-		fmt.Fprintf(w, "%-12s %5d %8d %8s %7s  %-18s %-18s | %s\n", p.Name, len(p.Tools), p.Tokens, share(p.Tokens), gap, cov(p.Derive), cov(p.Holdout), base)
-	}
-	fmt.Fprintln(w, "gap<=: how far the listing's tokens can be above the cheapest listing covering the target, from the Lagrangian lower bound")
-	fmt.Fprintf(w, "per held-out session with prompt caching (%s):\n", derive.CostAssumptions(res.Cache))
-	fmt.Fprintf(w, "%-12s %10s %10s %10s %8s\n", "profile", "mean", "p50", "p95", "of full")
-	for _, p := range res.Profiles {
-		if c := p.HoldoutCost; c.Sessions > 0 {
-			fmt.Fprintf(w, "%-12s %10.0f %10.0f %10.0f %7.1f%%\n", p.Name, c.Mean, c.P50, c.P95, 100*c.ShareOfFull)
-		}
-	}
-	fmt.Fprintf(w, "default: %s\n", res.Default)
 }
