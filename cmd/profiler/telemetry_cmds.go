@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -71,15 +70,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case fs.NArg() == 0:
 		return usagef("import: no trace files given (want FILE.jsonl...)")
 	}
-	known := map[string]bool{}
-	for _, path := range catalogs {
-		c, err := catalog.Load(path)
-		if err != nil {
-			return fmt.Errorf("import: %w", err)
-		}
-		for _, n := range c.Names() {
-			known[n] = true
-		}
+	known, err := catalogNames(catalogs)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 
 	// Sessions are written as they are read, a batch at a time; a malformed
@@ -110,18 +103,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *skipBad {
 			return usagef("import: --skip-bad reads JSON Lines traces; an OTLP file is read whole or not at all (drop --skip-bad)")
 		}
-		sessions, stats, err := otelmcp.ReadFiles(fs.Args())
-		if err != nil {
-			return fmt.Errorf("import --otlp: %w", err)
+		if err := importOTLP(fs.Args(), add, stdout); err != nil {
+			return err
 		}
-		fmt.Fprintf(stdout, "read %d spans: %d MCP tool calls in %d sessions, %d other spans skipped\n", stats.Spans, stats.Calls, stats.Sessions, stats.Skipped)
-		for i := range sessions {
-			if err := add(&sessions[i]); err != nil {
-				return fmt.Errorf("import: %w", err)
-			}
-		}
-	} else if err := importTraceFiles(ctx, fs.Args(), *skipBad, &rep, add); err != nil {
-		return err
+	} else if err := telemetry.ScanTraceFiles(ctx, fs.Args(), *skipBad, &rep, add); err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 	if err := rep.Write(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
 		return err
@@ -147,39 +133,30 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// importTraceFiles streams JSON Lines trace files to add, session by
-// session; malformed lines and sessions repeated (in a file or across
-// files) go to rep, and once there is one, without skipBad, nothing more
-// is added (the import will be aborted) while the reading goes on to
-// report every malformed line.
-func importTraceFiles(ctx context.Context, paths []string, skipBad bool, rep *telemetry.TraceReport, add func(*telemetry.TraceSession) error) error {
-	type seenAt struct{ file, line int32 }
-	seen := map[string]seenAt{}
-	for fi, path := range paths {
-		f, err := os.Open(path)
+// catalogNames are the tool names of the catalogs at paths.
+func catalogNames(paths []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for _, path := range paths {
+		c, err := catalog.Load(path)
 		if err != nil {
-			return fmt.Errorf("import: %w", err)
+			return nil, err
 		}
-		err = telemetry.ScanTrace(ctx, f, path, func(line int, t *telemetry.TraceSession) error {
-			if prev, dup := seen[t.Session]; dup {
-				if int(prev.file) == fi {
-					rep.Bad = append(rep.Bad, &telemetry.LineError{File: path, Line: line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", t.Session, prev.line)})
-				} else {
-					rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, paths[prev.file]))
-				}
-				return nil
-			}
-			seen[t.Session] = seenAt{int32(fi), int32(line)}
-			if t.StartedNoZone {
-				rep.NoZone++
-			}
-			if len(rep.Bad) > 0 && !skipBad {
-				return nil // nothing will be written
-			}
-			return add(t)
-		}, func(e telemetry.LineError) { rep.Bad = append(rep.Bad, &e) })
-		f.Close()
-		if err != nil {
+		for _, n := range c.Names() {
+			known[n] = true
+		}
+	}
+	return known, nil
+}
+
+// importOTLP reads OTLP JSON trace files whole and adds their sessions.
+func importOTLP(paths []string, add func(*telemetry.TraceSession) error, stdout io.Writer) error {
+	sessions, stats, err := otelmcp.ReadFiles(paths)
+	if err != nil {
+		return fmt.Errorf("import --otlp: %w", err)
+	}
+	fmt.Fprintf(stdout, "read %d spans: %d MCP tool calls in %d sessions, %d other spans skipped\n", stats.Spans, stats.Calls, stats.Sessions, stats.Skipped)
+	for i := range sessions {
+		if err := add(&sessions[i]); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 	}
