@@ -3,8 +3,10 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -157,4 +159,56 @@ func NamedTools(set *profiles.Set) []*mcp.Tool {
 		tools[i] = &mcp.Tool{Name: n}
 	}
 	return tools
+}
+
+// WriteVerdicts writes one line per session (only the refused ones with
+// refusedOnly): its profile, calls, verdict and detail.
+func WriteVerdicts(w io.Writer, vs []Verdict, refusedOnly bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tPROFILE\tCALLS\tVERDICT\tDETAIL")
+	for _, v := range vs {
+		if refusedOnly && v.Status == VerdictCovered {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Session, v.Profile, v.Calls, v.Status, v.Detail())
+	}
+	return tw.Flush()
+}
+
+// WriteVerdictSummary prints the totals, of the sessions of tracePath
+// checked against profilesPath, and returns how many would be refused.
+func WriteVerdictSummary(w io.Writer, vs []Verdict, profilesPath, tracePath string) int {
+	count := map[string]int{}
+	type tally struct{ covered, total int }
+	per := map[string]*tally{}
+	var order []string
+	for _, v := range vs {
+		count[v.Status]++
+		t, ok := per[v.Profile]
+		if !ok {
+			t = &tally{}
+			per[v.Profile] = t
+			order = append(order, v.Profile)
+		}
+		t.total++
+		if v.Status == VerdictCovered {
+			t.covered++
+		}
+	}
+	refused := len(vs) - count[VerdictCovered]
+	share := 0.0
+	if len(vs) > 0 {
+		share = 100 * float64(count[VerdictCovered]) / float64(len(vs))
+	}
+	fmt.Fprintf(w, "\n%d sessions of %s against %s: %d covered (%.1f%%), %d refused: %d tool excluded from profile, %d unknown tool, %d unknown profile\n",
+		len(vs), tracePath, profilesPath, count[VerdictCovered], share, refused, count[VerdictExcluded], count[VerdictUnknownTool], count[VerdictUnknownProfile])
+	slices.Sort(order)
+	parts := make([]string, len(order))
+	for i, p := range order {
+		parts[i] = fmt.Sprintf("%s %d/%d", p, per[p].covered, per[p].total)
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "covered per profile: %s\n", strings.Join(parts, ", "))
+	}
+	return refused
 }

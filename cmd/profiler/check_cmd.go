@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolprof/toolprof/catalog"
@@ -78,10 +76,10 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		verdicts[i] = policy.CheckSession(snap, s.Session, calls, name)
 	}
-	if err := writeCheckTable(stdout, verdicts, f.refusedOnly); err != nil {
+	if err := policy.WriteVerdicts(stdout, verdicts, f.refusedOnly); err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
-	refused := writeCheckSummary(stdout, verdicts, f.profilesPath, f.tracePath)
+	refused := policy.WriteVerdictSummary(stdout, verdicts, f.profilesPath, f.tracePath)
 	if f.strict && refused > 0 {
 		return exitError{code: 1, err: fmt.Errorf("check: %d of %d sessions would be refused (--strict)", refused, len(verdicts))}
 	}
@@ -123,54 +121,4 @@ func checkSnapshot(f *checkFlags, stderr io.Writer) (*policy.Snapshot, error) {
 		snap.Tools[t.Name] = t
 	}
 	return snap, nil
-}
-
-func writeCheckTable(w io.Writer, vs []policy.Verdict, refusedOnly bool) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tPROFILE\tCALLS\tVERDICT\tDETAIL")
-	for _, v := range vs {
-		if refusedOnly && v.Status == policy.VerdictCovered {
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Session, v.Profile, v.Calls, v.Status, v.Detail())
-	}
-	return tw.Flush()
-}
-
-// writeCheckSummary prints the totals and returns how many sessions would
-// be refused.
-func writeCheckSummary(w io.Writer, vs []policy.Verdict, profilesPath, tracePath string) int {
-	count := map[string]int{}
-	type tally struct{ covered, total int }
-	per := map[string]*tally{}
-	var order []string
-	for _, v := range vs {
-		count[v.Status]++
-		t, ok := per[v.Profile]
-		if !ok {
-			t = &tally{}
-			per[v.Profile] = t
-			order = append(order, v.Profile)
-		}
-		t.total++
-		if v.Status == policy.VerdictCovered {
-			t.covered++
-		}
-	}
-	refused := len(vs) - count[policy.VerdictCovered]
-	share := 0.0
-	if len(vs) > 0 {
-		share = 100 * float64(count[policy.VerdictCovered]) / float64(len(vs))
-	}
-	fmt.Fprintf(w, "\n%d sessions of %s against %s: %d covered (%.1f%%), %d refused: %d tool excluded from profile, %d unknown tool, %d unknown profile\n",
-		len(vs), tracePath, profilesPath, count[policy.VerdictCovered], share, refused, count[policy.VerdictExcluded], count[policy.VerdictUnknownTool], count[policy.VerdictUnknownProfile])
-	slices.Sort(order)
-	parts := make([]string, len(order))
-	for i, p := range order {
-		parts[i] = fmt.Sprintf("%s %d/%d", p, per[p].covered, per[p].total)
-	}
-	if len(parts) > 0 {
-		fmt.Fprintf(w, "covered per profile: %s\n", strings.Join(parts, ", "))
-	}
-	return refused
 }
