@@ -8,24 +8,25 @@ import (
 
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/internal/atomicfile"
+	"github.com/toolprof/toolprof/toolsource"
 )
 
 // runCatalog writes the tools/list dump of live upstreams (every page) in
 // the catalog format, so that profiler bench --catalog can price it later
 // without running them.
 func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	stderr = &serialWriter{w: stderr}
+	stderr = &serialWriter{W: stderr}
 	fs := newCommandFlags("catalog", "[--out FILE] (--launch FILE | -- CMD ARGS)",
 		"Starts the upstreams and writes the tools they offer as a tools/list result\n"+
 			"{\"tools\": [...]}, with the servers' instructions as \"instructions\": the catalog that\n"+
 			"derive and bench --catalog read.", stderr)
-	var src sourceFlags
-	src.register(fs, false)
+	var src toolsource.Spec
+	src.Register(fs, false)
 	out := fs.String("out", "", "write the catalog to `FILE` (atomically) instead of stdout")
-	if help, err := src.parse("catalog", fs, args, false); help || err != nil {
+	if help, err := src.Parse("catalog", fs, args, false); help || err != nil {
 		return err
 	}
-	source, err := src.open(ctx, stderr)
+	source, err := toolsource.Open(ctx, src, stderr)
 	if err != nil {
 		return err
 	}

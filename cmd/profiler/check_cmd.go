@@ -81,7 +81,7 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	refused := policy.WriteVerdictSummary(stdout, verdicts, f.profilesPath, f.tracePath)
 	if f.strict && refused > 0 {
-		return exitError{code: 1, err: fmt.Errorf("check: %d of %d sessions would be refused (--strict)", refused, len(verdicts))}
+		return exitError{Code: 1, Err: fmt.Errorf("check: %d of %d sessions would be refused (--strict)", refused, len(verdicts))}
 	}
 	return nil
 }

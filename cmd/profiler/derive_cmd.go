@@ -18,12 +18,6 @@ import (
 	"github.com/toolprof/toolprof/profiles"
 )
 
-// listFlag collects a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
 // deriveFlags are profiler derive's settings after parsing.
 type deriveFlags struct {
 	telemetry, traces, profileSpecs listFlag
@@ -164,7 +158,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Specs: specs, Holdout: f.holdout, DefaultTarget: f.defaultTarget, MinSessions: f.minSessions, MaxTools: f.maxTools, Cache: *f.cache,
 		MaxUnknownShare: f.maxUnknownShare, Force: f.force, Search: f.search, Groups: f.groups.config(), Log: stderr})
 	if refused := (*generate.RefusedError)(nil); errors.As(err, &refused) {
-		return exitError{1, err}
+		return exitError{Code: 1, Err: err}
 	}
 	if out == nil {
 		return err
@@ -201,7 +195,7 @@ func runDerive(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if out.CurrentBytes == nil {
 			why = "does not exist; it would be"
 		}
-		return exitError{1, fmt.Errorf("derive: %s %s what derive would write now; run profiler derive without --check to update it", f.out, why)}
+		return exitError{Code: 1, Err: fmt.Errorf("derive: %s %s what derive would write now; run profiler derive without --check to update it", f.out, why)}
 	}
 	if err := profiles.WriteFile(f.out, out.File); err != nil {
 		return err

@@ -69,7 +69,7 @@ func runDoctor(_ context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if warned > 0 {
-		return exitError{code: 1, err: fmt.Errorf("doctor: %d warning finding(s)", warned)}
+		return exitError{Code: 1, Err: fmt.Errorf("doctor: %d warning finding(s)", warned)}
 	}
 	return nil
 }

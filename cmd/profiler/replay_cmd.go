@@ -17,12 +17,13 @@ import (
 
 	"github.com/toolprof/toolprof/replay"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/toolsource"
 )
 
 // replayFlags are profiler replay's settings after parsing.
 type replayFlags struct {
 	trace, url, profile, format string
-	src                         sourceFlags
+	src                         toolsource.Spec
 	profilesPath                string
 	profilesExplicit            bool
 	concurrency                 int
@@ -38,7 +39,7 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 			"ok, tool_error, denied, unknown_tool, error. Exits 1 with --strict when any call is not ok.", stderr)
 	fs.StringVar(&f.trace, "trace", "", "session trace `FILE.jsonl`, one session per line (required)")
 	fs.StringVar(&f.url, "url", "", "streamable HTTP endpoint `URL` of a running server")
-	f.src.register(fs, false)
+	f.src.Register(fs, false)
 	fs.Lookup("launch").Usage = "launch document `FILE` (.mcp.json): its servers are started here behind an in-process gateway serving --profiles"
 	fs.StringVar(&f.profilesPath, "profiles", "profiles.generated.toml", "with --launch: generated profiles `FILE` to serve (profiles.toml beside it merged in); absent default: every tool as full")
 	fs.StringVar(&f.profile, "profile", "", "profile `NAME` to ask for in every session, instead of the one each trace line names (URL path /mcp/NAME with --url or --launch, TOOLPROF_PROFILE for a command)")
@@ -53,9 +54,9 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 		return nil, err
 	}
 	fs.Visit(func(x *flag.Flag) { f.profilesExplicit = f.profilesExplicit || x.Name == "profiles" })
-	f.src.command = fs.Args()
+	f.src.Command = fs.Args()
 	targets := 0
-	for _, set := range []bool{f.url != "", f.src.launch != "", len(f.src.command) > 0} {
+	for _, set := range []bool{f.url != "", f.src.Launch != "", len(f.src.Command) > 0} {
 		if set {
 			targets++
 		}
@@ -67,9 +68,9 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 		return nil, usagef("replay: no server: give --url URL, --launch FILE or -- CMD ARGS")
 	case targets > 1:
 		return nil, usagef("replay: more than one server: give only one of --url URL, --launch FILE or -- CMD ARGS")
-	case f.src.persona != "" && f.src.launch == "":
+	case f.src.Persona != "" && f.src.Launch == "":
 		return nil, usagef("replay: --persona needs --launch")
-	case f.profilesExplicit && f.src.launch == "":
+	case f.profilesExplicit && f.src.Launch == "":
 		return nil, usagef("replay: --profiles applies to --launch only (a running or started server reads its own)")
 	case f.concurrency < 1:
 		return nil, usagef("replay: --concurrency %d: want at least 1", f.concurrency)
@@ -95,7 +96,7 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 // opened at all (the server is unreachable or broken: the figures would
 // mean nothing), which exits 1.
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	stderr = &serialWriter{w: stderr}
+	stderr = &serialWriter{W: stderr}
 	f, err := parseReplayFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -137,7 +138,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return fmt.Errorf("replay: %d of %d sessions could not be opened against %s (first: %s)", rep.SessionErrors, rep.Sessions, rep.Target, rep.FirstSessionError())
 	}
 	if notOK := rep.Calls - rep.Outcomes[replay.OK]; f.strict && notOK > 0 {
-		return exitError{code: 1, err: fmt.Errorf("replay: %d of %d calls were not ok (--strict)", notOK, rep.Calls)}
+		return exitError{Code: 1, Err: fmt.Errorf("replay: %d of %d calls were not ok (--strict)", notOK, rep.Calls)}
 	}
 	return nil
 }
@@ -169,17 +170,17 @@ func replayTarget(ctx context.Context, f *replayFlags, stderr io.Writer) (target
 	switch {
 	case f.url != "":
 		return replay.NewHTTPTarget(f.url, f.profile, f.concurrency), func() error { return nil }, nil
-	case f.src.launch != "":
-		endpoint, stop, err := replay.StartGateway(ctx, replay.GatewayConfig{Launch: f.src.launch, Persona: f.src.persona,
+	case f.src.Launch != "":
+		endpoint, stop, err := replay.StartGateway(ctx, replay.GatewayConfig{Launch: f.src.Launch, Persona: f.src.Persona,
 			ProfilesPath: f.profilesPath, ProfilesExplicit: f.profilesExplicit, Profile: f.profile}, stderr)
 		if unknown := (*replay.UnknownProfileError)(nil); errors.As(err, &unknown) {
-			return nil, nil, usageError{err: err}
+			return nil, nil, usageError{Err: err}
 		} else if err != nil {
 			return nil, nil, err
 		}
 		return replay.NewHTTPTarget(endpoint, f.profile, f.concurrency), stop, nil
 	default:
-		return replay.CommandTarget{Command: f.src.command, Profile: f.profile}, func() error { return nil }, nil
+		return replay.CommandTarget{Command: f.src.Command, Profile: f.profile}, func() error { return nil }, nil
 	}
 }
 
@@ -205,7 +206,7 @@ func replayWithProgress(ctx context.Context, target replay.Target, sessions []te
 // only there, never into a log or a pipe).
 func isTerminal(w io.Writer) bool {
 	if s, ok := w.(*serialWriter); ok {
-		w = s.w
+		w = s.W
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
