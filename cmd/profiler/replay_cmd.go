@@ -12,9 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
+	"github.com/toolprof/toolprof/internal/cli"
 	"github.com/toolprof/toolprof/replay"
 	"github.com/toolprof/toolprof/telemetry"
 	"github.com/toolprof/toolprof/toolsource"
@@ -187,27 +185,10 @@ func replayTarget(ctx context.Context, f *replayFlags, stderr io.Writer) (target
 // replayWithProgress runs the replay, drawing a progress bar on stderr
 // when it is a terminal.
 func replayWithProgress(ctx context.Context, target replay.Target, sessions []telemetry.TraceSession, f *replayFlags, stderr io.Writer) *replay.Report {
-	opts := replay.Options{Concurrency: f.concurrency, Timeout: f.timeout}
-	if !isTerminal(stderr) {
-		return replay.Run(ctx, target, sessions, opts)
-	}
-	bar := progressbar.NewOptions(len(sessions),
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("replay"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionClearOnFinish())
-	opts.Done = func() { bar.Add(1) }
-	rep := replay.Run(ctx, target, sessions, opts)
-	bar.Finish()
-	return rep
+	step, finish := cli.Progress(stderr, len(sessions), "replay")
+	defer finish()
+	return replay.Run(ctx, target, sessions, replay.Options{Concurrency: f.concurrency, Timeout: f.timeout, Done: step})
 }
 
-// isTerminal reports whether w is a terminal (the progress bar is drawn
-// only there, never into a log or a pipe).
-func isTerminal(w io.Writer) bool {
-	if s, ok := w.(*serialWriter); ok {
-		w = s.W
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+// isTerminal reports whether w is a terminal (cli.IsTerminal).
+func isTerminal(w io.Writer) bool { return cli.IsTerminal(w) }

@@ -4,50 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/internal/cli"
 	"github.com/toolprof/toolprof/otelmcp"
 	"github.com/toolprof/toolprof/report"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
-// telemetryDirs is a repeatable --telemetry flag: one directory per replica.
-type telemetryDirs []string
-
-func (d *telemetryDirs) String() string { return strings.Join(*d, ",") }
-func (d *telemetryDirs) Set(v string) error {
-	if v == "" {
-		return errors.New("want a directory path, not an empty string")
-	}
-	*d = append(*d, v)
-	return nil
-}
-
-// telemetryTime is a --since/--until flag: RFC 3339 or a UTC date.
-type telemetryTime struct{ t time.Time }
-
-func (t *telemetryTime) String() string {
-	if t.t.IsZero() {
-		return ""
-	}
-	return t.t.Format(time.RFC3339)
-}
-
-func (t *telemetryTime) Set(v string) error {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
-		if p, err := time.Parse(layout, v); err == nil {
-			t.t = p.UTC()
-			return nil
-		}
-	}
-	return fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-01T12:00:00Z) or a UTC date (2026-03-01)", v)
-}
+// telemetryDirs is a repeatable --telemetry flag: one directory per
+// replica; telemetryTime a --since, --until or --before flag.
+type (
+	telemetryDirs = cli.Dirs
+	telemetryTime = cli.Time
+)
 
 // runImport stores session traces (JSON Lines) in a telemetry directory.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -177,10 +151,10 @@ func telemetryWindow(name string, dirs telemetryDirs, since, until *telemetryTim
 	if len(dirs) == 0 {
 		return telemetry.Window{}, usagef("%s: --telemetry DIR is required", name)
 	}
-	if !since.t.IsZero() && !until.t.IsZero() && !since.t.Before(until.t) {
+	if !since.T.IsZero() && !until.T.IsZero() && !since.T.Before(until.T) {
 		return telemetry.Window{}, usagef("%s: --since %s is not before --until %s", name, since, until)
 	}
-	return telemetry.Window{Since: since.t, Until: until.t}, nil
+	return telemetry.Window{Since: since.T, Until: until.T}, nil
 }
 
 // scanTelemetry checks the reader flags of command name, reads the window
@@ -292,12 +266,12 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("compact: unexpected argument %q", fs.Arg(0))
 	case len(dirs) == 0:
 		return usagef("compact: --telemetry DIR is required")
-	case before.t.IsZero():
+	case before.T.IsZero():
 		return usagef("compact: --before DATE is required")
 	}
 	total := 0
 	for _, dir := range dirs {
-		removed, err := telemetry.Compact(ctx, dir, before.t)
+		removed, err := telemetry.Compact(ctx, dir, before.T)
 		for _, p := range removed {
 			fmt.Fprintln(stdout, "removed", p)
 		}
@@ -306,6 +280,6 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("compact: %w", err)
 		}
 	}
-	fmt.Fprintf(stdout, "removed %d segment(s) entirely before %s\n", total, before.t.Format(time.RFC3339))
+	fmt.Fprintf(stdout, "removed %d segment(s) entirely before %s\n", total, before.T.Format(time.RFC3339))
 	return nil
 }

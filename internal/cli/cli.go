@@ -19,6 +19,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 )
 
 // UsageError marks an error in how a command was called; it exits 2.
@@ -119,4 +120,38 @@ func (s *SerialWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.W.Write(p)
+}
+
+// Dirs is a repeatable flag of directory paths (one --telemetry DIR per
+// replica); an empty path is refused.
+type Dirs []string
+
+func (d *Dirs) String() string { return strings.Join(*d, ",") }
+func (d *Dirs) Set(v string) error {
+	if v == "" {
+		return errors.New("want a directory path, not an empty string")
+	}
+	*d = append(*d, v)
+	return nil
+}
+
+// Time is a time flag (--since, --until, --before): RFC 3339 or a UTC
+// date. T is zero when the flag was not given.
+type Time struct{ T time.Time }
+
+func (t *Time) String() string {
+	if t.T.IsZero() {
+		return ""
+	}
+	return t.T.Format(time.RFC3339)
+}
+
+func (t *Time) Set(v string) error {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
+		if p, err := time.Parse(layout, v); err == nil {
+			t.T = p.UTC()
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-01T12:00:00Z) or a UTC date (2026-03-01)", v)
 }
