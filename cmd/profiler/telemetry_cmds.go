@@ -90,21 +90,27 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	fmt.Fprintf(stdout, "imported %d sessions, %d calls into %s", res.Sessions, res.Calls, dirs[0])
+	printImported(stdout, res, dirs[0], len(rep.Bad), len(catalogs) > 0, unknown)
+	return nil
+}
+
+// printImported says what an import wrote into dir, what it skipped and,
+// with catalogs, how many calls went to tools in none of them.
+func printImported(stdout io.Writer, res telemetry.ImportResult, dir string, bad int, catalogs bool, unknown int) {
+	fmt.Fprintf(stdout, "imported %d sessions, %d calls into %s", res.Sessions, res.Calls, dir)
 	if res.Path != "" {
 		fmt.Fprintf(stdout, " (%s)", res.Path)
 	}
 	fmt.Fprintln(stdout)
-	if len(rep.Bad) > 0 {
-		fmt.Fprintf(stdout, "skipped %d malformed line(s)\n", len(rep.Bad))
+	if bad > 0 {
+		fmt.Fprintf(stdout, "skipped %d malformed line(s)\n", bad)
 	}
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(stdout, "skipped %d session(s) already in the telemetry directory\n", len(res.Skipped))
 	}
-	if len(catalogs) > 0 {
+	if catalogs {
 		fmt.Fprintf(stdout, "%d call(s) to tools in no catalog given (kept)\n", unknown)
 	}
-	return nil
 }
 
 // catalogNames are the tool names of the catalogs at paths.
