@@ -210,8 +210,7 @@ func checkSpecNames(specs []derive.Spec) error {
 		if sp.Name == profiles.FullProfile {
 			return usagef("derive: --profile full: full is always derived (every tool); name only the profiles below it")
 		}
-		probe := &profiles.File{Version: profiles.Version, Default: sp.Name, Profiles: []profiles.Profile{{Name: sp.Name}}}
-		if err := profiles.Encode(io.Discard, probe); err != nil {
+		if err := profiles.CheckProfileName(sp.Name); err != nil {
 			return usagef("derive: --profile %q: %v", sp.Name, err)
 		}
 	}

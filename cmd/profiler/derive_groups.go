@@ -45,8 +45,7 @@ func (g *deriveGroupsFlags) check(set map[string]bool) error {
 	if g.profile == profiles.FullProfile {
 		return usagef("derive: --groups-profile full: full holds every tool and offers no groups; name another profile")
 	}
-	probe := &profiles.File{Version: profiles.Version, Default: g.profile, Profiles: []profiles.Profile{{Name: g.profile}}}
-	if err := profiles.Encode(io.Discard, probe); err != nil {
+	if err := profiles.CheckProfileName(g.profile); err != nil {
 		return usagef("derive: --groups-profile %q: %v", g.profile, err)
 	}
 	return nil
