@@ -14,10 +14,10 @@ import (
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/generate"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
-	"github.com/toolprof/toolprof/telemetry"
 )
 
 // baselineName names the top-k baseline of profile name when it is served
@@ -82,25 +82,19 @@ func TestEvalSharedData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Priced as the gateway lists them (bench.DeriveTools, as profiler
-			// derive does), so these figures are profiler bench's.
-			tools, err := bench.DeriveTools(context.Background(), cat, nil)
+			// profiler derive's pipeline: tools priced as the gateway lists
+			// them (bench.DeriveTools), so these figures are profiler bench's.
+			out, err := generate.Run(context.Background(), generate.Config{Traces: []string{filepath.Join(dir, "traces", set+".jsonl")}, Catalog: filepath.Join(dir, "catalogs", set+".json"),
+				Out: filepath.Join(t.TempDir(), "profiles.generated.toml"), Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget, Force: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sessions, st, err := telemetry.ReadTraceUsage(context.Background(), filepath.Join(dir, "traces", set+".jsonl"), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := derive.Derive(sessions, derive.Config{Tools: tools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := out.Result
 			c := res.Counts
 			full := res.Profiles[len(res.Profiles)-1]
 			var b strings.Builder
 			fmt.Fprintf(&b, "%s: %d sessions (derive %d, held-out %d; %d zero-call; %d with tools outside the catalog; %d unknown_tool outcomes); full = %d tools, %d tokens; default %s\n",
-				set, c.Used(), c.Derive, c.Holdout, c.ZeroCalls, c.UnknownToolSessions, st.UnknownOutcomes, len(full.Tools), full.Tokens, res.Default)
+				set, c.Used(), c.Derive, c.Holdout, c.ZeroCalls, c.UnknownToolSessions, out.UnknownOutcomes, len(full.Tools), full.Tokens, res.Default)
 			served, entries := measureServed(t, cat, res)
 			fmt.Fprintf(&b, "entries = the profile's tools/list entries as served (derive's tokens_o200k); exchange = profiler bench's initialize + tools/list, and its share of full\n")
 			fmt.Fprintf(&b, "%-9s | %5s %7s %7s %8s %6s %-24s | %5s %7s %8s %6s %s\n", "profile", "tools", "entries", "share", "exchange", "share", "held-out [95% CI]", "top-k", "entries", "exchange", "share", "held-out")

@@ -52,7 +52,7 @@ func TestEvalSearchRecall(t *testing.T) {
 	}{{"bfcl-multi-turn", 0.85}, {"tau-airline", 0.80}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cat, sessions := loadReal(t, tc.name)
-			train, test := evaluate.Split(sessions, derive.DefaultHoldout)
+			train, test := derive.SplitByStart(sessions, evaluate.Session.Started, derive.DefaultHoldout)
 			docs := evaluate.Docs(cat.Tools)
 			plain := evaluate.SearchRecall(toolsearch.New(docs, nil, toolsearch.DefaultWeights()), test, nil, nil)
 			learned := evaluate.LearnPriors(train)

@@ -16,13 +16,11 @@ package evaluate
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -61,24 +59,9 @@ func FromTrace(ts []telemetry.TraceSession) []Session {
 	return out
 }
 
-// Split orders sessions by start (as derive does; sessions without one
-// keep their place) and returns the older part and the newest holdout
-// share, which derive never learns from.
-func Split(sessions []Session, holdout float64) (train, test []Session) {
-	starts := make([]time.Time, len(sessions))
-	for i, s := range sessions {
-		starts[i] = s.Start
-	}
-	ordered := sessions
-	if order := derive.TimeOrderIndex(starts); order != nil {
-		ordered = make([]Session, len(sessions))
-		for i, o := range order {
-			ordered[i] = sessions[o]
-		}
-	}
-	cut := len(ordered) - int(math.Round(holdout*float64(len(ordered))))
-	return ordered[:cut], ordered[cut:]
-}
+// Started is when s started (zero when the trace does not say): the key
+// derive.SplitByStart holds sessions out by.
+func (s Session) Started() time.Time { return s.Start }
 
 // Tools returns the distinct tools s called, sorted.
 func (s Session) Tools() []string {

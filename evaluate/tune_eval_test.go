@@ -28,8 +28,8 @@ func TestEvalDefaultWeights(t *testing.T) {
 		target float64
 	}{{"bfcl-multi-turn", 0.85}, {"tau-airline", 0.80}} {
 		cat, sessions := loadReal(t, tc.name)
-		train, _ := evaluate.Split(sessions, derive.DefaultHoldout)
-		learn, check := evaluate.Split(train, 0.25)
+		train, _ := derive.SplitByStart(sessions, evaluate.Session.Started, derive.DefaultHoldout)
+		learn, check := derive.SplitByStart(train, evaluate.Session.Started, 0.25)
 		sets = append(sets, set{evaluate.Docs(cat.Tools), learn, check, tc.target})
 	}
 	margin := func(w toolsearch.Weights) float64 {

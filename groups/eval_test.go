@@ -10,13 +10,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/toolprof/toolprof/bench"
-	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/generate"
 	"github.com/toolprof/toolprof/groups"
-	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
-	"github.com/toolprof/toolprof/telemetry"
 )
 
 // sharedData is the real data beside the project (see its README);
@@ -33,58 +30,24 @@ func sharedData() string {
 // bfcl-multi-turn; tau-airline's figures are reported.
 // Run with: go test -tags eval ./groups/ -run Eval -v
 func TestEvalRealData(t *testing.T) {
-	counter, err := price.NewCounter()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name   string
 		target bool
 	}{{"bfcl-multi-turn", true}, {"tau-airline", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cat, err := catalog.Load(filepath.Join(sharedData(), "catalogs", tc.name+".json"))
-			if err != nil {
+			catalogPath := filepath.Join(sharedData(), "catalogs", tc.name+".json")
+			if _, err := os.Stat(catalogPath); err != nil {
 				t.Skipf("real data not available: %v", err)
 			}
-			raw, err := os.ReadFile(filepath.Join(sharedData(), "traces", tc.name+".jsonl"))
+			// profiler derive --groups's pipeline: tools priced as the
+			// gateway lists them (bench.ServedCosts), with no policy.
+			out, err := generate.Run(context.Background(), generate.Config{Traces: []string{filepath.Join(sharedData(), "traces", tc.name+".jsonl")}, Catalog: catalogPath,
+				Out: filepath.Join(t.TempDir(), "profiles.generated.toml"), Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget, Force: true,
+				Groups: &generate.Groups{Profile: groups.DefaultProfile, MaxSwitches: groups.DefaultMaxSwitches}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ts, _, err := telemetry.DecodeTrace(bytes.NewReader(raw), tc.name, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sessions := telemetry.UsageFromTrace(ts)
-			dsessions := sessions
-			// Priced as profiler derive prices them: as the gateway lists
-			// them (bench.ServedCosts), with no policy.
-			costs, err := bench.ServedCosts(context.Background(), cat, nil, counter)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dtools := make([]derive.Tool, len(cat.Tools))
-			for i, tl := range cat.Tools {
-				c := costs[tl.Name]
-				dtools[i] = derive.Tool{Name: c.Name, Bytes: c.Bytes, Tokens: c.Model[price.DefaultFamily]}
-			}
-			dres, err := derive.Derive(dsessions, derive.Config{Tools: dtools, Specs: derive.DefaultSpecs(), Holdout: derive.DefaultHoldout, DefaultTarget: derive.DefaultTarget})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var bases []groups.Base
-			for _, p := range dres.Profiles[:len(dres.Profiles)-1] {
-				bases = append(bases, groups.Base{Name: p.Name, Tools: p.Tools})
-			}
-			paths := map[string]price.Session{}
-			for _, tr := range ts {
-				if s, err := bench.SessionsFromTrace([]telemetry.TraceSession{tr}); err == nil {
-					paths[tr.Session] = s[0]
-				}
-			}
-			res, err := groups.Choose(sessions, groups.Config{Catalog: cat.Tools, Counter: counter, Costs: costs, Holdout: derive.DefaultHoldout, Bases: bases, Paths: paths})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := out.Groups
 			var table, js bytes.Buffer
 			if err := res.WriteTable(&table); err != nil {
 				t.Fatal(err)
@@ -101,11 +64,7 @@ func TestEvalRealData(t *testing.T) {
 			}
 			hj, _ := json.Marshal(res.Holdout)
 			t.Logf("%s held-out JSON: %s", tc.name, hj)
-			f := dres.File()
-			if err := res.Apply(f, groups.DefaultProfile); err != nil {
-				t.Fatal(err)
-			}
-			if err := profiles.Encode(&bytes.Buffer{}, f); err != nil {
+			if err := profiles.Encode(&bytes.Buffer{}, out.File); err != nil {
 				t.Fatalf("the file with groups does not encode: %v", err)
 			}
 			h := res.Holdout

@@ -272,3 +272,10 @@ func (e *encoder) setErr(err error) {
 		e.err = err
 	}
 }
+
+// CheckProfileName reports why a file could not hold a profile named
+// name (nil when it could), as Encode would refuse it.
+func CheckProfileName(name string) error {
+	probe := &File{Version: Version, Default: name, Profiles: []Profile{{Name: name}}}
+	return Encode(io.Discard, probe)
+}

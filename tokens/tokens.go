@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/toolprof/toolprof/internal/reload"
 )
 
 // Entry is one accepted token.
@@ -226,36 +227,28 @@ type Source struct {
 	// Check validates a set beyond its syntax (profiles it names exist);
 	// nil accepts every set that parses.
 	check func(*Set) error
+	src   *reload.Source[*Set]
 
-	mu      sync.Mutex
-	set     *Set
-	stamp   fileStamp
-	loaded  time.Time
-	problem error
-}
-
-type fileStamp struct {
-	mod  time.Time
-	size int64
+	mu sync.Mutex
+	// statErr is why the file could not be found at the last Refresh;
+	// it stays until the file is seen to change.
+	statErr error
 }
 
 // Open loads file; an error stops the server at start. check, when not
 // nil, validates each set loaded, the first one too.
 func Open(file string, check func(*Set) error, extra ...Entry) (*Source, error) {
 	s := &Source{file: file, extra: extra, check: check}
-	st, err := os.Stat(file)
-	if err != nil {
+	if _, err := os.Stat(file); err != nil {
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
 	set, err := s.load()
 	if err != nil {
 		return nil, err
 	}
-	s.set, s.stamp, s.loaded = set, stampOf(st), time.Now()
+	s.src = reload.New(set, nil, s.load, file)
 	return s, nil
 }
-
-func stampOf(st os.FileInfo) fileStamp { return fileStamp{st.ModTime(), st.Size()} }
 
 func (s *Source) load() (*Set, error) {
 	set, err := Load(s.file, s.extra...)
@@ -274,48 +267,43 @@ func (s *Source) load() (*Set, error) {
 // returns the problem with a changed file, nil when the new set was taken
 // up or nothing changed.
 func (s *Source) Refresh() error {
-	st, err := os.Stat(s.file)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err != nil {
-		s.problem = &Error{File: s.file, Msg: err.Error() + "; serving the tokens loaded before"}
-		return s.problem
+	if _, err := os.Stat(s.file); err != nil {
+		s.statErr = &Error{File: s.file, Msg: err.Error() + "; serving the tokens loaded before"}
+		return s.statErr
 	}
-	if stampOf(st) == s.stamp {
-		return nil
+	changed, err := s.src.Refresh()
+	if changed {
+		s.statErr = nil
 	}
-	s.stamp = stampOf(st)
-	set, err := s.load()
-	if err != nil {
-		s.problem = err
-		return err
-	}
-	s.set, s.loaded, s.problem = set, time.Now(), nil
-	return nil
+	return err
 }
 
 // Lookup looks token up in the set in force.
 func (s *Source) Lookup(token string) (Entry, bool) {
-	s.mu.Lock()
-	set := s.set
-	s.mu.Unlock()
+	set, _ := s.src.Current()
 	return set.Lookup(token)
 }
 
 // Current is the set in force.
 func (s *Source) Current() *Set {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.set
+	set, _ := s.src.Current()
+	return set
 }
 
 // Health reports the set in force and the last edit's problem.
 func (s *Source) Health() Health {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	h := Health{File: s.file, Tokens: len(s.set.entries), Loaded: s.loaded}
-	if s.problem != nil {
-		h.Problem = s.problem.Error()
+	statErr := s.statErr
+	s.mu.Unlock()
+	set, problem := s.src.Current()
+	h := Health{File: s.file, Tokens: len(set.entries), Loaded: s.src.Loaded()}
+	if statErr != nil {
+		problem = statErr
+	}
+	if problem != nil {
+		h.Problem = problem.Error()
 	}
 	return h
 }

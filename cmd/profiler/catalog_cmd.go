@@ -7,47 +7,33 @@ import (
 	"io"
 
 	"github.com/toolprof/toolprof/catalog"
-	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/atomicfile"
+	"github.com/toolprof/toolprof/toolsource"
 )
 
 // runCatalog writes the tools/list dump of live upstreams (every page) in
 // the catalog format, so that profiler bench --catalog can price it later
 // without running them.
 func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	stderr = &serialWriter{w: stderr}
+	stderr = &serialWriter{W: stderr}
 	fs := newCommandFlags("catalog", "[--out FILE] (--launch FILE | -- CMD ARGS)",
 		"Starts the upstreams and writes the tools they offer as a tools/list result\n"+
 			"{\"tools\": [...]}, with the servers' instructions as \"instructions\": the catalog that\n"+
 			"derive and bench --catalog read.", stderr)
-	var src sourceFlags
-	src.register(fs, false)
+	var src toolsource.Spec
+	src.Register(fs, false)
 	out := fs.String("out", "", "write the catalog to `FILE` (atomically) instead of stdout")
-	if help, err := src.parse("catalog", fs, args, false); help || err != nil {
+	if help, err := src.Parse("catalog", fs, args, false); help || err != nil {
 		return err
 	}
-	source, err := src.open(ctx, stderr)
+	source, err := toolsource.Open(ctx, src, stderr)
 	if err != nil {
 		return err
 	}
-	defer source.closeInto(&err)
-	tools, err := source.up.ListTools(ctx)
+	defer source.CloseInto(&err)
+	cat, err := source.Catalog(ctx, stderr)
 	if err != nil {
-		return fmt.Errorf("list tools of %s: %w", source.desc, err)
-	}
-	cat := &catalog.Catalog{Tools: tools}
-	if ru, ok := source.up.(gateway.RawToolsUpstream); ok {
-		// The servers' own definitions, as the gateway serves them.
-		for _, t := range tools {
-			if raw, ok := ru.RawTool(t.Name); ok {
-				if err := cat.SetRawTool(t, raw); err != nil {
-					fmt.Fprintf(stderr, "catalog: %v; writing the tool as parsed\n", err)
-				}
-			}
-		}
-	}
-	if iu, ok := source.up.(gateway.InstructionsUpstream); ok {
-		cat.Instructions = iu.Instructions() // served after the profile's, so bench prices them
+		return err
 	}
 	var buf bytes.Buffer
 	if err := cat.Write(&buf); err != nil {
@@ -55,13 +41,13 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	// Read it back: what is written must load as a catalog.
 	if _, err := catalog.Decode(bytes.NewReader(buf.Bytes())); err != nil {
-		return fmt.Errorf("%s: %w", source.desc, err)
+		return fmt.Errorf("%s: %w", source.Desc, err)
 	}
 	if *out != "" {
 		if err := atomicfile.Write(*out, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "catalog: wrote %d tools of %s to %s\n", len(tools), source.desc, *out)
+		fmt.Fprintf(stderr, "catalog: wrote %d tools of %s to %s\n", len(cat.Tools), source.Desc, *out)
 		return nil
 	}
 	_, err = stdout.Write(buf.Bytes())

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"fmt"
-	"slices"
 
-	"github.com/toolprof/toolprof/catalog"
-	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/evaluate"
-	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/generate"
 )
 
 // deriveChooseFlags are profiler derive's --choose-default settings.
@@ -37,35 +32,11 @@ func (c *deriveChooseFlags) check(set map[string]bool, traces int) error {
 	return nil
 }
 
-// apply chooses the default arm on derive's held-out sessions and makes it
-// file's default; nil when --choose-default is not given.
-func (c *deriveChooseFlags) apply(ctx context.Context, traces []string, cat *catalog.Catalog, policy *profiles.Policy, res *derive.Result, file *profiles.File, f *deriveFlags) (*evaluate.Choice, error) {
+// config is the default-arm step's settings for generate.Run: nil without
+// --choose-default.
+func (c *deriveChooseFlags) config() *generate.Choose {
 	if !c.enabled {
-		return nil, nil
+		return nil
 	}
-	var all []evaluate.Session
-	for _, path := range traces {
-		ss, err := evaluate.LoadTrace(path)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, ss...)
-	}
-	held, err := evaluate.HeldOut(all, res.HoldoutSessions())
-	if err != nil {
-		return nil, fmt.Errorf("derive --choose-default: %w", err)
-	}
-	choice, err := evaluate.ChooseDefault(ctx, evaluate.ChooseConfig{Target: c.target,
-		Config: evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: file, Policy: policy}, Sessions: held, Cache: *f.cache}})
-	if err != nil {
-		return nil, exitError{1, fmt.Errorf("derive --choose-default: %w; nothing written: lower --served-target or derive without --choose-default", err)}
-	}
-	if err := choice.Apply(file); err != nil {
-		return nil, fmt.Errorf("derive --choose-default: %w", err)
-	}
-	if file.Provenance != nil {
-		file.Provenance.Parameters = append(file.Provenance.Parameters, fmt.Sprintf("choose.served_target=%g", c.target), "choose.arm="+choice.Chosen.Name)
-		slices.Sort(file.Provenance.Parameters)
-	}
-	return choice, nil
+	return &generate.Choose{ServedTarget: c.target}
 }

@@ -2,18 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"flag"
-	"fmt"
 	"io"
-	"slices"
 
-	"github.com/toolprof/toolprof/catalog"
-	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/generate"
 	"github.com/toolprof/toolprof/groups"
-	"github.com/toolprof/toolprof/price"
+	"github.com/toolprof/toolprof/internal/atomicfile"
 	"github.com/toolprof/toolprof/profiles"
-	"github.com/toolprof/toolprof/telemetry"
 )
 
 // deriveGroupsFlags are profiler derive's --groups settings: tool groups a
@@ -50,109 +45,39 @@ func (g *deriveGroupsFlags) check(set map[string]bool) error {
 	if g.profile == profiles.FullProfile {
 		return usagef("derive: --groups-profile full: full holds every tool and offers no groups; name another profile")
 	}
-	probe := &profiles.File{Version: profiles.Version, Default: g.profile, Profiles: []profiles.Profile{{Name: g.profile}}}
-	if err := profiles.Encode(io.Discard, probe); err != nil {
+	if err := profiles.CheckProfileName(g.profile); err != nil {
 		return usagef("derive: --groups-profile %q: %v", g.profile, err)
 	}
 	return nil
 }
 
-// deriveGroupsInput is what the derive command hands the --groups step.
-type deriveGroupsInput struct {
-	Sessions []telemetry.Usage // the sessions derive read, in the same order (switches included)
-	Catalog  *catalog.Catalog
-	Policy   *profiles.Policy
-	Result   *derive.Result
-	Holdout  float64
-	Paths    map[string]price.Session // calls in order with their turns, by session id
-	Cache    price.CacheModel
-	Out      string // the generated file; its current content defines the groups sessions switched on
-	Check    bool   // --check: write nothing, not even the report
-}
-
-// apply is the --groups step of profiler derive. Called after the derived
-// family's report is printed and before the --summary (which describes the
-// file written, grouped profile included), it
-// chooses the base and groups, writes them into file (File.Groups and the
-// grouped profile) with their parameters in the provenance, re-encodes the
-// file into encoded (when not nil) for --check and the write, prints the
-// held-out report to stdout and writes the JSON report when asked. Without
-// --groups it does nothing.
-func (g *deriveGroupsFlags) apply(ctx context.Context, in deriveGroupsInput, file *profiles.File, encoded *bytes.Buffer, stdout io.Writer) error {
+// config is the groups step's settings for generate.Run: nil without
+// --groups.
+func (g *deriveGroupsFlags) config() *generate.Groups {
 	if g == nil || !g.enabled {
 		return nil
 	}
-	prior, _, err := loadCurrent(in.Out)
-	if err != nil {
-		return err
-	}
-	counter, err := price.NewCounter()
-	if err != nil {
-		return err
-	}
-	var bases []groups.Base
-	for _, p := range in.Result.Profiles {
-		if p.Name != profiles.FullProfile {
-			bases = append(bases, groups.Base{Name: p.Name, Tools: p.Tools})
-		}
-	}
-	allow := false
-	if in.Policy != nil {
-		for _, pp := range in.Policy.Profiles {
-			if pp.Name == g.profile {
-				allow = pp.AllowDestructive
-			}
-		}
-	}
-	// Price tools as derive does (as the gateway lists them), so that the
-	// full catalog and the bases cost the same in both reports.
-	costs, err := servedToolCosts(ctx, in.Catalog, in.Policy, counter)
-	if err != nil {
-		return err
-	}
-	res, err := groups.Choose(in.Sessions, groups.Config{Catalog: in.Catalog.Tools, Counter: counter, Costs: costs, Policy: in.Policy, AllowDestructive: allow,
-		Holdout: in.Holdout, Bases: bases, MaxSwitches: g.maxSwitches, Prior: prior, Paths: in.Paths, Cache: in.Cache})
-	if err != nil {
-		return fmt.Errorf("derive --groups: %w", err)
-	}
-	if err := res.Apply(file, g.profile); err != nil {
-		return fmt.Errorf("derive --groups: %w", err)
-	}
-	g.recordParameters(file, res)
-	if encoded != nil {
-		encoded.Reset()
-		if err := profiles.Encode(encoded, file); err != nil {
-			return fmt.Errorf("derive --groups: %w", err)
-		}
-	}
-	fmt.Fprintln(stdout, "tool groups (expected tool-definition tokens per session, o200k_base):")
-	if err := res.WriteTable(stdout); err != nil {
-		return err
-	}
-	if g.report != "" && !in.Check {
-		var b bytes.Buffer
-		if err := res.WriteJSON(&b); err != nil {
-			return err
-		}
-		if err := writeDerivedAtomic(g.report, b.Bytes()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return &generate.Groups{Profile: g.profile, MaxSwitches: g.maxSwitches}
 }
 
-// recordParameters adds the groups' parameters to file's provenance.
-func (g *deriveGroupsFlags) recordParameters(file *profiles.File, res *groups.Result) {
-	if file.Provenance == nil {
-		return
+// writeReport prints the groups step's held-out table to stdout when show, and
+// writes the JSON report when asked and not checking. res is nil without
+// --groups.
+func (g *deriveGroupsFlags) writeReport(res *groups.Result, show, check bool, stdout io.Writer) error {
+	if res == nil {
+		return nil
 	}
-	file.Provenance.Parameters = append(file.Provenance.Parameters,
-		"groups.profile="+g.profile,
-		fmt.Sprintf("groups.max_switches=%g", g.maxSwitches),
-		"groups.base_from="+res.BaseFrom,
-		fmt.Sprintf("groups.resolution=%g", res.Resolution),
-		fmt.Sprintf("groups.switch_penalty=%d", res.Penalty),
-		fmt.Sprintf("groups.count=%d", len(res.Groups)),
-	)
-	slices.Sort(file.Provenance.Parameters)
+	if show {
+		if err := generate.WriteGroupsTable(stdout, res); err != nil {
+			return err
+		}
+	}
+	if g.report == "" || check {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := res.WriteJSON(&b); err != nil {
+		return err
+	}
+	return atomicfile.Write(g.report, b.Bytes(), 0o644)
 }

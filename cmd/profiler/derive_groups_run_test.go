@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolprof/toolprof/internal/fixture"
 	"github.com/toolprof/toolprof/profiles"
 )
 
-// writeGroupsTrace writes groupsFixture's sessions as a trace file.
+// writeGroupsTrace writes fixture.Groups' sessions as a trace file.
 func writeGroupsTrace(t *testing.T, n int) (dir, catalogPath, tracePath string) {
 	t.Helper()
-	dir, cat, us := groupsFixture(t, n)
+	dir, cat, us := fixture.Groups(t, n)
 	var b strings.Builder
 	for _, u := range us {
 		calls := make([]map[string]string, len(u.Tools))

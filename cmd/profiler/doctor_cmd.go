@@ -52,11 +52,11 @@ func runDoctor(_ context.Context, args []string, stdout, stderr io.Writer) error
 			return env(k)
 		}, home, nil)
 		if s := unswitched.Status(); s.State != opcontext.StateDormant {
-			fmt.Fprintf(stdout, "file (were the switch on): %s\n", describe(s))
+			fmt.Fprintf(stdout, "file (were the switch on): %s\n", s.Describe())
 		}
 		findings = unswitched.Findings()
 	default:
-		fmt.Fprintf(stdout, "status: %s\n", describe(st))
+		fmt.Fprintf(stdout, "status: %s\n", st.Describe())
 	}
 	warned := 0
 	if len(findings) == 0 {
@@ -69,24 +69,9 @@ func runDoctor(_ context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if warned > 0 {
-		return exitError{code: 1, err: fmt.Errorf("doctor: %d warning finding(s)", warned)}
+		return exitError{Code: 1, Err: fmt.Errorf("doctor: %d warning finding(s)", warned)}
 	}
 	return nil
-}
-
-func describe(st opcontext.Status) string {
-	switch st.State {
-	case opcontext.StateActive:
-		rev := st.Revision
-		if rev == "" {
-			rev = "(unlabelled)"
-		}
-		return fmt.Sprintf("active rev %s, %d doctrine sections, summary %d characters",
-			rev, st.DoctrineSections, st.SummaryChars)
-	case opcontext.StateInvalid:
-		return "invalid (feature off until the file is fixed)"
-	}
-	return string(st.State)
 }
 
 func orNone(s string) string {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
@@ -59,7 +58,7 @@ func runEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	_, test := evaluate.Split(sessions, *holdout)
+	_, test := derive.SplitByStart(sessions, evaluate.Session.Started, *holdout)
 	if len(test) == 0 {
 		return fmt.Errorf("evaluate: trace %s: no held-out sessions to replay (%d sessions, --holdout %v)", *tracePath, len(sessions), *holdout)
 	}
@@ -73,22 +72,5 @@ func runEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(stdout, "%d held-out sessions, %d needed tool uses (first calls of catalog tools)\n", rep.Sessions, rep.Needed)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "arm\tprofile\tserved\trecall@1\t@5\t@10\tsearches/session\tcost mean\tp50\tp95\tof full\t")
-	for _, a := range rep.Arms {
-		recall := func(k string) string {
-			if v, ok := a.RecallAt[k]; ok {
-				return fmt.Sprintf("%.3f", v)
-			}
-			return "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f\t%.0f\t%.0f\t%.3f\t\n", a.Name, a.Profile, a.ServedShare,
-			recall("1"), recall("5"), recall("10"), a.SearchesPerSession, a.CostPerSession.Mean, a.CostPerSession.P50, a.CostPerSession.P95, a.CostShareOfFull)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "cost: input-token equivalents of the model measure (anthropic, o200k_base) with prompt caching (write 1.25x, read 0.1x); search results count as conversation the model reads")
-	return nil
+	return rep.WriteText(stdout)
 }

@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"text/tabwriter"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/oauthstore"
 	"github.com/toolprof/toolprof/upstream"
@@ -66,65 +62,12 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	store := oauthstore.Open(path)
 	if *status {
-		return loginStatus(stdout, store, servers)
+		return upstream.WriteTokenStatus(stdout, store, servers)
 	}
 	for _, s := range servers {
-		if err := loginServer(ctx, stderr, store, s, *timeout); err != nil {
+		if err := upstream.LoginStored(ctx, "profiler", stderr, store, s, *timeout); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-func loginStatus(stdout io.Writer, store *oauthstore.Store, servers []launch.ResolvedServer) error {
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tRESOURCE\tTOKENS")
-	for _, s := range servers {
-		key := upstream.ResourceKey(&s)
-		e, ok, err := store.Get(key)
-		if err != nil {
-			return err
-		}
-		st := "needs login: no tokens stored"
-		if ok {
-			st = e.Status(time.Now())
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Scrub(key.Resource), st)
-	}
-	return tw.Flush()
-}
-
-// loginServer logs in to s unless its stored token is usable or can be
-// refreshed.
-func loginServer(ctx context.Context, stderr io.Writer, store *oauthstore.Store, s launch.ResolvedServer, timeout time.Duration) error {
-	key := upstream.ResourceKey(&s)
-	if _, err := store.Source(key, s.OAuth.ClientSecret).Token(ctx); err == nil {
-		fmt.Fprintf(stderr, "profiler: server %q: token valid, nothing to do\n", s.Name)
-		return nil
-	}
-	lb, err := upstream.ListenLoopback(s.OAuth.RedirectPort)
-	if err != nil {
-		return fmt.Errorf("login: server %q: %w", s.Name, err)
-	}
-	defer lb.Close()
-	show := func(u string) {
-		fmt.Fprintf(stderr, "profiler: to authorize toolprof for server %q, open:\n\n  %s\n\n", s.Name, u)
-		if p, err := exec.LookPath("xdg-open"); err == nil {
-			cmd := exec.Command(p, u)
-			if cmd.Start() == nil {
-				go cmd.Wait() //nolint:errcheck // the browser's exit says nothing about the login
-			}
-		}
-	}
-	opts := upstream.Options{
-		Implementation: &mcp.Implementation{Name: version.Name, Version: version.Version},
-		Tokens:         store,
-		ConnectTimeout: timeout,
-	}
-	err = upstream.Login(ctx, s, opts, upstream.LoginFlow{RedirectURL: lb.RedirectURL(), Fetch: lb.Fetcher(show)})
-	if err != nil {
-		return fmt.Errorf("login: server %q: %s", s.Name, s.Scrub(err.Error()))
-	}
-	fmt.Fprintf(stderr, "profiler: server %q: logged in, tokens stored in %s\n", s.Name, store.Path())
 	return nil
 }

@@ -18,32 +18,18 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/toolprof/toolprof/internal/cli"
 )
 
-// usageError marks an error in how the command was called; it exits 2.
-// shown is true when the command's usage was already printed (the FlagSet
-// does so on a flag it cannot parse).
-type usageError struct {
-	err   error
-	shown bool
-}
+// The command-line conventions are package cli's, under the names the
+// commands use.
+type (
+	usageError = cli.UsageError
+	exitError  = cli.ExitError
+)
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{err: fmt.Errorf(format, args...)}
-}
-
-// exitError carries a specific exit status with its message (for example a
-// budget guard that exits 1).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e exitError) Error() string { return e.err.Error() }
-func (e exitError) Unwrap() error { return e.err }
+func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
 
 // command is one profiler subcommand.
 type command struct {
@@ -79,21 +65,7 @@ func main() {
 }
 
 // exitCode prints err and maps it to the process exit status.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintln(stderr, "profiler:", err)
-	var ue usageError
-	if errors.As(err, &ue) {
-		return 2
-	}
-	var ee exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return 1
-}
+func exitCode(err error, stderr io.Writer) int { return cli.ExitCode("profiler", err, stderr) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmds := commands()
@@ -109,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("unknown command %q; run 'profiler help' for the list", args[0])
 	}
 	err := c.run(ctx, args[1:], stdout, stderr)
-	if ue := (usageError{}); errors.As(err, &ue) && !ue.shown {
+	if ue := (usageError{}); errors.As(err, &ue) && !ue.Shown {
 		// -h does nothing but print the usage (TestCommandHelp), so a
 		// usage error found after parsing shows the same help a bad flag does.
 		_ = c.run(ctx, []string{"-h"}, io.Discard, stderr)

@@ -7,31 +7,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
-	"github.com/toolprof/toolprof/gateway"
-	"github.com/toolprof/toolprof/launch"
-	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/internal/cli"
 	"github.com/toolprof/toolprof/replay"
 	"github.com/toolprof/toolprof/telemetry"
-	"github.com/toolprof/toolprof/upstream"
+	"github.com/toolprof/toolprof/toolsource"
 )
 
 // replayFlags are profiler replay's settings after parsing.
 type replayFlags struct {
 	trace, url, profile, format string
-	src                         sourceFlags
+	src                         toolsource.Spec
 	profilesPath                string
 	profilesExplicit            bool
 	concurrency                 int
@@ -47,7 +37,7 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 			"ok, tool_error, denied, unknown_tool, error. Exits 1 with --strict when any call is not ok.", stderr)
 	fs.StringVar(&f.trace, "trace", "", "session trace `FILE.jsonl`, one session per line (required)")
 	fs.StringVar(&f.url, "url", "", "streamable HTTP endpoint `URL` of a running server")
-	f.src.register(fs, false)
+	f.src.Register(fs, false)
 	fs.Lookup("launch").Usage = "launch document `FILE` (.mcp.json): its servers are started here behind an in-process gateway serving --profiles"
 	fs.StringVar(&f.profilesPath, "profiles", "profiles.generated.toml", "with --launch: generated profiles `FILE` to serve (profiles.toml beside it merged in); absent default: every tool as full")
 	fs.StringVar(&f.profile, "profile", "", "profile `NAME` to ask for in every session, instead of the one each trace line names (URL path /mcp/NAME with --url or --launch, TOOLPROF_PROFILE for a command)")
@@ -62,9 +52,9 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 		return nil, err
 	}
 	fs.Visit(func(x *flag.Flag) { f.profilesExplicit = f.profilesExplicit || x.Name == "profiles" })
-	f.src.command = fs.Args()
+	f.src.Command = fs.Args()
 	targets := 0
-	for _, set := range []bool{f.url != "", f.src.launch != "", len(f.src.command) > 0} {
+	for _, set := range []bool{f.url != "", f.src.Launch != "", len(f.src.Command) > 0} {
 		if set {
 			targets++
 		}
@@ -76,9 +66,9 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 		return nil, usagef("replay: no server: give --url URL, --launch FILE or -- CMD ARGS")
 	case targets > 1:
 		return nil, usagef("replay: more than one server: give only one of --url URL, --launch FILE or -- CMD ARGS")
-	case f.src.persona != "" && f.src.launch == "":
+	case f.src.Persona != "" && f.src.Launch == "":
 		return nil, usagef("replay: --persona needs --launch")
-	case f.profilesExplicit && f.src.launch == "":
+	case f.profilesExplicit && f.src.Launch == "":
 		return nil, usagef("replay: --profiles applies to --launch only (a running or started server reads its own)")
 	case f.concurrency < 1:
 		return nil, usagef("replay: --concurrency %d: want at least 1", f.concurrency)
@@ -104,7 +94,7 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayFlags, error) {
 // opened at all (the server is unreachable or broken: the figures would
 // mean nothing), which exits 1.
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	stderr = &serialWriter{w: stderr}
+	stderr = &serialWriter{W: stderr}
 	f, err := parseReplayFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -136,7 +126,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
-	} else if err := writeReplayTable(stdout, rep); err != nil {
+	} else if err := rep.WriteTable(stdout); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -146,7 +136,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return fmt.Errorf("replay: %d of %d sessions could not be opened against %s (first: %s)", rep.SessionErrors, rep.Sessions, rep.Target, rep.FirstSessionError())
 	}
 	if notOK := rep.Calls - rep.Outcomes[replay.OK]; f.strict && notOK > 0 {
-		return exitError{code: 1, err: fmt.Errorf("replay: %d of %d calls were not ok (--strict)", notOK, rep.Calls)}
+		return exitError{Code: 1, Err: fmt.Errorf("replay: %d of %d calls were not ok (--strict)", notOK, rep.Calls)}
 	}
 	return nil
 }
@@ -163,7 +153,7 @@ func readReplayTrace(f *replayFlags, stderr io.Writer) ([]telemetry.TraceSession
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	if err := decodedTraceReport(sessions, bad).report(stderr, "replay", f.skipBad, "nothing replayed", "replay the rest"); err != nil {
+	if err := telemetry.DecodedTraceReport(sessions, bad).Write(stderr, "replay", f.skipBad, "nothing replayed", "replay the rest"); err != nil {
 		return nil, err
 	}
 	if err := replay.CheckArguments(sessions, f.trace); err != nil {
@@ -178,155 +168,27 @@ func replayTarget(ctx context.Context, f *replayFlags, stderr io.Writer) (target
 	switch {
 	case f.url != "":
 		return replay.NewHTTPTarget(f.url, f.profile, f.concurrency), func() error { return nil }, nil
-	case f.src.launch != "":
-		endpoint, stop, err := startLaunchGateway(ctx, f, stderr)
-		if err != nil {
+	case f.src.Launch != "":
+		endpoint, stop, err := replay.StartGateway(ctx, replay.GatewayConfig{Launch: f.src.Launch, Persona: f.src.Persona,
+			ProfilesPath: f.profilesPath, ProfilesExplicit: f.profilesExplicit, Profile: f.profile}, stderr)
+		if unknown := (*replay.UnknownProfileError)(nil); errors.As(err, &unknown) {
+			return nil, nil, usageError{Err: err}
+		} else if err != nil {
 			return nil, nil, err
 		}
 		return replay.NewHTTPTarget(endpoint, f.profile, f.concurrency), stop, nil
 	default:
-		return replay.CommandTarget{Command: f.src.command, Profile: f.profile}, func() error { return nil }, nil
+		return replay.CommandTarget{Command: f.src.Command, Profile: f.profile}, func() error { return nil }, nil
 	}
 }
 
 // replayWithProgress runs the replay, drawing a progress bar on stderr
 // when it is a terminal.
 func replayWithProgress(ctx context.Context, target replay.Target, sessions []telemetry.TraceSession, f *replayFlags, stderr io.Writer) *replay.Report {
-	opts := replay.Options{Concurrency: f.concurrency, Timeout: f.timeout}
-	if !isTerminal(stderr) {
-		return replay.Run(ctx, target, sessions, opts)
-	}
-	bar := progressbar.NewOptions(len(sessions),
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("replay"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionClearOnFinish())
-	opts.Done = func() { bar.Add(1) }
-	rep := replay.Run(ctx, target, sessions, opts)
-	bar.Finish()
-	return rep
+	step, finish := cli.Progress(stderr, len(sessions), "replay")
+	defer finish()
+	return replay.Run(ctx, target, sessions, replay.Options{Concurrency: f.concurrency, Timeout: f.timeout, Done: step})
 }
 
-// isTerminal reports whether w is a terminal (the progress bar is drawn
-// only there, never into a log or a pipe).
-func isTerminal(w io.Writer) bool {
-	if s, ok := w.(*serialWriter); ok {
-		w = s.w
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// startLaunchGateway starts, in this process, the gateway over the launch
-// document's upstreams, serving the --profiles file on a free loopback
-// port, and returns its /mcp endpoint. Nothing is recorded: this is a
-// rehearsal of a profiles file before it is deployed.
-func startLaunchGateway(ctx context.Context, f *replayFlags, stderr io.Writer) (string, func() error, error) {
-	set, err := profiles.Load(f.profilesPath)
-	switch {
-	case errors.Is(err, os.ErrNotExist) && !f.profilesExplicit:
-		fmt.Fprintf(stderr, "replay: no %s here: serving every tool as profile %q (--profiles FILE to rehearse profiles)\n", f.profilesPath, gateway.FullProfile)
-		set = nil
-	case err != nil:
-		return "", nil, fmt.Errorf("replay: %w", err)
-	}
-	// The launch document's servers, started here; the gateway owns them
-	// once it is made (its Close closes them).
-	doc, err := launch.Load(f.src.launch, f.src.persona)
-	if err != nil {
-		return "", nil, fmt.Errorf("replay: %w", err)
-	}
-	spec, err := doc.Resolve(os.LookupEnv)
-	if err != nil {
-		return "", nil, fmt.Errorf("replay: resolve %s: %w", f.src.launch, err)
-	}
-	up, err := upstream.StartSet(ctx, spec, upstream.SetOptions{RequireAll: true, Client: upstream.Options{Stderr: stderr}})
-	if err != nil {
-		return "", nil, fmt.Errorf("replay: launch %s: %w", f.src.launch, err)
-	}
-	desc := "launch document " + filepath.ToSlash(f.src.launch)
-	tools, err := up.ListTools(ctx)
-	if err != nil {
-		up.Close()
-		return "", nil, fmt.Errorf("replay: list tools of %s: %w", desc, err)
-	}
-	resolved := profiles.Full(tools)
-	if set != nil {
-		if resolved, err = set.Resolve(tools); err != nil {
-			up.Close()
-			return "", nil, fmt.Errorf("replay: profiles %s: %w", f.profilesPath, err)
-		}
-	}
-	for _, w := range resolved.Warnings {
-		fmt.Fprintln(stderr, "replay: warning:", w)
-	}
-	g, err := gateway.New(ctx, gateway.Options{Upstream: up, Tools: tools, Profiles: resolved, ServerName: servedName, ServerVersion: servedVersion})
-	if err != nil {
-		up.Close()
-		return "", nil, fmt.Errorf("replay: %w", err)
-	}
-	if f.profile != "" {
-		if _, ok := resolved.Profiles[f.profile]; !ok {
-			g.Close()
-			return "", nil, usagef("replay: --profile %q: no such profile; valid profiles: %s", f.profile, strings.Join(resolved.Names(), ", "))
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		g.Close()
-		return "", nil, fmt.Errorf("replay: listen on loopback: %w", err)
-	}
-	srv := &http.Server{Handler: g.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() { srv.Serve(ln); close(done) }()
-	fmt.Fprintf(stderr, "replay: gateway over %s on http://%s/mcp (default profile %q)\n", desc, ln.Addr(), resolved.Default)
-	stop := func() error {
-		// Sessions first, so that their open streams end and Shutdown can finish.
-		err := g.Close()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if serr := srv.Shutdown(shutdownCtx); serr != nil {
-			srv.Close()
-		}
-		<-done
-		return err
-	}
-	return "http://" + ln.Addr().String() + "/mcp", stop, nil
-}
-
-// writeReplayTable prints the per-tool outcomes, the totals and the first
-// errors.
-func writeReplayTable(w io.Writer, r *replay.Report) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tCALLS\tOK\tTOOL_ERROR\tDENIED\tUNKNOWN_TOOL\tERROR\t")
-	for _, t := range r.Tools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", t.Name, t.Calls, t.Outcomes[replay.OK], t.Outcomes[replay.ToolError], t.Outcomes[replay.Denied], t.Outcomes[replay.UnknownTool], t.Outcomes[replay.Error])
-	}
-	o := r.Outcomes
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t\n", r.Calls, o[replay.OK], o[replay.ToolError], o[replay.Denied], o[replay.UnknownTool], o[replay.Error])
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%d sessions of %s replayed against %s in %.1fs: %d calls, %d ok, %d tool_error, %d denied, %d unknown_tool, %d error; %d sessions could not be opened\n",
-		r.SessionsRun, r.Trace, r.Target, r.Duration, r.Calls, o[replay.OK], o[replay.ToolError], o[replay.Denied], o[replay.UnknownTool], o[replay.Error], r.SessionErrors)
-	if len(r.DeniedCodes) > 0 {
-		codes := make([]string, 0, len(r.DeniedCodes))
-		for c := range r.DeniedCodes {
-			codes = append(codes, c)
-		}
-		slices.Sort(codes)
-		parts := make([]string, len(codes))
-		for i, c := range codes {
-			parts[i] = fmt.Sprintf("%s %d", c, r.DeniedCodes[c])
-		}
-		fmt.Fprintf(w, "denied by code: %s\n", strings.Join(parts, ", "))
-	}
-	for _, e := range r.Errors {
-		if e.Call < 0 {
-			fmt.Fprintf(w, "error: session %s: %s\n", e.Session, e.Message)
-		} else {
-			fmt.Fprintf(w, "error: session %s call %d (%s): %s\n", e.Session, e.Call, e.Tool, e.Message)
-		}
-	}
-	return nil
-}
+// isTerminal reports whether w is a terminal (cli.IsTerminal).
+func isTerminal(w io.Writer) bool { return cli.IsTerminal(w) }

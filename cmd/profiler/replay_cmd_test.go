@@ -392,7 +392,7 @@ func TestIsTerminal(t *testing.T) {
 	}{
 		{"buffer", &strings.Builder{}},
 		{"regular file", file},
-		{"serialised regular file", &serialWriter{w: file}},
+		{"serialised regular file", &serialWriter{W: file}},
 	} {
 		if isTerminal(c.w) {
 			t.Errorf("%s: isTerminal = true, want false", c.name)

@@ -45,7 +45,7 @@ func openPTY(t *testing.T) (ptmx, pts *os.File) {
 // terminal, directly and behind the serialising writer.
 func TestIsTerminalOnATerminal(t *testing.T) {
 	_, pts := openPTY(t)
-	if !isTerminal(pts) || !isTerminal(&serialWriter{w: pts}) {
+	if !isTerminal(pts) || !isTerminal(&serialWriter{W: pts}) {
 		t.Error("isTerminal(a pty) = false, want true")
 	}
 }

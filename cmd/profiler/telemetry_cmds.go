@@ -4,53 +4,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/internal/cli"
 	"github.com/toolprof/toolprof/otelmcp"
+	"github.com/toolprof/toolprof/report"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
-// telemetryDirs is a repeatable --telemetry flag: one directory per replica.
-type telemetryDirs []string
-
-func (d *telemetryDirs) String() string { return strings.Join(*d, ",") }
-func (d *telemetryDirs) Set(v string) error {
-	if v == "" {
-		return errors.New("want a directory path, not an empty string")
-	}
-	*d = append(*d, v)
-	return nil
-}
-
-// telemetryTime is a --since/--until flag: RFC 3339 or a UTC date.
-type telemetryTime struct{ t time.Time }
-
-func (t *telemetryTime) String() string {
-	if t.t.IsZero() {
-		return ""
-	}
-	return t.t.Format(time.RFC3339)
-}
-
-func (t *telemetryTime) Set(v string) error {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
-		if p, err := time.Parse(layout, v); err == nil {
-			t.t = p.UTC()
-			return nil
-		}
-	}
-	return fmt.Errorf("%q is not a time: want RFC 3339 (2026-03-01T12:00:00Z) or a UTC date (2026-03-01)", v)
-}
+// telemetryDirs is a repeatable --telemetry flag: one directory per
+// replica; telemetryTime a --since, --until or --before flag.
+type (
+	telemetryDirs = cli.Dirs
+	telemetryTime = cli.Time
+)
 
 // runImport stores session traces (JSON Lines) in a telemetry directory.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -73,15 +44,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case fs.NArg() == 0:
 		return usagef("import: no trace files given (want FILE.jsonl...)")
 	}
-	known := map[string]bool{}
-	for _, path := range catalogs {
-		c, err := catalog.Load(path)
-		if err != nil {
-			return fmt.Errorf("import: %w", err)
-		}
-		for _, n := range c.Names() {
-			known[n] = true
-		}
+	known, err := catalogNames(catalogs)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 
 	// Sessions are written as they are read, a batch at a time; a malformed
@@ -92,7 +57,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("import: %w", err)
 	}
 	defer im.Abort()
-	var rep traceReport
+	var rep telemetry.TraceReport
 	unknown := 0
 	add := func(t *telemetry.TraceSession) error {
 		added, err := im.Add(t)
@@ -112,76 +77,66 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *skipBad {
 			return usagef("import: --skip-bad reads JSON Lines traces; an OTLP file is read whole or not at all (drop --skip-bad)")
 		}
-		sessions, stats, err := otelmcp.ReadFiles(fs.Args())
-		if err != nil {
-			return fmt.Errorf("import --otlp: %w", err)
+		if err := importOTLP(fs.Args(), add, stdout); err != nil {
+			return err
 		}
-		fmt.Fprintf(stdout, "read %d spans: %d MCP tool calls in %d sessions, %d other spans skipped\n", stats.Spans, stats.Calls, stats.Sessions, stats.Skipped)
-		for i := range sessions {
-			if err := add(&sessions[i]); err != nil {
-				return fmt.Errorf("import: %w", err)
-			}
-		}
-	} else if err := importTraceFiles(ctx, fs.Args(), *skipBad, &rep, add); err != nil {
-		return err
+	} else if err := telemetry.ScanTraceFiles(ctx, fs.Args(), *skipBad, &rep, add); err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
-	if err := rep.report(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
+	if err := rep.Write(stderr, "import", *skipBad, "nothing written", "import the rest"); err != nil {
 		return err
 	}
 	res, err := im.Commit()
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	fmt.Fprintf(stdout, "imported %d sessions, %d calls into %s", res.Sessions, res.Calls, dirs[0])
+	printImported(stdout, res, dirs[0], len(rep.Bad), len(catalogs) > 0, unknown)
+	return nil
+}
+
+// printImported says what an import wrote into dir, what it skipped and,
+// with catalogs, how many calls went to tools in none of them.
+func printImported(stdout io.Writer, res telemetry.ImportResult, dir string, bad int, catalogs bool, unknown int) {
+	fmt.Fprintf(stdout, "imported %d sessions, %d calls into %s", res.Sessions, res.Calls, dir)
 	if res.Path != "" {
 		fmt.Fprintf(stdout, " (%s)", res.Path)
 	}
 	fmt.Fprintln(stdout)
-	if len(rep.Bad) > 0 {
-		fmt.Fprintf(stdout, "skipped %d malformed line(s)\n", len(rep.Bad))
+	if bad > 0 {
+		fmt.Fprintf(stdout, "skipped %d malformed line(s)\n", bad)
 	}
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(stdout, "skipped %d session(s) already in the telemetry directory\n", len(res.Skipped))
 	}
-	if len(catalogs) > 0 {
+	if catalogs {
 		fmt.Fprintf(stdout, "%d call(s) to tools in no catalog given (kept)\n", unknown)
 	}
-	return nil
 }
 
-// importTraceFiles streams JSON Lines trace files to add, session by
-// session; malformed lines and sessions repeated (in a file or across
-// files) go to rep, and once there is one, without skipBad, nothing more
-// is added (the import will be aborted) while the reading goes on to
-// report every malformed line.
-func importTraceFiles(ctx context.Context, paths []string, skipBad bool, rep *traceReport, add func(*telemetry.TraceSession) error) error {
-	type seenAt struct{ file, line int32 }
-	seen := map[string]seenAt{}
-	for fi, path := range paths {
-		f, err := os.Open(path)
+// catalogNames are the tool names of the catalogs at paths.
+func catalogNames(paths []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for _, path := range paths {
+		c, err := catalog.Load(path)
 		if err != nil {
-			return fmt.Errorf("import: %w", err)
+			return nil, err
 		}
-		err = telemetry.ScanTrace(ctx, f, path, func(line int, t *telemetry.TraceSession) error {
-			if prev, dup := seen[t.Session]; dup {
-				if int(prev.file) == fi {
-					rep.Bad = append(rep.Bad, &telemetry.LineError{File: path, Line: line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", t.Session, prev.line)})
-				} else {
-					rep.Bad = append(rep.Bad, fmt.Errorf("%s: session %q is also in %s (session ids must be unique)", path, t.Session, paths[prev.file]))
-				}
-				return nil
-			}
-			seen[t.Session] = seenAt{int32(fi), int32(line)}
-			if t.StartedNoZone {
-				rep.NoZone++
-			}
-			if len(rep.Bad) > 0 && !skipBad {
-				return nil // nothing will be written
-			}
-			return add(t)
-		}, func(e telemetry.LineError) { rep.Bad = append(rep.Bad, &e) })
-		f.Close()
-		if err != nil {
+		for _, n := range c.Names() {
+			known[n] = true
+		}
+	}
+	return known, nil
+}
+
+// importOTLP reads OTLP JSON trace files whole and adds their sessions.
+func importOTLP(paths []string, add func(*telemetry.TraceSession) error, stdout io.Writer) error {
+	sessions, stats, err := otelmcp.ReadFiles(paths)
+	if err != nil {
+		return fmt.Errorf("import --otlp: %w", err)
+	}
+	fmt.Fprintf(stdout, "read %d spans: %d MCP tool calls in %d sessions, %d other spans skipped\n", stats.Spans, stats.Calls, stats.Sessions, stats.Skipped)
+	for i := range sessions {
+		if err := add(&sessions[i]); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 	}
@@ -202,10 +157,10 @@ func telemetryWindow(name string, dirs telemetryDirs, since, until *telemetryTim
 	if len(dirs) == 0 {
 		return telemetry.Window{}, usagef("%s: --telemetry DIR is required", name)
 	}
-	if !since.t.IsZero() && !until.t.IsZero() && !since.t.Before(until.t) {
+	if !since.T.IsZero() && !until.T.IsZero() && !since.T.Before(until.T) {
 		return telemetry.Window{}, usagef("%s: --since %s is not before --until %s", name, since, until)
 	}
-	return telemetry.Window{Since: since.t, Until: until.t}, nil
+	return telemetry.Window{Since: since.T, Until: until.T}, nil
 }
 
 // scanTelemetry checks the reader flags of command name, reads the window
@@ -277,11 +232,11 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	st := telemetry.Summarize(snap)
 	if len(catalogs) > 0 {
-		r, err := statsEffects(catalogs, *profilesPath)
+		effects, err := report.ToolEffects(catalogs, *profilesPath)
 		if err != nil {
 			return fmt.Errorf("stats: %w", err)
 		}
-		st.Effects = telemetry.SummarizeEffects(snap, effectKinds(), catalogEffects(r))
+		st.Effects = telemetry.SummarizeEffects(snap, report.EffectKinds(), effects)
 	}
 	var buf bytes.Buffer
 	switch *format {
@@ -290,102 +245,14 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		enc.SetIndent("", "  ")
 		err = enc.Encode(st)
 	case "markdown":
-		err = writeStatsMarkdown(&buf, st)
+		err = report.WriteStatsMarkdown(&buf, st)
 	default:
-		err = writeStatsTable(&buf, st)
+		err = report.WriteStatsTable(&buf, st)
 	}
 	if err != nil {
 		return fmt.Errorf("stats: %w", err)
 	}
 	_, err = stdout.Write(buf.Bytes())
-	return err
-}
-
-// statsSummary is the totals table's rows.
-func statsSummary(st telemetry.Stats) [][2]string {
-	window := "(no sessions)"
-	if st.Since != nil {
-		window = st.Since.UTC().Format(time.RFC3339) + " .. " + st.Until.UTC().Format(time.RFC3339)
-	}
-	rows := [][2]string{
-		{"window", window},
-		{"sessions", fmt.Sprint(st.Sessions)},
-		{"calls", fmt.Sprint(st.Calls)},
-		{"dropped events", fmt.Sprint(st.Dropped)},
-		{"segments", fmt.Sprint(st.Segments)},
-	}
-	if len(st.Skipped) > 0 {
-		rows = append(rows, [2]string{"segments left out (being written)", fmt.Sprint(len(st.Skipped))})
-	}
-	return rows
-}
-
-// statsSections are the breakdowns, titled, in the order printed.
-func statsSections(st telemetry.Stats) []struct {
-	title string
-	rows  []telemetry.StatRow
-} {
-	return []struct {
-		title string
-		rows  []telemetry.StatRow
-	}{{"tool", st.Tools}, {"client", st.Clients}, {"outcome", st.Outcomes}, {"attribution", st.Attribution}}
-}
-
-func writeStatsTable(w io.Writer, st telemetry.Stats) error {
-	render := func(header []string, rows [][]string) error {
-		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}))
-		t.Header(header)
-		if err := t.Bulk(rows); err != nil {
-			return err
-		}
-		return t.Render()
-	}
-	var summary [][]string
-	for _, r := range statsSummary(st) {
-		summary = append(summary, []string{r[0], r[1]})
-	}
-	if err := render([]string{"telemetry", ""}, summary); err != nil {
-		return err
-	}
-	for _, sec := range statsSections(st) {
-		rows := make([][]string, 0, len(sec.rows))
-		for _, r := range sec.rows {
-			rows = append(rows, []string{r.Name, fmt.Sprint(r.Calls), fmt.Sprint(r.Sessions)})
-		}
-		if err := render([]string{sec.title, "calls", "sessions"}, rows); err != nil {
-			return err
-		}
-	}
-	if len(st.Effects) > 0 {
-		return render(effectRows(st.Effects))
-	}
-	return nil
-}
-
-// markdownCell escapes what would break a GitHub table cell.
-func markdownCell(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-func writeStatsMarkdown(w io.Writer, st telemetry.Stats) error {
-	var b strings.Builder
-	b.WriteString("| telemetry | |\n| --- | ---: |\n")
-	for _, r := range statsSummary(st) {
-		fmt.Fprintf(&b, "| %s | %s |\n", markdownCell(r[0]), markdownCell(r[1]))
-	}
-	for _, sec := range statsSections(st) {
-		fmt.Fprintf(&b, "\n| %s | calls | sessions |\n| --- | ---: | ---: |\n", sec.title)
-		for _, r := range sec.rows {
-			fmt.Fprintf(&b, "| %s | %d | %d |\n", markdownCell(r.Name), r.Calls, r.Sessions)
-		}
-	}
-	if len(st.Effects) > 0 {
-		writeEffectsMarkdown(&b, st.Effects)
-	}
-	_, err := io.WriteString(w, b.String())
 	return err
 }
 
@@ -405,12 +272,12 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("compact: unexpected argument %q", fs.Arg(0))
 	case len(dirs) == 0:
 		return usagef("compact: --telemetry DIR is required")
-	case before.t.IsZero():
+	case before.T.IsZero():
 		return usagef("compact: --before DATE is required")
 	}
 	total := 0
 	for _, dir := range dirs {
-		removed, err := telemetry.Compact(ctx, dir, before.t)
+		removed, err := telemetry.Compact(ctx, dir, before.T)
 		for _, p := range removed {
 			fmt.Fprintln(stdout, "removed", p)
 		}
@@ -419,6 +286,6 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("compact: %w", err)
 		}
 	}
-	fmt.Fprintf(stdout, "removed %d segment(s) entirely before %s\n", total, before.t.Format(time.RFC3339))
+	fmt.Fprintf(stdout, "removed %d segment(s) entirely before %s\n", total, before.T.Format(time.RFC3339))
 	return nil
 }

@@ -250,7 +250,7 @@ func mustTime(s string) time.Time {
 	if err := tt.Set(s); err != nil {
 		panic(err)
 	}
-	return tt.t
+	return tt.T
 }
 
 func TestCompactCommand(t *testing.T) {

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // Every command that reads trace files reports them alike: a start without
-// a zone is read as UTC and said once, and at most maxLineErrors malformed
+// a zone is read as UTC and said once, and at most telemetry.MaxLineErrors malformed
 // lines are named, then how many more.
 func TestTraceLinesReportedAlike(t *testing.T) {
 	profilesPath, catalogPath, _ := checkFixture(t)
@@ -58,8 +60,8 @@ func TestTraceLinesReportedAlike(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			named := regexp.MustCompile(`(?m)^`+name+`: skipped .*bad\.jsonl:\d+: `).FindAllString(stderr, -1)
-			if len(named) != maxLineErrors || !strings.Contains(stderr, name+": ... and 10 more malformed line(s)\n") {
-				t.Errorf("%d lines named, want %d and then 10 more:\n%s", len(named), maxLineErrors, stderr)
+			if len(named) != telemetry.MaxLineErrors || !strings.Contains(stderr, name+": ... and 10 more malformed line(s)\n") {
+				t.Errorf("%d lines named, want %d and then 10 more:\n%s", len(named), telemetry.MaxLineErrors, stderr)
 			}
 			_, stderr, code = runProfiler(t, args(badPath)...)
 			if code != 1 || !strings.Contains(stderr, "30 malformed trace line(s)") || !strings.Contains(stderr, "pass --skip-bad to") {

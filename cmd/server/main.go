@@ -129,6 +129,23 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			"or an unknown profile, 1 when the handshake is over --max-handshake-tokens or -bytes.\n\nflags:")
 		fset.PrintDefaults()
 	}
+	c.register(fset)
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	fset.Visit(func(f *flag.Flag) { c.profilesNamed = c.profilesNamed || f.Name == "profiles" })
+	c.upstream = fset.Args()
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// register declares the flags into c.
+func (c *config) register(fset *flag.FlagSet) {
 	fset.StringVar(&c.profilesPath, "profiles", defaultProfilesPath, "generated profiles `FILE` (profiles.toml beside it is merged in; default: $"+profilesEnv+", else this); a FILE named that does not exist exits 1, only the default may be absent (day one: every tool as profile full)")
 	fset.StringVar(&c.profile, "profile", "", "profile `NAME` to serve (default: $TOOLPROF_PROFILE, else the file's default)")
 	fset.IntVar(&c.pageSize, "page-size", gateway.DefaultPageSize, "tools per tools/list page when the client pages (cursor \""+gateway.StartCursor+"\" starts)")
@@ -154,61 +171,57 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fset.IntVar(&c.maxFrameBytes, "max-frame-bytes", jsonrpcwire.DefaultMaxFrameBytes, "over stdio, answer a message (one line) longer than `N` bytes with a JSON-RPC error and skip it")
 	fset.IntVar(&c.sessionCalls, "max-session-calls", gateway.DefaultMaxSessionCalls, "answer a tools/call with the retryable envelope busy while `N` calls of its session are in flight")
 	fset.IntVar(&c.calls, "max-calls", gateway.DefaultMaxCalls, "answer a tools/call with the retryable envelope busy while `N` calls of all sessions are in flight")
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usageError{err}
-	}
-	fset.Visit(func(f *flag.Flag) { c.profilesNamed = c.profilesNamed || f.Name == "profiles" })
-	c.upstream = fset.Args()
+}
+
+// check validates the flags after parsing.
+func (c *config) check() error {
 	switch {
 	case len(c.upstream) == 0 && c.launchPath == "":
-		return nil, usagef("no upstream command: want server [flags] -- CMD ARGS..., or server [flags] --launch FILE")
+		return usagef("no upstream command: want server [flags] -- CMD ARGS..., or server [flags] --launch FILE")
 	case len(c.upstream) > 0 && c.launchPath != "":
-		return nil, usagef("--launch %s and -- %s: give one of them (declare the command in the launch file to run both)", c.launchPath, c.upstream[0])
+		return usagef("--launch %s and -- %s: give one of them (declare the command in the launch file to run both)", c.launchPath, c.upstream[0])
 	case c.persona != "" && c.launchPath == "":
-		return nil, usagef("--persona %s needs --launch FILE (personas live beside it in %s/)", c.persona, launch.PersonaDir)
+		return usagef("--persona %s needs --launch FILE (personas live beside it in %s/)", c.persona, launch.PersonaDir)
 	}
 	if c.pageSize < 1 {
-		return nil, usagef("--page-size %d: must be at least 1", c.pageSize)
+		return usagef("--page-size %d: must be at least 1", c.pageSize)
 	}
 	if c.usageIdleGap <= 0 {
-		return nil, usagef("--usage-idle-gap %v: must be positive", c.usageIdleGap)
+		return usagef("--usage-idle-gap %v: must be positive", c.usageIdleGap)
 	}
 	if c.explore < 0 || c.explore > 1 {
-		return nil, usagef("--explore %v: must be between 0 and 1", c.explore)
+		return usagef("--explore %v: must be between 0 and 1", c.explore)
 	}
 	if c.icons != profiles.IconsKeep && c.icons != profiles.IconsDrop {
-		return nil, usagef("--icons %q: want %s or %s", c.icons, profiles.IconsKeep, profiles.IconsDrop)
+		return usagef("--icons %q: want %s or %s", c.icons, profiles.IconsKeep, profiles.IconsDrop)
 	}
 	if c.budget.tokens < 0 {
-		return nil, usagef("--max-handshake-tokens %d: must not be negative (0: no limit)", c.budget.tokens)
+		return usagef("--max-handshake-tokens %d: must not be negative (0: no limit)", c.budget.tokens)
 	}
 	if c.budget.bytes < 0 {
-		return nil, usagef("--max-handshake-bytes %d: must not be negative (0: no limit)", c.budget.bytes)
+		return usagef("--max-handshake-bytes %d: must not be negative (0: no limit)", c.budget.bytes)
 	}
 	if c.rotate < 0 {
-		return nil, usagef("--rotate %v: must not be negative", c.rotate)
+		return usagef("--rotate %v: must not be negative", c.rotate)
 	}
 	if c.maxFrameBytes < 1 {
-		return nil, usagef("--max-frame-bytes %d: must be at least 1", c.maxFrameBytes)
+		return usagef("--max-frame-bytes %d: must be at least 1", c.maxFrameBytes)
 	}
 	if c.sessionCalls < 1 {
-		return nil, usagef("--max-session-calls %d: must be at least 1", c.sessionCalls)
+		return usagef("--max-session-calls %d: must be at least 1", c.sessionCalls)
 	}
 	if c.calls < 1 {
-		return nil, usagef("--max-calls %d: must be at least 1", c.calls)
+		return usagef("--max-calls %d: must be at least 1", c.calls)
 	}
 	if err := c.hard.check(c.httpAddr); err != nil {
-		return nil, err
+		return err
 	}
 	if c.httpAddr != "" && !c.allowRemote {
 		if err := checkLoopback(c.httpAddr); err != nil {
-			return nil, usageError{err}
+			return usageError{err}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // checkLoopback refuses an address that would listen beyond this machine.
@@ -236,33 +249,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return usageError{err}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if c.profile == "" {
-		c.profile = os.Getenv("TOOLPROF_PROFILE")
-	}
-	if v := os.Getenv(profilesEnv); v != "" && !c.profilesNamed {
-		c.profilesPath, c.profilesNamed, c.profilesFromEnv = v, true, true
-	}
-	// Read once now, so that an invalid sidecar logs its warning at start;
-	// the gateway rereads it on every use.
-	home, _ := os.UserHomeDir()
-	oc := opcontext.New(os.LookupEnv, home, logger)
-	oc.Active()
-
-	// The launch document is checked before the profiles, so that a bad
-	// one is the first and only thing reported.
-	if _, err := launchDocument(c); err != nil {
-		return err
-	}
-	set, dayOne, err := loadProfiles(c)
+	oc, src, err := readConfiguration(c, logger, stderr)
 	if err != nil {
 		return err
 	}
-	if dayOne != "" {
-		fmt.Fprintln(stderr, "server:", dayOne)
-	}
-
-	src := newProfileSource(c.profilesPath, set, stderr) // reloaded on change (reload.go)
-	src.finding = dayOne
 
 	// The upstreams are ours: started here and closed by the gateway.
 	ref := &gatewayRef{}
@@ -274,73 +264,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	// Read before listing: a server that becomes ready after this may be
-	// missing from the listing, and its announcement may come before the
-	// gateway can hear it.
-	allReady := !slices.ContainsFunc(up.Health(), func(h upstream.Health) bool { return h.State != upstream.StateReady })
-	tools, err := up.ListTools(ctx)
-	if err != nil {
-		// None has started: serve no tools until one does (it joins
-		// through ToolsChanged).
-		fmt.Fprintf(stderr, "server: no upstream could be listed yet (%v); serving no tools until one starts\n", err)
-		tools = []*mcp.Tool{}
-	}
-	resolve := func(tools []*mcp.Tool) (*profiles.Resolved, error) {
-		set, finding := src.current()
-		if set == nil {
-			r := profiles.Full(tools)
-			if c.profile != "" {
-				r.Default = c.profile
-			}
-			return withFinding(r, finding), nil
-		}
-		r, err := set.Resolve(tools)
-		if err != nil {
-			return nil, fmt.Errorf("profiles %s: %w", c.profilesPath, err)
-		}
-		if _, ok := r.Profiles[c.profile]; ok {
-			r.Default = c.profile // what stdio and /mcp serve
-		}
-		return withFinding(r, finding), nil
-	}
-	resolved, err := resolve(tools)
+	opts, allReady, err := gatewayOptions(ctx, c, up, src, stderr)
 	if err != nil {
 		up.Close()
 		return err
 	}
-	if c.profile != "" {
-		if _, ok := resolved.Profiles[c.profile]; !ok {
-			up.Close()
-			return usagef("unknown profile %q; valid profiles: %s", c.profile, strings.Join(resolved.Names(), ", "))
-		}
-	}
-	// The gateway logs resolved.Warnings when it starts (tools a profile's
-	// rules removed among them), and new ones on a reload.
-
-	opts := gateway.Options{
-		Upstream:         up,
-		Tools:            tools,
-		Profiles:         resolved,
-		PageSize:         c.pageSize,
-		ServerName:       version.Name,
-		ServerVersion:    version.Version,
-		Explore:          c.explore,
-		MaxProfile:       c.maxProfile,
-		CursorKey:        key,
-		Logger:           logger,
-		ReadOnly:         c.readOnly,
-		DropIcons:        c.icons == profiles.IconsDrop,
-		OperatingContext: oc,
-		Resolve:          resolve,
-		CallTimeout:      c.hard.callTimeout,
-		HTTP:             c.hard.httpOptions(),
-		MaxSessionCalls:  c.sessionCalls,
-		MaxCalls:         c.calls,
-		UsageIdleGap:     c.usageIdleGap,
-	}
+	opts.CursorKey, opts.Logger, opts.OperatingContext = key, logger, oc
 	opts.HTTP.Tokens = toks
 	if c.budget.set() {
-		if err := checkHandshake(ctx, opts, resolved.Default, c.budget, stderr); err != nil {
+		if err := checkHandshake(ctx, opts, opts.Profiles.Default, c.budget, stderr); err != nil {
 			up.Close()
 			var pe *gateway.ProfileError
 			if errors.As(err, &pe) {
@@ -349,45 +281,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 	}
-
-	var rec gateway.Recorder
-	var closeRec func()
-	if !c.health {
-		r, err := openRecorder(c)
-		if err != nil {
-			up.Close()
-			return err
-		}
-		rec, closeRec = r, func() { closeTelemetry(r, c.telemetryDir, stderr) }
-	}
-	opts.Recorder = rec
-	closeOTel, err := startOTel(ctx, c, &opts)
+	g, closeRec, closeOTel, err := startGateway(ctx, c, opts, up, stderr)
 	if err != nil {
-		up.Close()
-		if closeRec != nil {
-			closeRec()
-		}
 		return err
 	}
 	defer closeOTel(stderr)
-	g, err := gateway.New(ctx, opts)
-	if err != nil {
-		up.Close()
-		if closeRec != nil {
-			closeRec()
-		}
-		var pe *gateway.ProfileError
-		if errors.As(err, &pe) {
-			return usageError{err}
-		}
-		return err
-	}
+	defer closeRec()
 	ref.g.Store(g)
 	if err := checkTokensNow(toks, ref); err != nil {
 		g.Close()
-		if closeRec != nil {
-			closeRec()
-		}
 		return err
 	}
 	if toks != nil {
@@ -406,10 +308,145 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// gateway's failure.
 		fmt.Fprintln(stderr, "server: warning:", err)
 	}
-	if closeRec != nil {
-		closeRec()
-	}
 	return serveErr
+}
+
+// readConfiguration completes c from the environment and reads what the
+// server serves before it starts anything: the operating context, the
+// launch document (checked first, so that a bad one is the first and only
+// thing reported) and the profiles.
+func readConfiguration(c *config, logger *slog.Logger, stderr io.Writer) (*opcontext.Source, *profileSource, error) {
+	if c.profile == "" {
+		c.profile = os.Getenv("TOOLPROF_PROFILE")
+	}
+	if v := os.Getenv(profilesEnv); v != "" && !c.profilesNamed {
+		c.profilesPath, c.profilesNamed, c.profilesFromEnv = v, true, true
+	}
+	// Read once now, so that an invalid sidecar logs its warning at start;
+	// the gateway rereads it on every use.
+	home, _ := os.UserHomeDir()
+	oc := opcontext.New(os.LookupEnv, home, logger)
+	oc.Active()
+
+	if _, err := launchDocument(c); err != nil {
+		return nil, nil, err
+	}
+	set, dayOne, err := loadProfiles(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dayOne != "" {
+		fmt.Fprintln(stderr, "server:", dayOne)
+	}
+
+	src := newProfileSource(c.profilesPath, set, dayOne, stderr) // reloaded on change (reload.go)
+	return oc, src, nil
+}
+
+// gatewayOptions lists the upstreams' tools, resolves the profiles
+// against them and returns the gateway's options from the flags (without
+// the cursor key, logger, operating context and tokens), and whether
+// every upstream was ready when listed.
+func gatewayOptions(ctx context.Context, c *config, up *upstream.Set, src *profileSource, stderr io.Writer) (gateway.Options, bool, error) {
+	// Read before listing: a server that becomes ready after this may be
+	// missing from the listing, and its announcement may come before the
+	// gateway can hear it.
+	allReady := !slices.ContainsFunc(up.Health(), func(h upstream.Health) bool { return h.State != upstream.StateReady })
+	tools, err := up.ListTools(ctx)
+	if err != nil {
+		// None has started: serve no tools until one does (it joins
+		// through ToolsChanged).
+		fmt.Fprintf(stderr, "server: no upstream could be listed yet (%v); serving no tools until one starts\n", err)
+		tools = []*mcp.Tool{}
+	}
+	resolve := c.resolver(src)
+	resolved, err := resolve(tools)
+	if err != nil {
+		return gateway.Options{}, false, err
+	}
+	if c.profile != "" {
+		if _, ok := resolved.Profiles[c.profile]; !ok {
+			return gateway.Options{}, false, usagef("unknown profile %q; valid profiles: %s", c.profile, strings.Join(resolved.Names(), ", "))
+		}
+	}
+	// The gateway logs resolved.Warnings when it starts (tools a profile's
+	// rules removed among them), and new ones on a reload.
+	return gateway.Options{
+		Upstream:        up,
+		Tools:           tools,
+		Profiles:        resolved,
+		PageSize:        c.pageSize,
+		ServerName:      version.Name,
+		ServerVersion:   version.Version,
+		Explore:         c.explore,
+		MaxProfile:      c.maxProfile,
+		ReadOnly:        c.readOnly,
+		DropIcons:       c.icons == profiles.IconsDrop,
+		Resolve:         resolve,
+		CallTimeout:     c.hard.callTimeout,
+		HTTP:            c.hard.httpOptions(),
+		MaxSessionCalls: c.sessionCalls,
+		MaxCalls:        c.calls,
+		UsageIdleGap:    c.usageIdleGap,
+	}, allReady, nil
+}
+
+// resolver resolves the profiles src serves against the upstreams'
+// tools, with --profile as the default when it names one, and src's
+// finding among the warnings.
+func (c *config) resolver(src *profileSource) func([]*mcp.Tool) (*profiles.Resolved, error) {
+	return func(tools []*mcp.Tool) (*profiles.Resolved, error) {
+		set, finding := src.current()
+		if set == nil {
+			r := profiles.Full(tools)
+			if c.profile != "" {
+				r.Default = c.profile
+			}
+			return withFinding(r, finding), nil
+		}
+		r, err := set.Resolve(tools)
+		if err != nil {
+			return nil, fmt.Errorf("profiles %s: %w", c.profilesPath, err)
+		}
+		if _, ok := r.Profiles[c.profile]; ok {
+			r.Default = c.profile // what stdio and /mcp serve
+		}
+		return withFinding(r, finding), nil
+	}
+}
+
+// startGateway opens the recorder (not for --health) and the OpenTelemetry
+// export and makes the gateway over up. On an error everything opened is
+// closed, up included; otherwise the caller closes the recorder with
+// closeRec after the gateway, then closeOTel.
+func startGateway(ctx context.Context, c *config, opts gateway.Options, up *upstream.Set, stderr io.Writer) (g *gateway.Gateway, closeRec func(), closeOTel func(io.Writer), err error) {
+	closeRec = func() {}
+	if !c.health {
+		r, err := openRecorder(c)
+		if err != nil {
+			up.Close()
+			return nil, nil, nil, err
+		}
+		opts.Recorder = r
+		closeRec = func() { closeTelemetry(r, c.telemetryDir, stderr) }
+	}
+	closeOTel, err = startOTel(ctx, c, &opts)
+	if err != nil {
+		up.Close()
+		closeRec()
+		return nil, nil, nil, err
+	}
+	if g, err = gateway.New(ctx, opts); err != nil {
+		up.Close()
+		closeRec()
+		closeOTel(stderr)
+		var pe *gateway.ProfileError
+		if errors.As(err, &pe) {
+			return nil, nil, nil, usageError{err}
+		}
+		return nil, nil, nil, err
+	}
+	return g, closeRec, closeOTel, nil
 }
 
 // loadProfiles reads the profiles file. A missing default file is day one:

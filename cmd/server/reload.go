@@ -18,91 +18,66 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sync"
 	"time"
 
+	"github.com/toolprof/toolprof/internal/reload"
 	"github.com/toolprof/toolprof/profiles"
 )
-
-// fileStamp is what says a file changed: its modification time and size
-// (zero for a missing file).
-type fileStamp struct {
-	mod  time.Time
-	size int64
-}
 
 // reloadEvery is the least time between two looks at the profiles files.
 const reloadEvery = time.Second
 
-func stampOf(stat func(string) (fs.FileInfo, error), path string) fileStamp {
-	fi, err := stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{fi.ModTime(), fi.Size()}
-}
-
-// profileSource is the profile set being served and how the files it came
-// from looked when it was read.
+// profileSource is the profile set being served (nil: no profiles file,
+// every tool as full), kept current from the generated file and the
+// profiles.toml beside it.
 type profileSource struct {
-	path   string // the generated file; profiles.toml is beside it
+	path   string // the generated file
 	stderr io.Writer
-
-	stat  func(string) (fs.FileInfo, error) // os.Stat
-	every time.Duration                     // reloadEvery; 0 looks at every call of changed
-
-	mu      sync.Mutex
-	set     *profiles.Set // nil: no profiles file, every tool as full
-	stamps  [2]fileStamp
-	looked  time.Time // when the files were last looked at
-	finding string    // why the files on disk are not served; "" when they are
+	src    *reload.Source[*profiles.Set]
 }
 
-func newProfileSource(path string, set *profiles.Set, stderr io.Writer) *profileSource {
-	p := &profileSource{path: path, set: set, stderr: stderr, stat: os.Stat, every: reloadEvery}
-	p.stamps, p.looked = p.stampsOf(), time.Now()
-	return p
-}
-
-func (p *profileSource) stampsOf() [2]fileStamp {
-	return [2]fileStamp{stampOf(p.stat, p.path), stampOf(p.stat, profiles.PolicyPathFor(p.path))}
+// newProfileSource serves set, read from path, with finding (why the files
+// on disk are not what is served; "" when they are) until they change.
+func newProfileSource(path string, set *profiles.Set, finding string, stderr io.Writer) *profileSource {
+	var problem error
+	if finding != "" {
+		problem = errors.New(finding)
+	}
+	load := func() (*profiles.Set, error) {
+		set, err := profiles.Load(path)
+		if err == nil {
+			return set, nil
+		}
+		if _, serr := os.Stat(path); errors.Is(err, fs.ErrNotExist) && serr != nil {
+			err = fmt.Errorf("%s was removed", path)
+		}
+		return nil, fmt.Errorf("profiles %s changed but cannot be served (%v); serving the last good profiles", path, err)
+	}
+	src := reload.New(set, problem, load, path, profiles.PolicyPathFor(path))
+	src.Every = reloadEvery
+	return &profileSource{path: path, stderr: stderr, src: src}
 }
 
 // current is the set to resolve with, and the finding to report with it.
 func (p *profileSource) current() (*profiles.Set, string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.set, p.finding
+	set, problem := p.src.Current()
+	if problem != nil {
+		return set, problem.Error()
+	}
+	return set, ""
 }
 
 // changed rereads the files when they changed since last seen and reports
-// whether what should be served (the set or the finding) changed. Within
-// every of the last look it does not look.
+// whether what should be served (the set or the finding) changed.
 func (p *profileSource) changed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if now.Sub(p.looked) < p.every {
-		return false
-	}
-	p.looked = now
-	stamps := p.stampsOf()
-	if stamps == p.stamps {
-		return false
-	}
-	p.stamps = stamps
-	set, err := profiles.Load(p.path)
+	changed, err := p.src.Refresh()
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && stamps[0] == (fileStamp{}):
-		err = fmt.Errorf("%s was removed", p.path)
-	case err == nil:
-		p.set, p.finding = set, ""
+	case err != nil:
+		fmt.Fprintln(p.stderr, "server: warning:", err)
+	case changed:
 		fmt.Fprintf(p.stderr, "server: profiles %s changed: reloaded\n", p.path)
-		return true
 	}
-	p.finding = fmt.Sprintf("profiles %s changed but cannot be served (%v); serving the last good profiles", p.path, err)
-	fmt.Fprintln(p.stderr, "server: warning:", p.finding)
-	return true
+	return changed
 }
 
 // reloader returns what the HTTP handler calls when a session opens: a

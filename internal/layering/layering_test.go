@@ -1,6 +1,6 @@
 // Package layering holds the test that keeps the two wings of the module
 // apart: the serving side (cmd/server and what it links) imports nothing of
-// the analysis side (derive, groups, bench, report, evaluate) nor their
+// the analysis side (derive, groups, bench, report, evaluate, generate) nor their
 // heavy dependencies, so a server binary carries no solver, plot or table
 // code and an analysis change cannot alter what is served.
 package layering
@@ -20,6 +20,7 @@ var forbidden = []string{
 	"github.com/toolprof/toolprof/bench",
 	"github.com/toolprof/toolprof/report",
 	"github.com/toolprof/toolprof/evaluate",
+	"github.com/toolprof/toolprof/generate",
 }
 
 // TestServerLinksNoAnalysis: go list -deps of cmd/server holds no package

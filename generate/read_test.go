@@ -1,4 +1,4 @@
-package main
+package generate
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/toolprof/toolprof/telemetry"
 )
 
-// TestReadDeriveSessionsKeepsOneCopy: derive reads telemetry usage
+// TestReadSessionsKeepsOneCopy: derive reads telemetry usage
 // without copying it into a second array: beyond what the scan itself
 // allocates, reading allocates less than half a Usage per session.
-func TestReadDeriveSessionsKeepsOneCopy(t *testing.T) {
+func TestReadSessionsKeepsOneCopy(t *testing.T) {
 	const sessions = 20000
 	dir := t.TempDir()
 	traces := make([]telemetry.TraceSession, sessions)
@@ -39,11 +39,11 @@ func TestReadDeriveSessionsKeepsOneCopy(t *testing.T) {
 	})
 	var got []telemetry.Usage
 	read := allocated(func() {
-		var err error
-		got, _, _, _, err = readDeriveSessions(context.Background(), &deriveFlags{telemetry: listFlag{dir}}, io.Discard)
+		r, err := readSessions(context.Background(), []string{dir}, nil, false, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
+		got = r.sessions
 	})
 	if len(got) != sessions {
 		t.Fatalf("read %d sessions, want %d", len(got), sessions)

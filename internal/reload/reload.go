@@ -1,0 +1,120 @@
+// Package reload keeps a value loaded from files current: Refresh loads it
+// again when one of the files changed, and a change that does not load
+// leaves the last good value in force, with the problem reported beside
+// it. The gateway's profiles and its tokens file are both kept this way.
+//
+// A file has changed when its modification time or size differs from when
+// it was last seen; a missing file is seen as empty, so that its removal
+// is a change too. Refresh only stats the files until one changed, which
+// makes it cheap enough to call per request or on a short poll. Saving a
+// file twice within the filesystem's timestamp granularity, at the same
+// size, is not seen: write a new file and rename it over the old one.
+package reload
+
+import (
+	"io/fs"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// stamp is what says a file changed; zero for a missing file.
+type stamp struct {
+	mod  time.Time
+	size int64
+}
+
+func stampOf(stat func(string) (fs.FileInfo, error), path string) stamp {
+	fi, err := stat(path)
+	if err != nil {
+		return stamp{}
+	}
+	return stamp{fi.ModTime(), fi.Size()}
+}
+
+// Source is a value loaded from files and kept current. It is safe for
+// concurrent use.
+type Source[T any] struct {
+	// Every is the least time between two looks at the files: a Refresh
+	// within Every of the last look does not stat them, which bounds what a
+	// caller refreshing per request pays. Zero looks at every Refresh. Set
+	// it before the first Refresh.
+	Every time.Duration
+	// Stat reads a file's stamp; nil is os.Stat. Set it before the first
+	// Refresh.
+	Stat func(string) (fs.FileInfo, error)
+
+	paths []string
+	load  func() (T, error)
+
+	mu      sync.Mutex
+	value   T
+	stamps  []stamp
+	looked  time.Time // when the files were last stat'ed
+	loaded  time.Time
+	problem error
+}
+
+// New returns a Source holding value, loaded from paths as they are now,
+// with problem (nil for none) reported beside it until the files change;
+// load reads the value again.
+func New[T any](value T, problem error, load func() (T, error), paths ...string) *Source[T] {
+	now := time.Now()
+	s := &Source[T]{paths: paths, load: load, value: value, problem: problem, loaded: now, looked: now}
+	s.stamps = s.stampsNow()
+	return s
+}
+
+func (s *Source[T]) stampsNow() []stamp {
+	stat := s.Stat
+	if stat == nil {
+		stat = os.Stat
+	}
+	out := make([]stamp, len(s.paths))
+	for i, p := range s.paths {
+		out[i] = stampOf(stat, p)
+	}
+	return out
+}
+
+// Current returns the value in force and the problem with the files on
+// disk: nil when they are what is served.
+func (s *Source[T]) Current() (T, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.value, s.problem
+}
+
+// Loaded is when the value in force was loaded.
+func (s *Source[T]) Loaded() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loaded
+}
+
+// Refresh loads the value again when a file changed since it was last
+// seen, looking at most once per Every. changed reports whether Current's value or problem changed; err
+// is the problem with the changed files, nil when their value was taken
+// up or nothing changed.
+func (s *Source[T]) Refresh() (changed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if now.Sub(s.looked) < s.Every {
+		return false, nil
+	}
+	s.looked = now
+	stamps := s.stampsNow()
+	if slices.Equal(stamps, s.stamps) {
+		return false, nil
+	}
+	s.stamps = stamps
+	v, err := s.load()
+	if err != nil {
+		s.problem = err
+		return true, err
+	}
+	s.value, s.problem, s.loaded = v, nil, time.Now()
+	return true, nil
+}
