@@ -57,6 +57,9 @@ type Served struct {
 	// ToolDefinitionBytes is, for tools/list, the wire size of the tool
 	// definitions the page served.
 	ToolDefinitionBytes int
+	// ToolDefinitions are, for tools/list, the tool definitions the page
+	// served, as sent; shared with the answer, never changed.
+	ToolDefinitions []json.RawMessage
 }
 
 // How a session reached a tool it called (Served.ReachedBy).
@@ -133,9 +136,9 @@ func (g *Gateway) complete(r *Served, note *observeNote, req mcp.Request, res mc
 			r.ProtocolVersion = res.ProtocolVersion
 		}
 	case *toolsPage:
-		r.ToolDefinitionBytes = rawBytes(res.Tools)
+		r.ToolDefinitions, r.ToolDefinitionBytes = res.Tools, rawBytes(res.Tools)
 	case *cacheablePage:
-		r.ToolDefinitionBytes = rawBytes(res.Tools)
+		r.ToolDefinitions, r.ToolDefinitionBytes = res.Tools, rawBytes(res.Tools)
 	}
 	if p, ok := req.GetParams().(*mcp.GetPromptParams); ok && p != nil {
 		r.Prompt = boundName(p.Name, maxUnknownToolName)

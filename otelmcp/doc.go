@@ -12,8 +12,9 @@
 // toolprof.* (attributes.go); never an argument value, a result or an error
 // message, and only tool names bounded as telemetry bounds them. Metrics
 // are the conventions' duration histograms (seconds, the conventions'
-// buckets) and toolprof.tool_definitions.bytes, the size of each tools/list
-// page served, per profile.
+// buckets) and toolprof.tool_definitions.tokens, per profile: the model
+// measure (package price) of each tools/list page served, what the
+// listing costs the model, tokenized once per distinct page.
 //
 // Export never blocks or fails a call: ended spans wait in a queue of
 // Config.MaxQueue spans for the SDK's batch processor, and a span that finds

@@ -65,12 +65,13 @@ type Exporter struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 
-	serverDuration  metric.Float64Histogram
-	clientDuration  metric.Float64Histogram
-	sessionDuration metric.Float64Histogram
-	definitionBytes metric.Int64Histogram
+	serverDuration   metric.Float64Histogram
+	clientDuration   metric.Float64Histogram
+	sessionDuration  metric.Float64Histogram
+	definitionTokens metric.Int64Histogram
 
-	gate *gate
+	measure *listingMeasure
+	gate    *gate
 }
 
 // Enabled reports whether export is switched on: by the --otel flag, or by
@@ -116,7 +117,11 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 		return nil, fmt.Errorf("otel: resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
 	}
 
-	e := &Exporter{prop: propagation.TraceContext{}}
+	measure, err := newListingMeasure()
+	if err != nil {
+		return nil, err
+	}
+	e := &Exporter{prop: propagation.TraceContext{}, measure: measure}
 	spans := cfg.SpanExporter
 	if spans == nil && getenv("OTEL_TRACES_EXPORTER") != "none" {
 		if spans, err = otlptracehttp.New(ctx); err != nil {
@@ -164,10 +169,10 @@ func (e *Exporter) instruments(m metric.Meter) error {
 	e.serverDuration = hist(MetricServerOperationDuration, "MCP request duration as observed on the gateway, from receipt until the answer is sent.")
 	e.clientDuration = hist(MetricClientOperationDuration, "MCP request duration as observed by the gateway calling its upstream.")
 	e.sessionDuration = hist(MetricServerSessionDuration, "The duration of the MCP session as observed on the gateway.")
-	b, berr := m.Int64Histogram(MetricToolDefinitionsBytes, metric.WithUnit("By"),
-		metric.WithDescription("Bytes of tool definitions one tools/list page served, per profile."),
-		metric.WithExplicitBucketBoundaries(1<<10, 4<<10, 16<<10, 64<<10, 256<<10, 1<<20))
-	e.definitionBytes = b
+	b, berr := m.Int64Histogram(MetricToolDefinitionsTokens, metric.WithUnit("{token}"),
+		metric.WithDescription("Tokens of the tool definitions one tools/list page served, per profile, in the model measure (the tools array a client forwards to the model, o200k_base)."),
+		metric.WithExplicitBucketBoundaries(250, 1000, 2500, 5000, 10000, 25000, 50000, 100000))
+	e.definitionTokens = b
 	if err = errors.Join(err, berr); err != nil {
 		return fmt.Errorf("otel: instruments: %w", err)
 	}
@@ -231,9 +236,14 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 			// The type, not the message: a message may quote arguments.
 			span.SetStatus(codes.Error, errType)
 		}
-		if r.Method == methodListTools {
+		if r.Method == methodListTools && r.Err == nil {
 			attrs = append(attrs, attribute.Int(AttrToolDefinitionsBytes, r.ToolDefinitionBytes))
-			e.definitionBytes.Record(context.Background(), int64(r.ToolDefinitionBytes), metric.WithAttributes(attribute.String(AttrProfile, r.Profile)))
+			// A page that cannot be measured (a definition that is not
+			// JSON) goes without the figure rather than with a wrong one.
+			if n, err := e.measure.tokens(r.ToolDefinitions); err == nil {
+				attrs = append(attrs, attribute.Int(AttrToolDefinitionsTokens, n))
+				e.definitionTokens.Record(context.Background(), int64(n), metric.WithAttributes(attribute.String(AttrProfile, r.Profile)))
+			}
 		}
 		span.SetName(spanName(r.Method, target(r)))
 		span.SetAttributes(attrs...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +20,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/upstream"
 )
@@ -233,7 +236,7 @@ func TestSpansFollowTheConventions(t *testing.T) {
 			metrics[m.Name] = m.Data
 		}
 	}
-	for _, name := range []string{MetricServerOperationDuration, MetricClientOperationDuration, MetricToolDefinitionsBytes} {
+	for _, name := range []string{MetricServerOperationDuration, MetricClientOperationDuration, MetricToolDefinitionsTokens} {
 		if _, ok := metrics[name]; !ok {
 			t.Errorf("no metric %s among %v", name, metrics)
 		}
@@ -256,6 +259,70 @@ func TestSpansFollowTheConventions(t *testing.T) {
 		if b := h.DataPoints[0].Bounds; len(b) != len(durationBuckets) || b[0] != 0.01 || b[len(b)-1] != 300 {
 			t.Errorf("%s bounds %v: want the conventions' %v", MetricServerOperationDuration, b, durationBuckets)
 		}
+	}
+}
+
+// TestToolDefinitionsTokensAreTheModelMeasure: the tokens a tools/list
+// span and metric report for a profile are the model measure package
+// exchange takes of the same profile's listing (the handshake budget's).
+func TestToolDefinitionsTokensAreTheModelMeasure(t *testing.T) {
+	u := startMetaUpstream(t)
+	ctx := context.Background()
+	counter, err := price.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := observedGateway(t, u, nil).Server("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := exchange.Measure(ctx, srv, exchange.Options{Counter: counter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := exchange.ModelMeasure(ex, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model[price.DefaultFamily].Tools[price.O200kBase]
+	if want == 0 {
+		t.Fatal("the model measure of profile core is 0 tokens")
+	}
+
+	e, spans, reader := newTestExporter(t)
+	cs := connect(t, observedGateway(t, u, e))
+	for range 2 { // the second listing is measured from the cache
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := findSpan(t, flushed(t, e, spans), "tools/list", trace.SpanKindServer)
+	if got := attrs(list)[AttrToolDefinitionsTokens]; got != strconv.Itoa(want) {
+		t.Errorf("tools/list span %s = %q, want the model measure %d", AttrToolDefinitionsTokens, got, want)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	var points []metricdata.HistogramDataPoint[int64]
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if h, ok := m.Data.(metricdata.Histogram[int64]); ok && m.Name == MetricToolDefinitionsTokens {
+				points = append(points, h.DataPoints...)
+			}
+		}
+	}
+	if len(points) != 1 {
+		t.Fatalf("%s has %d data points, want 1 (profile core)", MetricToolDefinitionsTokens, len(points))
+	}
+	p := points[0]
+	if v, _ := p.Attributes.Value(AttrProfile); v.AsString() != "core" {
+		t.Errorf("data point profile %q, want core", v.AsString())
+	}
+	min, _ := p.Min.Value()
+	max, _ := p.Max.Value()
+	if p.Count != 2 || min != int64(want) || max != int64(want) || p.Sum != 2*int64(want) {
+		t.Errorf("%s: count %d min %d max %d sum %d; want 2 listings of %d tokens", MetricToolDefinitionsTokens, p.Count, min, max, p.Sum, want)
 	}
 }
 
