@@ -11,20 +11,16 @@ import (
 	"github.com/toolprof/toolprof/telemetry"
 )
 
-// Observer watches the requests the gateway answers and the tools/call
-// requests it sends upstream; package otelmcp exports them as
-// OpenTelemetry spans and metrics. Its methods run on the request path:
-// they must return at once and never fail a request.
+// Observer watches the requests the gateway answers; package otelmcp
+// exports them as OpenTelemetry spans and metrics (and the requests sent
+// upstream, through upstream.Options.SendingMiddleware: the context Serve
+// returns reaches them). Its methods run on the request path: they must
+// return at once and never fail a request.
 type Observer interface {
 	// Serve is called when a request arrives. The context it returns is
 	// the request's from then on; end is called once, when the request
 	// has been answered, with r completed.
 	Serve(ctx context.Context, r *Served) (_ context.Context, end func(r *Served))
-	// Forward is called before a tools/call is sent upstream. The context
-	// it returns is the upstream call's and meta the _meta sent with it
-	// (r.Meta, or a copy carrying the trace context); end is called once
-	// with the upstream's answer.
-	Forward(ctx context.Context, r *Forwarded) (_ context.Context, meta mcp.Meta, end func(res *mcp.CallToolResult, err error))
 	// SessionEnded is called when a recorded session ends.
 	SessionEnded(s telemetry.Session)
 }
@@ -68,12 +64,6 @@ const (
 	ReachedGroup  = "group"  // in a group the session switched on (enable_tools)
 	ReachedSearch = "search" // found by find_tools, called through call_tool
 )
-
-// Forwarded describes one tools/call sent upstream.
-type Forwarded struct {
-	Tool string   // the served tool name
-	Meta mcp.Meta // the _meta the gateway would send; read, never changed
-}
 
 // observeNote carries what the inner middleware learns about a request to
 // the observer's end, through the request's context.
@@ -181,20 +171,6 @@ func rawBytes(tools []json.RawMessage) int {
 	return n
 }
 
-// callUpstream sends a tools/call upstream, reported to the observer.
-func (g *Gateway) callUpstream(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
-	o := g.opts.Observer
-	if o == nil {
-		return g.opts.Upstream.CallTool(ctx, params)
-	}
-	ctx, meta, end := o.Forward(ctx, &Forwarded{Tool: params.Name, Meta: params.Meta})
-	p := *params
-	p.Meta = meta
-	res, err := g.opts.Upstream.CallTool(ctx, &p)
-	end(res, err)
-	return res, err
-}
-
 // observeSessionEnd reports a recorded session's end.
 func (g *Gateway) observeSessionEnd(rec telemetry.Session) {
 	if g.opts.Observer != nil {
@@ -203,11 +179,13 @@ func (g *Gateway) observeSessionEnd(rec telemetry.Session) {
 }
 
 // ObserverHealth is what an Observer reports in Health: the spans it
-// exported, dropped because its queue was full, and failed to export.
+// exported, dropped because its queue was full, and failed to export, and
+// the metric exports that failed.
 type ObserverHealth struct {
-	Exported uint64 `json:"exported"`
-	Dropped  uint64 `json:"dropped"`
-	Failed   uint64 `json:"failed"`
+	Exported            uint64 `json:"exported"`
+	Dropped             uint64 `json:"dropped"`
+	Failed              uint64 `json:"failed"`
+	MetricExportsFailed uint64 `json:"metric_exports_failed"`
 }
 
 // observerHealth is the Observer's health, nil when it reports none.

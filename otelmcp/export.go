@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -54,7 +59,16 @@ type Config struct {
 	ServiceName, ServiceVersion string
 	// Getenv reads the environment; nil: no variable is set.
 	Getenv func(string) string
+	// Logger receives failed exports (the SDK would send them to its
+	// process-wide error handler), at most one line per ErrorLogEvery
+	// saying how many failed since the last; nil discards them. They are
+	// counted in Health either way.
+	Logger *slog.Logger
 }
+
+// ErrorLogEvery spaces the lines that report failed exports: a collector
+// that is down fails every export, and one line a minute says so.
+const ErrorLogEvery = time.Minute
 
 // Exporter is a gateway.Observer that exports OpenTelemetry spans and
 // metrics. Its methods never block on the collector: ended spans go to a
@@ -72,6 +86,7 @@ type Exporter struct {
 
 	measure *listingMeasure
 	gate    *gate
+	log     *exportLog
 }
 
 // Enabled reports whether export is switched on: by the --otel flag, or by
@@ -121,7 +136,11 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Exporter{prop: propagation.TraceContext{}, measure: measure}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	e := &Exporter{prop: propagation.TraceContext{}, measure: measure, log: &exportLog{logger: logger}}
 	spans := cfg.SpanExporter
 	if spans == nil && getenv("OTEL_TRACES_EXPORTER") != "none" {
 		if spans, err = otlptracehttp.New(ctx); err != nil {
@@ -131,7 +150,7 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if spans != nil {
 		e.gate = &gate{max: int64(max)}
-		counted := &countingExporter{SpanExporter: spans, gate: e.gate}
+		counted := &countingExporter{SpanExporter: spans, gate: e.gate, log: e.log}
 		e.gate.SpanProcessor = sdktrace.NewBatchSpanProcessor(counted, sdktrace.WithMaxQueueSize(max))
 		topts = append(topts, sdktrace.WithSpanProcessor(e.gate))
 	}
@@ -145,7 +164,7 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 			e.tp.Shutdown(ctx)
 			return nil, fmt.Errorf("otel: metric exporter (OTEL_EXPORTER_OTLP_*): %w", err)
 		}
-		reader = sdkmetric.NewPeriodicReader(exp)
+		reader = sdkmetric.NewPeriodicReader(&loggingMetricExporter{Exporter: exp, log: e.log})
 	}
 	var meter metric.Meter = noop.NewMeterProvider().Meter("")
 	if reader != nil {
@@ -188,12 +207,14 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Health counts the spans exported, dropped and failed.
+// Health counts the spans exported, dropped and failed, and the metric
+// exports that failed.
 func (e *Exporter) Health() gateway.ObserverHealth {
-	if e.gate == nil {
-		return gateway.ObserverHealth{}
+	h := gateway.ObserverHealth{MetricExportsFailed: e.log.metricsFailed.Load()}
+	if e.gate != nil {
+		h.Exported, h.Dropped, h.Failed = e.gate.exported.Load(), e.gate.dropped.Load(), e.gate.failed.Load()
 	}
-	return gateway.ObserverHealth{Exported: e.gate.exported.Load(), Dropped: e.gate.dropped.Load(), Failed: e.gate.failed.Load()}
+	return h
 }
 
 // metaCarrier reads and writes the trace context keys of an MCP _meta.
@@ -253,35 +274,89 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 	}
 }
 
-// Forward starts the CLIENT span of a tools/call sent upstream and returns
-// the _meta to send: r.Meta with the span's trace context in place of any
-// the client sent.
-func (e *Exporter) Forward(ctx context.Context, r *gateway.Forwarded) (context.Context, mcp.Meta, func(*mcp.CallToolResult, error)) {
+// UpstreamMiddleware is the sending middleware of the gateway's upstream
+// clients (upstream.Options.SendingMiddleware). Every request sent
+// upstream gets a CLIENT span named "{mcp.method.name} {target}" (the
+// upstream's tool or prompt name), child of the span in the request's
+// context: the SERVER span of the request that caused it, none for the
+// gateway's own requests (initialize, the tools/list of a start or a
+// reload). The span's trace context replaces any the client sent in the
+// request's _meta, which the upstream client owns. Notifications pass
+// untraced.
+func (e *Exporter) UpstreamMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "notifications/") {
+				return next(ctx, method, req)
+			}
+			return e.send(ctx, method, req, next)
+		}
+	}
+}
+
+func (e *Exporter) send(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	params := req.GetParams()
+	if v := reflect.ValueOf(params); !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
+		params = nil
+	}
+	var tool, prompt string
+	switch p := params.(type) {
+	case *mcp.CallToolParams:
+		tool = bound(p.Name)
+	case *mcp.GetPromptParams:
+		prompt = bound(p.Name)
+	}
 	start := time.Now()
-	ctx, span := e.tracer.Start(ctx, spanName(methodCallTool, r.Tool), trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start))
-	meta := make(mcp.Meta, len(r.Meta)+2)
-	for k, v := range r.Meta {
-		meta[k] = v
-	}
-	delete(meta, "traceparent")
-	delete(meta, "tracestate")
-	e.prop.Inject(ctx, metaCarrier(meta))
-	return ctx, meta, func(res *mcp.CallToolResult, err error) {
-		attrs := []attribute.KeyValue{
-			attribute.String(AttrMethodName, methodCallTool),
-			attribute.String(AttrToolName, r.Tool),
-			attribute.String(AttrOperationName, "execute_tool"),
+	ctx, span := e.tracer.Start(ctx, spanName(method, tool+prompt), trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start))
+	if params != nil {
+		old := params.GetMeta()
+		meta := make(map[string]any, len(old)+2)
+		for k, v := range old {
+			if k != "traceparent" && k != "tracestate" {
+				meta[k] = v
+			}
 		}
-		errType := errorType(err, err == nil && res != nil && res.IsError)
-		if errType != "" {
-			attrs = append(attrs, attribute.String(AttrErrorType, errType))
-			span.SetStatus(codes.Error, errType)
-		}
-		span.SetAttributes(attrs...)
-		end := time.Now()
-		span.End(trace.WithTimestamp(end))
-		e.clientDuration.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(attrs...))
+		e.prop.Inject(ctx, metaCarrier(meta))
+		params.SetMeta(meta)
 	}
+	res, err := next(ctx, method, req)
+
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs, attribute.String(AttrMethodName, method))
+	if tool != "" {
+		attrs = append(attrs, attribute.String(AttrToolName, tool), attribute.String(AttrOperationName, "execute_tool"))
+	}
+	if prompt != "" {
+		attrs = append(attrs, attribute.String(AttrPromptName, prompt))
+	}
+	r, _ := res.(*mcp.CallToolResult)
+	errType := errorType(err, err == nil && r != nil && r.IsError)
+	if errType != "" {
+		attrs = append(attrs, attribute.String(AttrErrorType, errType))
+		span.SetStatus(codes.Error, errType)
+	}
+	span.SetAttributes(attrs...)
+	if cs, ok := req.GetSession().(*mcp.ClientSession); ok && cs != nil {
+		if id := cs.ID(); id != "" {
+			span.SetAttributes(attribute.String(AttrSessionID, id))
+		}
+	}
+	end := time.Now()
+	span.End(trace.WithTimestamp(end))
+	e.clientDuration.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(attrs...))
+	return res, err
+}
+
+// maxTarget bounds a tool or prompt name in a CLIENT span, as the gateway
+// bounds the names no upstream offers: a prompts/get passes the client's
+// name through.
+const maxTarget = 128
+
+func bound(name string) string {
+	if len(name) <= maxTarget {
+		return name
+	}
+	return strings.ToValidUTF8(name[:maxTarget], "")
 }
 
 // SessionEnded records the session's duration.
@@ -411,10 +486,13 @@ func (g *gate) OnEnd(s sdktrace.ReadOnlySpan) {
 	g.SpanProcessor.OnEnd(s)
 }
 
-// countingExporter counts what the batch processor hands on.
+// countingExporter counts what the batch processor hands on, and reports
+// a failed export itself: returned, the error would go to the SDK's
+// process-wide handler, which prints it to stderr on every export.
 type countingExporter struct {
 	sdktrace.SpanExporter
 	gate *gate
+	log  *exportLog
 }
 
 func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
@@ -423,8 +501,49 @@ func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	err := c.SpanExporter.ExportSpans(ctx, spans)
 	if err != nil {
 		c.gate.failed.Add(uint64(n))
-	} else {
-		c.gate.exported.Add(uint64(n))
+		c.log.failed("traces", err)
+		return nil // the batch is dropped either way: the processor never retries
 	}
-	return err
+	c.gate.exported.Add(uint64(n))
+	return nil
+}
+
+// loggingMetricExporter is countingExporter's counterpart for metrics.
+type loggingMetricExporter struct {
+	sdkmetric.Exporter
+	log *exportLog
+}
+
+func (m *loggingMetricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	if err := m.Exporter.Export(ctx, rm); err != nil {
+		m.log.metricsFailed.Add(1)
+		m.log.failed("metrics", err)
+	}
+	return nil
+}
+
+// exportLog reports failed exports on the gateway's logger, at most one
+// line per ErrorLogEvery.
+type exportLog struct {
+	logger        *slog.Logger
+	metricsFailed atomic.Uint64
+
+	mu       sync.Mutex
+	last     time.Time // of the last line; zero before the first
+	unlogged int       // failed exports since the last line
+}
+
+func (l *exportLog) failed(signal string, err error) {
+	l.mu.Lock()
+	l.unlogged++
+	now := time.Now()
+	if !l.last.IsZero() && now.Sub(l.last) < ErrorLogEvery {
+		l.mu.Unlock()
+		return
+	}
+	n := l.unlogged
+	l.last, l.unlogged = now, 0
+	l.mu.Unlock()
+	l.logger.Warn("otel: export failed, its data dropped (counted under otel in the health report)",
+		"signal", signal, "failed_exports", n, "error", err)
 }

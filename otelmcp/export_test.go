@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -22,6 +27,7 @@ import (
 
 	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
@@ -31,37 +37,62 @@ import (
 // secretArg is an argument value that must appear in no span.
 const secretArg = "s3cr3t-argument-value"
 
-// metaUpstream is a real MCP server over streamable HTTP whose tools echo
-// and record the traceparent each call arrived with.
+// metaUpstream is a real MCP server over streamable HTTP, with tools, a
+// resource, a resource template, a prompt and completion, that records
+// the traceparent each request arrived with.
 type metaUpstream struct {
 	url string
 	mu  sync.Mutex
-	got []string // traceparent of each call, in order
+	got map[string][]string // method -> traceparent of each request, in order
 }
 
 func startMetaUpstream(t testing.TB) *metaUpstream {
 	t.Helper()
-	u := &metaUpstream{}
-	s := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, nil)
-	for _, name := range []string{"echo", "hidden"} {
-		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			tp, _ := req.Params.Meta["traceparent"].(string)
+	u := &metaUpstream{got: map[string][]string{}}
+	s := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"a"}}}, nil
+		},
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			var tp string
+			if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
+				tp, _ = p.GetMeta()["traceparent"].(string)
+			}
 			u.mu.Lock()
-			u.got = append(u.got, tp)
+			u.got[method] = append(u.got[method], tp)
 			u.mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	for _, name := range []string{"echo", "hidden"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "result"}}}, nil
 		})
 	}
+	s.AddResource(&mcp.Resource{URI: "meta://doc", Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "meta://doc", Text: "text"}}}, nil
+	})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "meta://doc/{n}", Name: "docs"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return nil, mcp.ResourceNotFoundError("meta://doc/x")
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
+	})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(hs.Close)
 	u.url = hs.URL
 	return u
 }
 
-func (u *metaUpstream) traceparents() []string {
+// traceparents are those of the method's requests, in order.
+func (u *metaUpstream) traceparents(method string) []string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return append([]string(nil), u.got...)
+	return append([]string(nil), u.got[method]...)
 }
 
 // observedGateway serves u's tools under a profile "core" holding only
@@ -70,7 +101,11 @@ func observedGateway(t testing.TB, u *metaUpstream, e *Exporter) *gateway.Gatewa
 	t.Helper()
 	ctx := context.Background()
 	doc := &launch.Resolved{Version: 1, Servers: []launch.ResolvedServer{{Name: "meta", Transport: launch.StreamableHTTP, URL: u.url}}}
-	set, err := upstream.StartSet(ctx, doc, upstream.SetOptions{RequireAll: true})
+	opts := upstream.SetOptions{RequireAll: true}
+	if e != nil {
+		opts.Client.SendingMiddleware = e.UpstreamMiddleware()
+	}
+	set, err := upstream.StartSet(ctx, doc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +121,11 @@ func observedGateway(t testing.TB, u *metaUpstream, e *Exporter) *gateway.Gatewa
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := gateway.Options{Upstream: set, Tools: tools, Profiles: resolved}
+	gopts := gateway.Options{Upstream: set, Tools: tools, Profiles: resolved}
 	if e != nil {
-		opts.Observer = e
+		gopts.Observer = e
 	}
-	g, err := gateway.New(ctx, opts)
+	g, err := gateway.New(ctx, gopts)
 	if err != nil {
 		set.Close()
 		t.Fatal(err)
@@ -197,7 +232,7 @@ func TestSpansFollowTheConventions(t *testing.T) {
 		t.Errorf("client span parent %s: want the server span %s", client.Parent.SpanID(), server.SpanContext.SpanID())
 	}
 	want := fmt.Sprintf("00-%s-%s-01", client.SpanContext.TraceID(), client.SpanContext.SpanID())
-	if tps := u.traceparents(); len(tps) != 1 || tps[0] != want {
+	if tps := u.traceparents("tools/call"); len(tps) != 1 || tps[0] != want {
 		t.Errorf("upstream received traceparent %q: want the client span's %q", tps, want)
 	}
 	sa := attrs(server)
@@ -346,7 +381,7 @@ func TestRefusedCallsAreAttributed(t *testing.T) {
 			got := flushed(t, e, spans)
 			var s tracetest.SpanStub
 			for _, c := range got {
-				if c.SpanKind == trace.SpanKindClient {
+				if c.SpanKind == trace.SpanKindClient && attrs(c)[AttrMethodName] == "tools/call" {
 					t.Errorf("a refused call was sent upstream (%s)", c.Name)
 				}
 				if c.SpanKind == trace.SpanKindServer && attrs(c)[AttrMethodName] == "tools/call" {
@@ -455,3 +490,181 @@ var (
 	_ gateway.Observer       = (*Exporter)(nil)
 	_ sdktrace.SpanProcessor = (*gate)(nil)
 )
+
+// TestEveryUpstreamRequestIsAClientSpan: each request the gateway sends
+// upstream while answering one is a CLIENT span named by the conventions,
+// child of the SERVER span, and its trace context, not the client's, is
+// what the upstream receives in params._meta.
+func TestEveryUpstreamRequestIsAClientSpan(t *testing.T) {
+	u := startMetaUpstream(t)
+	e, spans, _ := newTestExporter(t)
+	cs := connect(t, observedGateway(t, u, e))
+	ctx := context.Background()
+	meta := func() mcp.Meta { return mcp.Meta{"traceparent": clientTraceparent} }
+	tests := []struct {
+		method, span string
+		call         func() error
+	}{
+		{"tools/call", "tools/call echo", func() error {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta(), Name: "echo", Arguments: map[string]any{}})
+			return err
+		}},
+		{"resources/list", "resources/list", func() error {
+			_, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Meta: meta()})
+			return err
+		}},
+		{"resources/templates/list", "resources/templates/list", func() error {
+			_, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Meta: meta()})
+			return err
+		}},
+		{"resources/read", "resources/read", func() error {
+			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta(), URI: "meta://doc"})
+			return err
+		}},
+		{"resources/subscribe", "resources/subscribe", func() error {
+			return cs.Subscribe(ctx, &mcp.SubscribeParams{Meta: meta(), URI: "meta://doc"})
+		}},
+		{"resources/unsubscribe", "resources/unsubscribe", func() error {
+			return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{Meta: meta(), URI: "meta://doc"})
+		}},
+		{"prompts/list", "prompts/list", func() error {
+			_, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Meta: meta()})
+			return err
+		}},
+		{"prompts/get", "prompts/get greet", func() error {
+			_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta(), Name: "greet"})
+			return err
+		}},
+		{"completion/complete", "completion/complete", func() error {
+			_, err := cs.Complete(ctx, &mcp.CompleteParams{Meta: meta(),
+				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"},
+				Argument: mcp.CompleteParamsArgument{Name: "who", Value: "a"}})
+			return err
+		}},
+		{"logging/setLevel", "logging/setLevel", func() error {
+			return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Meta: meta(), Level: "debug"})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method, func(t *testing.T) {
+			flushed(t, e, spans)
+			spans.Reset()
+			if err := tt.call(); err != nil {
+				t.Fatalf("%s: %v", tt.method, err)
+			}
+			got := flushed(t, e, spans)
+			server := findSpan(t, got, tt.span, trace.SpanKindServer)
+			client := findSpan(t, got, tt.span, trace.SpanKindClient)
+			if tid := server.SpanContext.TraceID().String(); tid != "4bf92f3577b34da6a3ce929d0e0e4736" {
+				t.Errorf("server span trace %s: want the client's", tid)
+			}
+			if client.Parent.SpanID() != server.SpanContext.SpanID() || client.SpanContext.TraceID() != server.SpanContext.TraceID() {
+				t.Errorf("client span parent %s: want the server span %s", client.Parent.SpanID(), server.SpanContext.SpanID())
+			}
+			if m := attrs(client)[AttrMethodName]; m != tt.method {
+				t.Errorf("client span %s = %q, want %q", AttrMethodName, m, tt.method)
+			}
+			want := fmt.Sprintf("00-%s-%s-01", client.SpanContext.TraceID(), client.SpanContext.SpanID())
+			if tps := u.traceparents(tt.method); len(tps) == 0 || tps[len(tps)-1] != want {
+				t.Errorf("upstream received %s with traceparents %q: want the client span's %q last", tt.method, tps, want)
+			}
+		})
+	}
+}
+
+// TestGatewaysOwnRequestsAreRootClientSpans: what the gateway asks an
+// upstream on its own (initialize, the tools/list of a start) is traced
+// too, as a CLIENT span of a trace of its own.
+func TestGatewaysOwnRequestsAreRootClientSpans(t *testing.T) {
+	u := startMetaUpstream(t)
+	e, spans, _ := newTestExporter(t)
+	observedGateway(t, u, e)
+	got := flushed(t, e, spans)
+	for _, method := range []string{"initialize", "tools/list"} {
+		s := findSpan(t, got, method, trace.SpanKindClient)
+		if s.Parent.IsValid() {
+			t.Errorf("%s client span has parent %s: want a root span", method, s.Parent.SpanID())
+		}
+		want := fmt.Sprintf("00-%s-%s-01", s.SpanContext.TraceID(), s.SpanContext.SpanID())
+		if tps := u.traceparents(method); !slices.Contains(tps, want) {
+			t.Errorf("upstream received %s with traceparents %q: want the client span's %q", method, tps, want)
+		}
+	}
+}
+
+// refusingCollector is a loopback address whose port was just closed:
+// every connection to it is refused.
+func refusingCollector(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestExportErrorsGoToTheLogger: exports a refusing collector fails are
+// counted in health and reported on the gateway's logger, one line for
+// many failures, not on the SDK's process-wide handler.
+func TestExportErrorsGoToTheLogger(t *testing.T) {
+	u := startMetaUpstream(t)
+	ctx := context.Background()
+	spans, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(refusingCollector(t)), otlptracehttp.WithInsecure(),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log syncbuf.Buffer
+	e, err := New(ctx, Config{SpanExporter: spans, MetricReader: sdkmetric.NewManualReader(), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := observedGateway(t, u, e)
+	cs := connect(t, g)
+	const rounds = 3
+	for i := range rounds {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || res.IsError {
+			t.Fatalf("call %d with the collector refusing: %+v, %v", i, res, err)
+		}
+		if err := e.tp.ForceFlush(ctx); err != nil {
+			t.Fatalf("flush %d: %v: want the failure handled, not returned", i, err)
+		}
+	}
+	h := g.Health().OTel
+	if h == nil || h.Failed < 2*rounds || h.Exported != 0 {
+		t.Errorf("health otel %+v: want every span of %d calls failed", h, rounds)
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "otel: export failed") || !strings.Contains(lines[0], "signal=traces") ||
+		!strings.Contains(lines[0], "refused") {
+		t.Errorf("logged %q: want one line for %d failed exports, saying the connection was refused", lines, rounds)
+	}
+	e.Shutdown(ctx)
+}
+
+// TestMetricExportErrorsAreCounted: a failed metric export is counted in
+// health and logged, not returned to the reader.
+func TestMetricExportErrorsAreCounted(t *testing.T) {
+	ctx := context.Background()
+	metrics, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpoint(refusingCollector(t)), otlpmetrichttp.WithInsecure(),
+		otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log syncbuf.Buffer
+	l := &exportLog{logger: slog.New(slog.NewTextHandler(&log, nil))}
+	m := &loggingMetricExporter{Exporter: metrics, log: l}
+	for range 2 {
+		if err := m.Export(ctx, &metricdata.ResourceMetrics{}); err != nil {
+			t.Fatalf("export returned %v: want it handled", err)
+		}
+	}
+	if n := l.metricsFailed.Load(); n != 2 {
+		t.Errorf("%d metric exports counted failed, want 2", n)
+	}
+	if lines := strings.Split(strings.TrimSpace(log.String()), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "signal=metrics") {
+		t.Errorf("logged %q: want one line", lines)
+	}
+}

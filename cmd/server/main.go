@@ -259,8 +259,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	src := newProfileSource(c.profilesPath, set, stderr) // reloaded on change (reload.go)
 	src.finding = dayOne
 
+	exp, closeOTel, err := startOTel(ctx, c, logger)
+	if err != nil {
+		return err
+	}
+	defer closeOTel(stderr)
 	// The upstreams are ours: started here and closed by the gateway.
-	ref := &gatewayRef{}
+	ref := &gatewayRef{otel: exp}
 	toks, err := openTokens(c, ref)
 	if err != nil {
 		return err
@@ -355,15 +360,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		rec, closeRec = r, func() { closeTelemetry(r, c.telemetryDir, stderr) }
 	}
 	opts.Recorder = rec
-	closeOTel, err := startOTel(ctx, c, &opts)
-	if err != nil {
-		up.Close()
-		if closeRec != nil {
-			closeRec()
-		}
-		return err
+	if exp != nil {
+		opts.Observer = exp
 	}
-	defer closeOTel(stderr)
 	g, err := gateway.New(ctx, opts)
 	if err != nil {
 		up.Close()
