@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -33,6 +34,11 @@ type Served struct {
 	Transport  string   // telemetry.TransportStdio or TransportHTTP
 	Meta       mcp.Meta // the request's params._meta; read, never changed
 	MCPSession string   // the MCP session ID (HTTP); "" over stdio
+	// RequestID is the JSON-RPC id as the client sent it (a string id's
+	// text); "" for a notification, or when the transport does not carry
+	// it (jsonrpcwire.RequestIDHeader: the gateway's HTTP front and stdio
+	// Transport do).
+	RequestID string
 
 	// Tool is the tools/call tool, bounded as telemetry records it.
 	Tool string
@@ -96,6 +102,7 @@ func (g *Gateway) observe(transport string) mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			r := &Served{Method: method, Transport: transport}
 			r.Meta = paramsMeta(req.GetParams())
+			r.RequestID = jsonrpcwire.RequestID(req.GetExtra())
 			ss, _ := req.GetSession().(*mcp.ServerSession)
 			if ss != nil {
 				r.MCPSession = ss.ID()

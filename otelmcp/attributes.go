@@ -8,6 +8,7 @@ const (
 	AttrPromptName          = "gen_ai.prompt.name"
 	AttrOperationName       = "gen_ai.operation.name"
 	AttrSessionID           = "mcp.session.id"
+	AttrRequestID           = "jsonrpc.request.id"
 	AttrProtocolVersion     = "mcp.protocol.version"
 	AttrErrorType           = "error.type"
 	AttrRPCStatusCode       = "rpc.response.status_code"

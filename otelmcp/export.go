@@ -409,6 +409,7 @@ func servedAttributes(r *gateway.Served) []attribute.KeyValue {
 	}
 	add(AttrPromptName, r.Prompt)
 	add(AttrSessionID, r.MCPSession)
+	add(AttrRequestID, bound(r.RequestID))
 	add(AttrProtocolVersion, r.ProtocolVersion)
 	add(AttrProfile, r.Profile)
 	add(AttrUsageSession, r.UsageSession)

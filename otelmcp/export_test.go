@@ -1,9 +1,11 @@
 package otelmcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -27,6 +29,7 @@ import (
 
 	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/price"
@@ -667,4 +670,100 @@ func TestMetricExportErrorsAreCounted(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(log.String()), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "signal=metrics") {
 		t.Errorf("logged %q: want one line", lines)
 	}
+}
+
+// TestServerSpansCarryTheRequestID: a SERVER span's jsonrpc.request.id is
+// the id the client sent, over stdio and over HTTP, where a client's own
+// header of that name is not believed.
+func TestServerSpansCarryTheRequestID(t *testing.T) {
+	u := startMetaUpstream(t)
+	e, spans, _ := newTestExporter(t)
+	g := observedGateway(t, u, e)
+	initialize := `{"jsonrpc":"2.0","id":%s,"method":"initialize","params":{"protocolVersion":"` + testProtocol + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	call := `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+
+	t.Run("stdio", func(t *testing.T) {
+		spans.Reset()
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan error, 1)
+		go func() { done <- g.ServeStdio(context.Background(), "", &jsonrpcwire.Transport{Reader: inR, Writer: outW}) }()
+		answers := bufio.NewScanner(outR)
+		send := func(line string, answered bool) {
+			t.Helper()
+			if _, err := io.WriteString(inW, line+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			if answered && !answers.Scan() {
+				t.Fatalf("no answer to %s: %v", line, answers.Err())
+			}
+		}
+		send(fmt.Sprintf(initialize, `"init-1"`), true)
+		send(initialized, false)
+		send(fmt.Sprintf(call, `"call-7"`), true)
+		send(fmt.Sprintf(call, `42`), true)
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		got := flushed(t, e, spans)
+		if id := attrs(findSpan(t, got, "initialize", trace.SpanKindServer))[AttrRequestID]; id != "init-1" {
+			t.Errorf("initialize span %s = %q, want init-1", AttrRequestID, id)
+		}
+		var ids []string
+		for _, s := range got {
+			if s.SpanKind == trace.SpanKindServer && s.Name == "tools/call echo" {
+				ids = append(ids, attrs(s)[AttrRequestID])
+			}
+		}
+		slices.Sort(ids)
+		if !slices.Equal(ids, []string{"42", "call-7"}) {
+			t.Errorf("tools/call spans' %s %q, want 42 and call-7", AttrRequestID, ids)
+		}
+	})
+
+	t.Run("http", func(t *testing.T) {
+		spans.Reset()
+		hs := httptest.NewServer(g.HTTPHandler())
+		t.Cleanup(hs.Close)
+		session := ""
+		post := func(body string) {
+			t.Helper()
+			req, _ := http.NewRequest(http.MethodPost, hs.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set(jsonrpcwire.RequestIDHeader, `"forged"`)
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+				req.Header.Set("Mcp-Protocol-Version", testProtocol)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 300 {
+				t.Fatalf("POST %s: %s", body, resp.Status)
+			}
+			if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+				session = s
+			}
+		}
+		post(fmt.Sprintf(initialize, `"h-1"`))
+		post(initialized)
+		post(fmt.Sprintf(call, `"h-2"`))
+		got := flushed(t, e, spans)
+		for name, want := range map[string]string{"initialize": "h-1", "tools/call echo": "h-2"} {
+			if id := attrs(findSpan(t, got, name, trace.SpanKindServer))[AttrRequestID]; id != want {
+				t.Errorf("%s span %s = %q, want %q", name, AttrRequestID, id, want)
+			}
+		}
+		for _, s := range got {
+			if s.Name == "notifications/initialized" && attrs(s)[AttrRequestID] != "" {
+				t.Errorf("a notification's span has %s %q: it has no id", AttrRequestID, attrs(s)[AttrRequestID])
+			}
+		}
+	})
 }
