@@ -87,6 +87,11 @@ type Exporter struct {
 	measure *listingMeasure
 	gate    *gate
 	log     *exportLog
+	sets    attributeSets
+	// The span kinds' start options, made once: an option is an
+	// allocation. Spans take their own timestamps; the durations are
+	// measured apart, which costs less than passing the times in.
+	serverKind, clientKind []trace.SpanStartOption
 }
 
 // Enabled reports whether export is switched on: by the --otel flag, or by
@@ -140,7 +145,11 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Exporter{prop: propagation.TraceContext{}, measure: measure, log: &exportLog{logger: logger}}
+	e := &Exporter{
+		prop: propagation.TraceContext{}, measure: measure, log: &exportLog{logger: logger},
+		serverKind: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)},
+		clientKind: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
+	}
 	spans := cfg.SpanExporter
 	if spans == nil && getenv("OTEL_TRACES_EXPORTER") != "none" {
 		if spans, err = otlptracehttp.New(ctx); err != nil {
@@ -244,7 +253,7 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 		ctx = e.prop.Extract(ctx, metaCarrier(r.Meta))
 	}
 	start := time.Now()
-	ctx, span := e.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+	ctx, span := e.tracer.Start(ctx, r.Method, e.serverKind...)
 	return ctx, func(r *gateway.Served) {
 		attrs := servedAttributes(r)
 		errType := errorType(r.Err, r.ToolError)
@@ -268,9 +277,10 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 		}
 		span.SetName(spanName(r.Method, target(r)))
 		span.SetAttributes(attrs...)
+		span.End()
 		end := time.Now()
-		span.End(trace.WithTimestamp(end))
-		e.serverDuration.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(metricAttributes(r, errType)...))
+		key := metricKey{method: r.Method, transport: r.Transport, tool: r.Tool, prompt: r.Prompt, version: r.ProtocolVersion, errType: errType, profile: r.Profile, outcome: string(r.Outcome)}
+		e.serverDuration.Record(context.Background(), end.Sub(start).Seconds(), e.sets.option(key, func() []attribute.KeyValue { return metricAttributes(r, errType) }))
 	}
 }
 
@@ -294,20 +304,37 @@ func (e *Exporter) UpstreamMiddleware() mcp.Middleware {
 	}
 }
 
+// send traces one request sent upstream. Its frame stays small, since it
+// is on the stack for the whole upstream call: what it needs before and
+// after is done apart.
 func (e *Exporter) send(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	ctx, c := e.startClient(ctx, method, req)
+	res, err := next(ctx, method, req)
+	e.endClient(c, method, req, res, err)
+	return res, err
+}
+
+// clientCall is a CLIENT span in progress.
+type clientCall struct {
+	span         trace.Span
+	tool, prompt string
+	start        time.Time
+}
+
+func (e *Exporter) startClient(ctx context.Context, method string, req mcp.Request) (context.Context, clientCall) {
 	params := req.GetParams()
 	if v := reflect.ValueOf(params); !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
 		params = nil
 	}
-	var tool, prompt string
+	var c clientCall
 	switch p := params.(type) {
 	case *mcp.CallToolParams:
-		tool = bound(p.Name)
+		c.tool = bound(p.Name)
 	case *mcp.GetPromptParams:
-		prompt = bound(p.Name)
+		c.prompt = bound(p.Name)
 	}
-	start := time.Now()
-	ctx, span := e.tracer.Start(ctx, spanName(method, tool+prompt), trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start))
+	c.start = time.Now()
+	ctx, c.span = e.tracer.Start(ctx, spanName(method, c.tool+c.prompt), e.clientKind...)
 	if params != nil {
 		old := params.GetMeta()
 		meta := make(map[string]any, len(old)+2)
@@ -319,9 +346,33 @@ func (e *Exporter) send(ctx context.Context, method string, req mcp.Request, nex
 		e.prop.Inject(ctx, metaCarrier(meta))
 		params.SetMeta(meta)
 	}
-	res, err := next(ctx, method, req)
+	return ctx, c
+}
 
-	attrs := make([]attribute.KeyValue, 0, 6)
+func (e *Exporter) endClient(c clientCall, method string, req mcp.Request, res mcp.Result, err error) {
+	r, _ := res.(*mcp.CallToolResult)
+	errType := errorType(err, err == nil && r != nil && r.IsError)
+	attrs := clientAttributes(method, c.tool, c.prompt, errType, make([]attribute.KeyValue, 0, 6))
+	if errType != "" {
+		c.span.SetStatus(codes.Error, errType)
+	}
+	if cs, ok := req.GetSession().(*mcp.ClientSession); ok && cs != nil {
+		if id := cs.ID(); id != "" {
+			attrs = append(attrs, attribute.String(AttrSessionID, id))
+		}
+	}
+	c.span.SetAttributes(attrs...)
+	c.span.End()
+	end := time.Now()
+	key := metricKey{method: method, tool: c.tool, prompt: c.prompt, errType: errType}
+	e.clientDuration.Record(context.Background(), end.Sub(c.start).Seconds(), e.sets.option(key, func() []attribute.KeyValue {
+		return clientAttributes(method, c.tool, c.prompt, errType, nil)
+	}))
+}
+
+// clientAttributes are a CLIENT span's bounded attributes, appended to
+// attrs: its operation duration's too.
+func clientAttributes(method, tool, prompt, errType string, attrs []attribute.KeyValue) []attribute.KeyValue {
 	attrs = append(attrs, attribute.String(AttrMethodName, method))
 	if tool != "" {
 		attrs = append(attrs, attribute.String(AttrToolName, tool), attribute.String(AttrOperationName, "execute_tool"))
@@ -329,22 +380,10 @@ func (e *Exporter) send(ctx context.Context, method string, req mcp.Request, nex
 	if prompt != "" {
 		attrs = append(attrs, attribute.String(AttrPromptName, prompt))
 	}
-	r, _ := res.(*mcp.CallToolResult)
-	errType := errorType(err, err == nil && r != nil && r.IsError)
 	if errType != "" {
 		attrs = append(attrs, attribute.String(AttrErrorType, errType))
-		span.SetStatus(codes.Error, errType)
 	}
-	span.SetAttributes(attrs...)
-	if cs, ok := req.GetSession().(*mcp.ClientSession); ok && cs != nil {
-		if id := cs.ID(); id != "" {
-			span.SetAttributes(attribute.String(AttrSessionID, id))
-		}
-	}
-	end := time.Now()
-	span.End(trace.WithTimestamp(end))
-	e.clientDuration.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(attrs...))
-	return res, err
+	return attrs
 }
 
 // maxTarget bounds a tool or prompt name in a CLIENT span, as the gateway
@@ -391,10 +430,10 @@ func spanName(method, target string) string {
 
 // servedAttributes are a SERVER span's attributes, error.type aside.
 func servedAttributes(r *gateway.Served) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{
+	attrs := make([]attribute.KeyValue, 0, 16) // room for all, error.type included
+	attrs = append(attrs,
 		attribute.String(AttrMethodName, r.Method),
-		attribute.String(AttrNetworkTransport, networkTransport(r.Transport)),
-	}
+		attribute.String(AttrNetworkTransport, networkTransport(r.Transport)))
 	if r.Transport == telemetry.TransportHTTP {
 		attrs = append(attrs, attribute.String(AttrNetworkProtocolName, "http"))
 	}
@@ -418,6 +457,36 @@ func servedAttributes(r *gateway.Served) []attribute.KeyValue {
 	return attrs
 }
 
+// metricKey is what a duration's attributes are made of.
+type metricKey struct {
+	method, transport, tool, prompt, version, errType, profile, outcome string
+}
+
+// maxAttributeSets bounds the attribute sets kept: past it a set is built
+// for each measurement, as without the cache.
+const maxAttributeSets = 4096
+
+// attributeSets keeps the attribute set of each metricKey: a duration's
+// attributes repeat from call to call, and building a set sorts and
+// copies them. Its zero value is ready.
+type attributeSets struct {
+	m sync.Map // metricKey -> metric.MeasurementOption
+	n atomic.Int64
+}
+
+func (c *attributeSets) option(k metricKey, attrs func() []attribute.KeyValue) metric.MeasurementOption {
+	if o, ok := c.m.Load(k); ok {
+		return o.(metric.MeasurementOption)
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs()...))
+	if c.n.Load() < maxAttributeSets {
+		if _, loaded := c.m.LoadOrStore(k, o); !loaded {
+			c.n.Add(1)
+		}
+	}
+	return o
+}
+
 // metricAttributes are the operation duration's attributes: the bounded
 // ones only (no session IDs).
 func metricAttributes(r *gateway.Served, errType string) []attribute.KeyValue {
@@ -439,6 +508,12 @@ func metricAttributes(r *gateway.Served, errType string) []attribute.KeyValue {
 // errorType is the conventions' error.type: the JSON-RPC error code,
 // tool_error for a result with isError, _OTHER for any other failure.
 func errorType(err error, toolError bool) string {
+	if err == nil { // before errors.As, whose target would escape
+		if toolError {
+			return "tool_error"
+		}
+		return ""
+	}
 	var rpc *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpc):

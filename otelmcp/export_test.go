@@ -688,7 +688,9 @@ func TestServerSpansCarryTheRequestID(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		done := make(chan error, 1)
-		go func() { done <- g.ServeStdio(context.Background(), "", &jsonrpcwire.Transport{Reader: inR, Writer: outW}) }()
+		go func() {
+			done <- g.ServeStdio(context.Background(), "", &jsonrpcwire.Transport{Reader: inR, Writer: outW})
+		}()
 		answers := bufio.NewScanner(outR)
 		send := func(line string, answered bool) {
 			t.Helper()
