@@ -20,7 +20,8 @@ import (
 type Observer interface {
 	// Serve is called when a request arrives. The context it returns is
 	// the request's from then on; end is called once, when the request
-	// has been answered, with r completed.
+	// has been answered, with r completed, which the gateway does not
+	// touch again: end may hand it to another goroutine.
 	Serve(ctx context.Context, r *Served) (_ context.Context, end func(r *Served))
 	// SessionEnded is called when a recorded session ends.
 	SessionEnded(s telemetry.Session)

@@ -18,14 +18,16 @@
 // measure (package price) of each tools/list page served, what the
 // listing costs the model, tokenized once per distinct page.
 //
-// Export never blocks or fails a call: ended spans wait in a queue of
-// Config.MaxQueue spans for the SDK's batch processor, and a span that finds
-// it full is dropped and counted (Health, shown in the gateway's health).
-// A failed export is counted there and reported on Config.Logger, never on
-// the SDK's process-wide error handler.
-// With the default exporters every setting comes from the standard OTEL_*
-// environment variables (endpoint, headers, protocol, service name and
-// resource attributes, batch timing).
+// Export never blocks or fails a call: a span is ended, its attributes set
+// and its metrics recorded on a goroutine of its own once the answer is
+// known, so that none of it delays the answer; ended spans wait in a queue
+// of Config.MaxQueue spans for the SDK's batch processor, and a span that
+// finds it full is dropped and counted (Health, shown in the gateway's
+// health). A failed export is counted there and reported on Config.Logger,
+// never on the SDK's process-wide error handler. With the default exporters
+// every setting comes from the standard OTEL_* environment variables
+// (endpoint, headers, protocol, service name and resource attributes, batch
+// timing).
 //
 // ReadFiles goes the other way: it reads OTLP JSON trace files from any
 // gateway that follows the conventions (the collector's file exporter,

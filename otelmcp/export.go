@@ -88,6 +88,7 @@ type Exporter struct {
 	gate    *gate
 	log     *exportLog
 	sets    attributeSets
+	ends    pending // spans being ended, off the request path
 	// The span kinds' start options, made once: an option is an
 	// allocation. Spans take their own timestamps; the durations are
 	// measured apart, which costs less than passing the times in.
@@ -207,8 +208,10 @@ func (e *Exporter) instruments(m metric.Meter) error {
 	return nil
 }
 
-// Shutdown flushes what is queued, within ctx, and stops exporting.
+// Shutdown flushes what is queued, the spans still being ended included,
+// within ctx, and stops exporting.
 func (e *Exporter) Shutdown(ctx context.Context) error {
+	e.ends.wait(ctx)
 	err := e.tp.Shutdown(ctx)
 	if e.mp != nil {
 		err = errors.Join(err, e.mp.Shutdown(ctx))
@@ -255,6 +258,20 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 	start := time.Now()
 	ctx, span := e.tracer.Start(ctx, r.Method, e.serverKind...)
 	return ctx, func(r *gateway.Served) {
+		end := time.Now()
+		e.ends.add()
+		go func() {
+			defer e.ends.done()
+			e.endServer(span, r, start, end)
+		}()
+	}
+}
+
+// endServer ends a SERVER span, off the request path: attributes, the
+// span's hand-over to the batch processor and the metrics would otherwise
+// delay the answer.
+func (e *Exporter) endServer(span trace.Span, r *gateway.Served, start, end time.Time) {
+	{
 		attrs := servedAttributes(r)
 		errType := errorType(r.Err, r.ToolError)
 		if errType != "" {
@@ -277,8 +294,7 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 		}
 		span.SetName(spanName(r.Method, target(r)))
 		span.SetAttributes(attrs...)
-		span.End()
-		end := time.Now()
+		span.End(trace.WithTimestamp(end))
 		key := metricKey{method: r.Method, transport: r.Transport, tool: r.Tool, prompt: r.Prompt, version: r.ProtocolVersion, errType: errType, profile: r.Profile, outcome: string(r.Outcome)}
 		e.serverDuration.Record(context.Background(), end.Sub(start).Seconds(), e.sets.option(key, func() []attribute.KeyValue { return metricAttributes(r, errType) }))
 	}
@@ -305,12 +321,22 @@ func (e *Exporter) UpstreamMiddleware() mcp.Middleware {
 }
 
 // send traces one request sent upstream. Its frame stays small, since it
-// is on the stack for the whole upstream call: what it needs before and
-// after is done apart.
+// is on the stack for the whole upstream call: what it needs before is
+// done apart, and the span is ended off the path of the answer.
 func (e *Exporter) send(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	ctx, c := e.startClient(ctx, method, req)
 	res, err := next(ctx, method, req)
-	e.endClient(c, method, req, res, err)
+	c.end = time.Now()
+	r, _ := res.(*mcp.CallToolResult)
+	c.errType = errorType(err, err == nil && r != nil && r.IsError)
+	if cs, ok := req.GetSession().(*mcp.ClientSession); ok && cs != nil {
+		c.session = cs.ID()
+	}
+	e.ends.add()
+	go func() {
+		defer e.ends.done()
+		e.endClient(c, method)
+	}()
 	return res, err
 }
 
@@ -318,7 +344,9 @@ func (e *Exporter) send(ctx context.Context, method string, req mcp.Request, nex
 type clientCall struct {
 	span         trace.Span
 	tool, prompt string
-	start        time.Time
+	start, end   time.Time
+	// Known once answered; the answer itself is the caller's again.
+	errType, session string
 }
 
 func (e *Exporter) startClient(ctx context.Context, method string, req mcp.Request) (context.Context, clientCall) {
@@ -349,24 +377,20 @@ func (e *Exporter) startClient(ctx context.Context, method string, req mcp.Reque
 	return ctx, c
 }
 
-func (e *Exporter) endClient(c clientCall, method string, req mcp.Request, res mcp.Result, err error) {
-	r, _ := res.(*mcp.CallToolResult)
-	errType := errorType(err, err == nil && r != nil && r.IsError)
-	attrs := clientAttributes(method, c.tool, c.prompt, errType, make([]attribute.KeyValue, 0, 6))
-	if errType != "" {
-		c.span.SetStatus(codes.Error, errType)
+// endClient ends a CLIENT span, off the request path.
+func (e *Exporter) endClient(c clientCall, method string) {
+	attrs := clientAttributes(method, c.tool, c.prompt, c.errType, make([]attribute.KeyValue, 0, 6))
+	if c.errType != "" {
+		c.span.SetStatus(codes.Error, c.errType)
 	}
-	if cs, ok := req.GetSession().(*mcp.ClientSession); ok && cs != nil {
-		if id := cs.ID(); id != "" {
-			attrs = append(attrs, attribute.String(AttrSessionID, id))
-		}
+	if c.session != "" {
+		attrs = append(attrs, attribute.String(AttrSessionID, c.session))
 	}
 	c.span.SetAttributes(attrs...)
-	c.span.End()
-	end := time.Now()
-	key := metricKey{method: method, tool: c.tool, prompt: c.prompt, errType: errType}
-	e.clientDuration.Record(context.Background(), end.Sub(c.start).Seconds(), e.sets.option(key, func() []attribute.KeyValue {
-		return clientAttributes(method, c.tool, c.prompt, errType, nil)
+	c.span.End(trace.WithTimestamp(c.end))
+	key := metricKey{method: method, tool: c.tool, prompt: c.prompt, errType: c.errType}
+	e.clientDuration.Record(context.Background(), c.end.Sub(c.start).Seconds(), e.sets.option(key, func() []attribute.KeyValue {
+		return clientAttributes(method, c.tool, c.prompt, c.errType, nil)
 	}))
 }
 
@@ -455,6 +479,27 @@ func servedAttributes(r *gateway.Served) []attribute.KeyValue {
 	add(AttrOutcome, string(r.Outcome))
 	add(AttrReachedBy, r.ReachedBy)
 	return attrs
+}
+
+// pending counts the spans being ended on goroutines of their own, so that
+// Shutdown exports them too. Its zero value is ready.
+type pending struct{ n atomic.Int64 }
+
+func (p *pending) add()  { p.n.Add(1) }
+func (p *pending) done() { p.n.Add(-1) }
+
+// wait returns when none is pending, or when ctx is done. It polls: only
+// Shutdown waits, and a channel per span would cost every call.
+func (p *pending) wait(ctx context.Context) {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for p.n.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // metricKey is what a duration's attributes are made of.

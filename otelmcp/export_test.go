@@ -173,6 +173,7 @@ func newTestExporter(t *testing.T) (*Exporter, *tracetest.InMemoryExporter, *sdk
 // flushed returns the spans exported so far.
 func flushed(t *testing.T, e *Exporter, spans *tracetest.InMemoryExporter) tracetest.SpanStubs {
 	t.Helper()
+	e.ends.wait(context.Background())
 	if err := e.tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -443,6 +444,7 @@ func TestHungCollectorDropsSpansAndFailsNoCall(t *testing.T) {
 			t.Fatalf("call %d with the collector hung: %+v, %v", i, res, err)
 		}
 	}
+	e.ends.wait(ctx)
 	h := g.Health().OTel
 	if h == nil {
 		t.Fatal("health has no otel counts")
@@ -631,6 +633,7 @@ func TestExportErrorsGoToTheLogger(t *testing.T) {
 		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil || res.IsError {
 			t.Fatalf("call %d with the collector refusing: %+v, %v", i, res, err)
 		}
+		e.ends.wait(ctx)
 		if err := e.tp.ForceFlush(ctx); err != nil {
 			t.Fatalf("flush %d: %v: want the failure handled, not returned", i, err)
 		}
@@ -768,4 +771,34 @@ func TestServerSpansCarryTheRequestID(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestShutdownWaitsForSpansBeingEnded: spans are ended off the request
+// path, and Shutdown exports those still being ended.
+func TestShutdownWaitsForSpansBeingEnded(t *testing.T) {
+	e, _, _ := newTestExporter(t)
+	ctx := context.Background()
+	_, end := e.Serve(ctx, &gateway.Served{Method: "ping", Transport: "stdio"})
+	release := make(chan struct{})
+	e.ends.add() // one more end in flight, held until release
+	go func() {
+		<-release
+		end(&gateway.Served{Method: "ping", Transport: "stdio"})
+		e.ends.done()
+	}()
+	stopped := make(chan struct{})
+	go func() {
+		e.Shutdown(ctx)
+		close(stopped)
+	}()
+	select {
+	case <-stopped: // too early: the span below is lost
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	<-stopped
+	// Counted, since the in-memory exporter forgets its spans at shutdown.
+	if h := e.Health(); h.Exported != 1 {
+		t.Errorf("exported %d spans at shutdown, want the one ended during it", h.Exported)
+	}
 }
