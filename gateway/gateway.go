@@ -128,8 +128,8 @@ type Options struct {
 	// requests attributed by caller after this long without a request
 	// (stateless.go). 0: DefaultUsageIdleGap.
 	UsageIdleGap time.Duration
-	// Observer is told about every request served and every tools/call
-	// sent upstream (observe.go); nil observes nothing.
+	// Observer is told about every request served (observe.go); nil
+	// observes nothing.
 	Observer Observer
 }
 

@@ -8,23 +8,21 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
-// Observer watches the requests the gateway answers and the tools/call
-// requests it sends upstream; package otelmcp exports them as
-// OpenTelemetry spans and metrics. Its methods run on the request path:
-// they must return at once and never fail a request.
+// Observer watches the requests the gateway answers; package otelmcp
+// exports them as OpenTelemetry spans and metrics (and the requests sent
+// upstream, through upstream.Options.SendingMiddleware: the context Serve
+// returns reaches them). Its methods run on the request path: they must
+// return at once and never fail a request.
 type Observer interface {
 	// Serve is called when a request arrives. The context it returns is
 	// the request's from then on; end is called once, when the request
-	// has been answered, with r completed.
+	// has been answered, with r completed, which the gateway does not
+	// touch again: end may hand it to another goroutine.
 	Serve(ctx context.Context, r *Served) (_ context.Context, end func(r *Served))
-	// Forward is called before a tools/call is sent upstream. The context
-	// it returns is the upstream call's and meta the _meta sent with it
-	// (r.Meta, or a copy carrying the trace context); end is called once
-	// with the upstream's answer.
-	Forward(ctx context.Context, r *Forwarded) (_ context.Context, meta mcp.Meta, end func(res *mcp.CallToolResult, err error))
 	// SessionEnded is called when a recorded session ends.
 	SessionEnded(s telemetry.Session)
 }
@@ -37,6 +35,11 @@ type Served struct {
 	Transport  string   // telemetry.TransportStdio or TransportHTTP
 	Meta       mcp.Meta // the request's params._meta; read, never changed
 	MCPSession string   // the MCP session ID (HTTP); "" over stdio
+	// RequestID is the JSON-RPC id as the client sent it (a string id's
+	// text); "" for a notification, or when the transport does not carry
+	// it (jsonrpcwire.RequestIDHeader: the gateway's HTTP front and stdio
+	// Transport do).
+	RequestID string
 
 	// Tool is the tools/call tool, bounded as telemetry records it.
 	Tool string
@@ -57,6 +60,9 @@ type Served struct {
 	// ToolDefinitionBytes is, for tools/list, the wire size of the tool
 	// definitions the page served.
 	ToolDefinitionBytes int
+	// ToolDefinitions are, for tools/list, the tool definitions the page
+	// served, as sent; shared with the answer, never changed.
+	ToolDefinitions []json.RawMessage
 }
 
 // How a session reached a tool it called (Served.ReachedBy).
@@ -65,12 +71,6 @@ const (
 	ReachedGroup  = "group"  // in a group the session switched on (enable_tools)
 	ReachedSearch = "search" // found by find_tools, called through call_tool
 )
-
-// Forwarded describes one tools/call sent upstream.
-type Forwarded struct {
-	Tool string   // the served tool name
-	Meta mcp.Meta // the _meta the gateway would send; read, never changed
-}
 
 // observeNote carries what the inner middleware learns about a request to
 // the observer's end, through the request's context.
@@ -103,6 +103,7 @@ func (g *Gateway) observe(transport string) mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			r := &Served{Method: method, Transport: transport}
 			r.Meta = paramsMeta(req.GetParams())
+			r.RequestID = jsonrpcwire.RequestID(req.GetExtra())
 			ss, _ := req.GetSession().(*mcp.ServerSession)
 			if ss != nil {
 				r.MCPSession = ss.ID()
@@ -135,9 +136,9 @@ func (g *Gateway) complete(r *Served, note *observeNote, req mcp.Request, res mc
 			r.ProtocolVersion = res.ProtocolVersion
 		}
 	case *toolsPage:
-		r.ToolDefinitionBytes = rawBytes(res.Tools)
+		r.ToolDefinitions, r.ToolDefinitionBytes = res.Tools, rawBytes(res.Tools)
 	case *cacheablePage:
-		r.ToolDefinitionBytes = rawBytes(res.Tools)
+		r.ToolDefinitions, r.ToolDefinitionBytes = res.Tools, rawBytes(res.Tools)
 	}
 	if p, ok := req.GetParams().(*mcp.GetPromptParams); ok && p != nil {
 		r.Prompt = boundName(p.Name, maxUnknownToolName)
@@ -180,20 +181,6 @@ func rawBytes(tools []json.RawMessage) int {
 	return n
 }
 
-// callUpstream sends a tools/call upstream, reported to the observer.
-func (g *Gateway) callUpstream(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
-	o := g.opts.Observer
-	if o == nil {
-		return g.opts.Upstream.CallTool(ctx, params)
-	}
-	ctx, meta, end := o.Forward(ctx, &Forwarded{Tool: params.Name, Meta: params.Meta})
-	p := *params
-	p.Meta = meta
-	res, err := g.opts.Upstream.CallTool(ctx, &p)
-	end(res, err)
-	return res, err
-}
-
 // observeSessionEnd reports a recorded session's end.
 func (g *Gateway) observeSessionEnd(rec telemetry.Session) {
 	if g.opts.Observer != nil {
@@ -202,11 +189,13 @@ func (g *Gateway) observeSessionEnd(rec telemetry.Session) {
 }
 
 // ObserverHealth is what an Observer reports in Health: the spans it
-// exported, dropped because its queue was full, and failed to export.
+// exported, dropped because its queue was full, and failed to export, and
+// the metric exports that failed.
 type ObserverHealth struct {
-	Exported uint64 `json:"exported"`
-	Dropped  uint64 `json:"dropped"`
-	Failed   uint64 `json:"failed"`
+	Exported            uint64 `json:"exported"`
+	Dropped             uint64 `json:"dropped"`
+	Failed              uint64 `json:"failed"`
+	MetricExportsFailed uint64 `json:"metric_exports_failed"`
 }
 
 // observerHealth is the Observer's health, nil when it reports none.

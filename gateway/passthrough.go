@@ -432,7 +432,7 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, params *mcp.Call
 		p.Meta["progressToken"] = progressPrefix + strconv.FormatUint(c.id, 10)
 		params = &p
 	}
-	return g.callUpstream(ctx, params)
+	return g.opts.Upstream.CallTool(ctx, params)
 }
 
 // callFor finds the in-flight call a progress token names.

@@ -34,6 +34,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -60,6 +61,7 @@ const protocolHeader = "Mcp-Protocol-Version"
 // false.
 func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody int64) (stateless, ok bool) {
 	header := r.Header.Get(protocolHeader)
+	r.Header.Del(jsonrpcwire.RequestIDHeader) // only the gateway's reaches the handlers
 	if r.Method != http.MethodPost {
 		return header >= protocolSessionless, true
 	}
@@ -76,6 +78,9 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	id, version := bodyProtocol(body)
+	if len(id) > 0 {
+		r.Header.Set(jsonrpcwire.RequestIDHeader, string(id))
+	}
 	var msg string
 	switch {
 	case version == "" || version == header:

@@ -8,6 +8,7 @@ const (
 	AttrPromptName          = "gen_ai.prompt.name"
 	AttrOperationName       = "gen_ai.operation.name"
 	AttrSessionID           = "mcp.session.id"
+	AttrRequestID           = "jsonrpc.request.id"
 	AttrProtocolVersion     = "mcp.protocol.version"
 	AttrErrorType           = "error.type"
 	AttrRPCStatusCode       = "rpc.response.status_code"
@@ -32,14 +33,18 @@ const (
 	// AttrToolDefinitionsBytes is, on a tools/list span, the wire size of
 	// the tool definitions served.
 	AttrToolDefinitionsBytes = "toolprof.tool_definitions.bytes"
+	// AttrToolDefinitionsTokens is, on a tools/list span, the model
+	// measure of the tool definitions served: the tokens of the tools
+	// array a client forwards to the model (package price).
+	AttrToolDefinitionsTokens = "toolprof.tool_definitions.tokens"
 )
 
-// Metric names: the conventions', and toolprof's listing size.
+// Metric names: the conventions', and toolprof's listing cost.
 const (
 	MetricServerOperationDuration = "mcp.server.operation.duration"
 	MetricClientOperationDuration = "mcp.client.operation.duration"
 	MetricServerSessionDuration   = "mcp.server.session.duration"
-	MetricToolDefinitionsBytes    = "toolprof.tool_definitions.bytes"
+	MetricToolDefinitionsTokens   = "toolprof.tool_definitions.tokens"
 )
 
 // MCP method names.

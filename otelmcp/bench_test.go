@@ -3,6 +3,7 @@ package otelmcp
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolprof/toolprof/gateway"
 )
 
 // sinkCollector is a real OTLP/HTTP traces endpoint that decodes and
@@ -64,8 +68,8 @@ func otlpExporter(b *testing.B, addr string) *Exporter {
 }
 
 // BenchmarkToolsCallExport times tools/call through three gateways in
-// front of one upstream, in turn within each iteration: export off, on
-// with the collector up, and on with it down. It reports the p50 of "up"
+// front of one upstream, in turn within each iteration in a shuffled
+// order: export off, on with the collector up, and on with it down. It reports the p50 of "up"
 // over "off" and the p99 of "down" over "up".
 func BenchmarkToolsCallExport(b *testing.B) {
 	u := startMetaUpstream(b)
@@ -85,10 +89,15 @@ func BenchmarkToolsCallExport(b *testing.B) {
 	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}, Meta: mcp.Meta{"traceparent": clientTraceparent}}
 	times := make([][]time.Duration, len(modes))
 	b.ResetTimer()
+	order := []int{0, 1, 2}
 	for b.Loop() {
-		for i, cs := range sessions {
+		// In a new order each time: what a call leaves running (its spans
+		// are ended on goroutines of their own) lands on any mode's next
+		// call alike, not always on the same one.
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, i := range order {
 			start := time.Now()
-			if _, err := cs.CallTool(ctx, params); err != nil {
+			if _, err := sessions[i].CallTool(ctx, params); err != nil {
 				b.Fatal(err)
 			}
 			times[i] = append(times[i], time.Since(start))
@@ -104,4 +113,36 @@ func BenchmarkToolsCallExport(b *testing.B) {
 	b.ReportMetric(q(times[2], 0.5)/q(times[1], 0.5), "p50-down/up")
 	b.ReportMetric(q(times[2], 0.99)/q(times[1], 0.99), "p99-down/up")
 	b.ReportMetric(q(times[0], 0.5)/1e3, "p50-off-µs")
+}
+
+// discardSpans is a span exporter that keeps nothing: the benchmarks
+// below time the request path, not the collector.
+type discardSpans struct{}
+
+func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardSpans) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkObserveToolsCall is what export adds to one tools/call on the
+// request path: the SERVER span and its metric, and the CLIENT span of the
+// upstream call with its _meta and metric.
+func BenchmarkObserveToolsCall(b *testing.B) {
+	ctx := context.Background()
+	e, err := New(ctx, Config{SpanExporter: discardSpans{}, MetricReader: sdkmetric.NewManualReader()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Shutdown(ctx) })
+	upstream := e.UpstreamMiddleware()(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	meta := mcp.Meta{"traceparent": clientTraceparent}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := &gateway.Served{Method: "tools/call", Transport: "http", Meta: meta, MCPSession: "SESSION1234", RequestID: "7"}
+		sctx, end := e.Serve(ctx, r)
+		req := &mcp.ClientRequest[*mcp.CallToolParams]{Params: &mcp.CallToolParams{Name: "echo", Meta: mcp.Meta{"traceparent": clientTraceparent}}}
+		upstream(sctx, "tools/call", req)
+		r.Tool, r.Profile, r.UsageSession, r.ProtocolVersion, r.Outcome, r.ReachedBy = "echo", "core", "u-1", testProtocol, "ok", gateway.ReachedListed
+		end(r)
+	}
 }

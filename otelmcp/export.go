@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -54,7 +59,16 @@ type Config struct {
 	ServiceName, ServiceVersion string
 	// Getenv reads the environment; nil: no variable is set.
 	Getenv func(string) string
+	// Logger receives failed exports (the SDK would send them to its
+	// process-wide error handler), at most one line per ErrorLogEvery
+	// saying how many failed since the last; nil discards them. They are
+	// counted in Health either way.
+	Logger *slog.Logger
 }
+
+// ErrorLogEvery spaces the lines that report failed exports: a collector
+// that is down fails every export, and one line a minute says so.
+const ErrorLogEvery = time.Minute
 
 // Exporter is a gateway.Observer that exports OpenTelemetry spans and
 // metrics. Its methods never block on the collector: ended spans go to a
@@ -65,12 +79,20 @@ type Exporter struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 
-	serverDuration  metric.Float64Histogram
-	clientDuration  metric.Float64Histogram
-	sessionDuration metric.Float64Histogram
-	definitionBytes metric.Int64Histogram
+	serverDuration   metric.Float64Histogram
+	clientDuration   metric.Float64Histogram
+	sessionDuration  metric.Float64Histogram
+	definitionTokens metric.Int64Histogram
 
-	gate *gate
+	measure *listingMeasure
+	gate    *gate
+	log     *exportLog
+	sets    attributeSets
+	ends    pending // spans being ended, off the request path
+	// The span kinds' start options, made once: an option is an
+	// allocation. Spans take their own timestamps; the durations are
+	// measured apart, which costs less than passing the times in.
+	serverKind, clientKind []trace.SpanStartOption
 }
 
 // Enabled reports whether export is switched on: by the --otel flag, or by
@@ -116,7 +138,19 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 		return nil, fmt.Errorf("otel: resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
 	}
 
-	e := &Exporter{prop: propagation.TraceContext{}}
+	measure, err := newListingMeasure()
+	if err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	e := &Exporter{
+		prop: propagation.TraceContext{}, measure: measure, log: &exportLog{logger: logger},
+		serverKind: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)},
+		clientKind: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
+	}
 	spans := cfg.SpanExporter
 	if spans == nil && getenv("OTEL_TRACES_EXPORTER") != "none" {
 		if spans, err = otlptracehttp.New(ctx); err != nil {
@@ -126,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if spans != nil {
 		e.gate = &gate{max: int64(max)}
-		counted := &countingExporter{SpanExporter: spans, gate: e.gate}
+		counted := &countingExporter{SpanExporter: spans, gate: e.gate, log: e.log}
 		e.gate.SpanProcessor = sdktrace.NewBatchSpanProcessor(counted, sdktrace.WithMaxQueueSize(max))
 		topts = append(topts, sdktrace.WithSpanProcessor(e.gate))
 	}
@@ -140,7 +174,7 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 			e.tp.Shutdown(ctx)
 			return nil, fmt.Errorf("otel: metric exporter (OTEL_EXPORTER_OTLP_*): %w", err)
 		}
-		reader = sdkmetric.NewPeriodicReader(exp)
+		reader = sdkmetric.NewPeriodicReader(&loggingMetricExporter{Exporter: exp, log: e.log})
 	}
 	var meter metric.Meter = noop.NewMeterProvider().Meter("")
 	if reader != nil {
@@ -164,18 +198,20 @@ func (e *Exporter) instruments(m metric.Meter) error {
 	e.serverDuration = hist(MetricServerOperationDuration, "MCP request duration as observed on the gateway, from receipt until the answer is sent.")
 	e.clientDuration = hist(MetricClientOperationDuration, "MCP request duration as observed by the gateway calling its upstream.")
 	e.sessionDuration = hist(MetricServerSessionDuration, "The duration of the MCP session as observed on the gateway.")
-	b, berr := m.Int64Histogram(MetricToolDefinitionsBytes, metric.WithUnit("By"),
-		metric.WithDescription("Bytes of tool definitions one tools/list page served, per profile."),
-		metric.WithExplicitBucketBoundaries(1<<10, 4<<10, 16<<10, 64<<10, 256<<10, 1<<20))
-	e.definitionBytes = b
+	b, berr := m.Int64Histogram(MetricToolDefinitionsTokens, metric.WithUnit("{token}"),
+		metric.WithDescription("Tokens of the tool definitions one tools/list page served, per profile, in the model measure (the tools array a client forwards to the model, o200k_base)."),
+		metric.WithExplicitBucketBoundaries(250, 1000, 2500, 5000, 10000, 25000, 50000, 100000))
+	e.definitionTokens = b
 	if err = errors.Join(err, berr); err != nil {
 		return fmt.Errorf("otel: instruments: %w", err)
 	}
 	return nil
 }
 
-// Shutdown flushes what is queued, within ctx, and stops exporting.
+// Shutdown flushes what is queued, the spans still being ended included,
+// within ctx, and stops exporting.
 func (e *Exporter) Shutdown(ctx context.Context) error {
+	e.ends.wait(ctx)
 	err := e.tp.Shutdown(ctx)
 	if e.mp != nil {
 		err = errors.Join(err, e.mp.Shutdown(ctx))
@@ -183,12 +219,14 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// Health counts the spans exported, dropped and failed.
+// Health counts the spans exported, dropped and failed, and the metric
+// exports that failed.
 func (e *Exporter) Health() gateway.ObserverHealth {
-	if e.gate == nil {
-		return gateway.ObserverHealth{}
+	h := gateway.ObserverHealth{MetricExportsFailed: e.log.metricsFailed.Load()}
+	if e.gate != nil {
+		h.Exported, h.Dropped, h.Failed = e.gate.exported.Load(), e.gate.dropped.Load(), e.gate.failed.Load()
 	}
-	return gateway.ObserverHealth{Exported: e.gate.exported.Load(), Dropped: e.gate.dropped.Load(), Failed: e.gate.failed.Load()}
+	return h
 }
 
 // metaCarrier reads and writes the trace context keys of an MCP _meta.
@@ -218,8 +256,22 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 		ctx = e.prop.Extract(ctx, metaCarrier(r.Meta))
 	}
 	start := time.Now()
-	ctx, span := e.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+	ctx, span := e.tracer.Start(ctx, r.Method, e.serverKind...)
 	return ctx, func(r *gateway.Served) {
+		end := time.Now()
+		e.ends.add()
+		go func() {
+			defer e.ends.done()
+			e.endServer(span, r, start, end)
+		}()
+	}
+}
+
+// endServer ends a SERVER span, off the request path: attributes, the
+// span's hand-over to the batch processor and the metrics would otherwise
+// delay the answer.
+func (e *Exporter) endServer(span trace.Span, r *gateway.Served, start, end time.Time) {
+	{
 		attrs := servedAttributes(r)
 		errType := errorType(r.Err, r.ToolError)
 		if errType != "" {
@@ -231,47 +283,143 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 			// The type, not the message: a message may quote arguments.
 			span.SetStatus(codes.Error, errType)
 		}
-		if r.Method == methodListTools {
+		if r.Method == methodListTools && r.Err == nil {
 			attrs = append(attrs, attribute.Int(AttrToolDefinitionsBytes, r.ToolDefinitionBytes))
-			e.definitionBytes.Record(context.Background(), int64(r.ToolDefinitionBytes), metric.WithAttributes(attribute.String(AttrProfile, r.Profile)))
+			// A page that cannot be measured (a definition that is not
+			// JSON) goes without the figure rather than with a wrong one.
+			if n, err := e.measure.tokens(r.ToolDefinitions); err == nil {
+				attrs = append(attrs, attribute.Int(AttrToolDefinitionsTokens, n))
+				e.definitionTokens.Record(context.Background(), int64(n), metric.WithAttributes(attribute.String(AttrProfile, r.Profile)))
+			}
 		}
 		span.SetName(spanName(r.Method, target(r)))
 		span.SetAttributes(attrs...)
-		end := time.Now()
 		span.End(trace.WithTimestamp(end))
-		e.serverDuration.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(metricAttributes(r, errType)...))
+		key := metricKey{method: r.Method, transport: r.Transport, tool: r.Tool, prompt: r.Prompt, version: r.ProtocolVersion, errType: errType, profile: r.Profile, outcome: string(r.Outcome)}
+		e.serverDuration.Record(context.Background(), end.Sub(start).Seconds(), e.sets.option(key, func() []attribute.KeyValue { return metricAttributes(r, errType) }))
 	}
 }
 
-// Forward starts the CLIENT span of a tools/call sent upstream and returns
-// the _meta to send: r.Meta with the span's trace context in place of any
-// the client sent.
-func (e *Exporter) Forward(ctx context.Context, r *gateway.Forwarded) (context.Context, mcp.Meta, func(*mcp.CallToolResult, error)) {
-	start := time.Now()
-	ctx, span := e.tracer.Start(ctx, spanName(methodCallTool, r.Tool), trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start))
-	meta := make(mcp.Meta, len(r.Meta)+2)
-	for k, v := range r.Meta {
-		meta[k] = v
-	}
-	delete(meta, "traceparent")
-	delete(meta, "tracestate")
-	e.prop.Inject(ctx, metaCarrier(meta))
-	return ctx, meta, func(res *mcp.CallToolResult, err error) {
-		attrs := []attribute.KeyValue{
-			attribute.String(AttrMethodName, methodCallTool),
-			attribute.String(AttrToolName, r.Tool),
-			attribute.String(AttrOperationName, "execute_tool"),
+// UpstreamMiddleware is the sending middleware of the gateway's upstream
+// clients (upstream.Options.SendingMiddleware). Every request sent
+// upstream gets a CLIENT span named "{mcp.method.name} {target}" (the
+// upstream's tool or prompt name), child of the span in the request's
+// context: the SERVER span of the request that caused it, none for the
+// gateway's own requests (initialize, the tools/list of a start or a
+// reload). The span's trace context replaces any the client sent in the
+// request's _meta, which the upstream client owns. Notifications pass
+// untraced.
+func (e *Exporter) UpstreamMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "notifications/") {
+				return next(ctx, method, req)
+			}
+			return e.send(ctx, method, req, next)
 		}
-		errType := errorType(err, err == nil && res != nil && res.IsError)
-		if errType != "" {
-			attrs = append(attrs, attribute.String(AttrErrorType, errType))
-			span.SetStatus(codes.Error, errType)
-		}
-		span.SetAttributes(attrs...)
-		end := time.Now()
-		span.End(trace.WithTimestamp(end))
-		e.clientDuration.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(attrs...))
 	}
+}
+
+// send traces one request sent upstream. Its frame stays small, since it
+// is on the stack for the whole upstream call: what it needs before is
+// done apart, and the span is ended off the path of the answer.
+func (e *Exporter) send(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	ctx, c := e.startClient(ctx, method, req)
+	res, err := next(ctx, method, req)
+	c.end = time.Now()
+	r, _ := res.(*mcp.CallToolResult)
+	c.errType = errorType(err, err == nil && r != nil && r.IsError)
+	if cs, ok := req.GetSession().(*mcp.ClientSession); ok && cs != nil {
+		c.session = cs.ID()
+	}
+	e.ends.add()
+	go func() {
+		defer e.ends.done()
+		e.endClient(c, method)
+	}()
+	return res, err
+}
+
+// clientCall is a CLIENT span in progress.
+type clientCall struct {
+	span         trace.Span
+	tool, prompt string
+	start, end   time.Time
+	// Known once answered; the answer itself is the caller's again.
+	errType, session string
+}
+
+func (e *Exporter) startClient(ctx context.Context, method string, req mcp.Request) (context.Context, clientCall) {
+	params := req.GetParams()
+	if v := reflect.ValueOf(params); !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
+		params = nil
+	}
+	var c clientCall
+	switch p := params.(type) {
+	case *mcp.CallToolParams:
+		c.tool = bound(p.Name)
+	case *mcp.GetPromptParams:
+		c.prompt = bound(p.Name)
+	}
+	c.start = time.Now()
+	ctx, c.span = e.tracer.Start(ctx, spanName(method, c.tool+c.prompt), e.clientKind...)
+	if params != nil {
+		old := params.GetMeta()
+		meta := make(map[string]any, len(old)+2)
+		for k, v := range old {
+			if k != "traceparent" && k != "tracestate" {
+				meta[k] = v
+			}
+		}
+		e.prop.Inject(ctx, metaCarrier(meta))
+		params.SetMeta(meta)
+	}
+	return ctx, c
+}
+
+// endClient ends a CLIENT span, off the request path.
+func (e *Exporter) endClient(c clientCall, method string) {
+	attrs := clientAttributes(method, c.tool, c.prompt, c.errType, make([]attribute.KeyValue, 0, 6))
+	if c.errType != "" {
+		c.span.SetStatus(codes.Error, c.errType)
+	}
+	if c.session != "" {
+		attrs = append(attrs, attribute.String(AttrSessionID, c.session))
+	}
+	c.span.SetAttributes(attrs...)
+	c.span.End(trace.WithTimestamp(c.end))
+	key := metricKey{method: method, tool: c.tool, prompt: c.prompt, errType: c.errType}
+	e.clientDuration.Record(context.Background(), c.end.Sub(c.start).Seconds(), e.sets.option(key, func() []attribute.KeyValue {
+		return clientAttributes(method, c.tool, c.prompt, c.errType, nil)
+	}))
+}
+
+// clientAttributes are a CLIENT span's bounded attributes, appended to
+// attrs: its operation duration's too.
+func clientAttributes(method, tool, prompt, errType string, attrs []attribute.KeyValue) []attribute.KeyValue {
+	attrs = append(attrs, attribute.String(AttrMethodName, method))
+	if tool != "" {
+		attrs = append(attrs, attribute.String(AttrToolName, tool), attribute.String(AttrOperationName, "execute_tool"))
+	}
+	if prompt != "" {
+		attrs = append(attrs, attribute.String(AttrPromptName, prompt))
+	}
+	if errType != "" {
+		attrs = append(attrs, attribute.String(AttrErrorType, errType))
+	}
+	return attrs
+}
+
+// maxTarget bounds a tool or prompt name in a CLIENT span, as the gateway
+// bounds the names no upstream offers: a prompts/get passes the client's
+// name through.
+const maxTarget = 128
+
+func bound(name string) string {
+	if len(name) <= maxTarget {
+		return name
+	}
+	return strings.ToValidUTF8(name[:maxTarget], "")
 }
 
 // SessionEnded records the session's duration.
@@ -306,10 +454,10 @@ func spanName(method, target string) string {
 
 // servedAttributes are a SERVER span's attributes, error.type aside.
 func servedAttributes(r *gateway.Served) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{
+	attrs := make([]attribute.KeyValue, 0, 16) // room for all, error.type included
+	attrs = append(attrs,
 		attribute.String(AttrMethodName, r.Method),
-		attribute.String(AttrNetworkTransport, networkTransport(r.Transport)),
-	}
+		attribute.String(AttrNetworkTransport, networkTransport(r.Transport)))
 	if r.Transport == telemetry.TransportHTTP {
 		attrs = append(attrs, attribute.String(AttrNetworkProtocolName, "http"))
 	}
@@ -324,12 +472,64 @@ func servedAttributes(r *gateway.Served) []attribute.KeyValue {
 	}
 	add(AttrPromptName, r.Prompt)
 	add(AttrSessionID, r.MCPSession)
+	add(AttrRequestID, bound(r.RequestID))
 	add(AttrProtocolVersion, r.ProtocolVersion)
 	add(AttrProfile, r.Profile)
 	add(AttrUsageSession, r.UsageSession)
 	add(AttrOutcome, string(r.Outcome))
 	add(AttrReachedBy, r.ReachedBy)
 	return attrs
+}
+
+// pending counts the spans being ended on goroutines of their own, so that
+// Shutdown exports them too. Its zero value is ready.
+type pending struct{ n atomic.Int64 }
+
+func (p *pending) add()  { p.n.Add(1) }
+func (p *pending) done() { p.n.Add(-1) }
+
+// wait returns when none is pending, or when ctx is done. It polls: only
+// Shutdown waits, and a channel per span would cost every call.
+func (p *pending) wait(ctx context.Context) {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for p.n.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// metricKey is what a duration's attributes are made of.
+type metricKey struct {
+	method, transport, tool, prompt, version, errType, profile, outcome string
+}
+
+// maxAttributeSets bounds the attribute sets kept: past it a set is built
+// for each measurement, as without the cache.
+const maxAttributeSets = 4096
+
+// attributeSets keeps the attribute set of each metricKey: a duration's
+// attributes repeat from call to call, and building a set sorts and
+// copies them. Its zero value is ready.
+type attributeSets struct {
+	m sync.Map // metricKey -> metric.MeasurementOption
+	n atomic.Int64
+}
+
+func (c *attributeSets) option(k metricKey, attrs func() []attribute.KeyValue) metric.MeasurementOption {
+	if o, ok := c.m.Load(k); ok {
+		return o.(metric.MeasurementOption)
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs()...))
+	if c.n.Load() < maxAttributeSets {
+		if _, loaded := c.m.LoadOrStore(k, o); !loaded {
+			c.n.Add(1)
+		}
+	}
+	return o
 }
 
 // metricAttributes are the operation duration's attributes: the bounded
@@ -353,6 +553,12 @@ func metricAttributes(r *gateway.Served, errType string) []attribute.KeyValue {
 // errorType is the conventions' error.type: the JSON-RPC error code,
 // tool_error for a result with isError, _OTHER for any other failure.
 func errorType(err error, toolError bool) string {
+	if err == nil { // before errors.As, whose target would escape
+		if toolError {
+			return "tool_error"
+		}
+		return ""
+	}
 	var rpc *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpc):
@@ -401,10 +607,13 @@ func (g *gate) OnEnd(s sdktrace.ReadOnlySpan) {
 	g.SpanProcessor.OnEnd(s)
 }
 
-// countingExporter counts what the batch processor hands on.
+// countingExporter counts what the batch processor hands on, and reports
+// a failed export itself: returned, the error would go to the SDK's
+// process-wide handler, which prints it to stderr on every export.
 type countingExporter struct {
 	sdktrace.SpanExporter
 	gate *gate
+	log  *exportLog
 }
 
 func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
@@ -413,8 +622,49 @@ func (c *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	err := c.SpanExporter.ExportSpans(ctx, spans)
 	if err != nil {
 		c.gate.failed.Add(uint64(n))
-	} else {
-		c.gate.exported.Add(uint64(n))
+		c.log.failed("traces", err)
+		return nil // the batch is dropped either way: the processor never retries
 	}
-	return err
+	c.gate.exported.Add(uint64(n))
+	return nil
+}
+
+// loggingMetricExporter is countingExporter's counterpart for metrics.
+type loggingMetricExporter struct {
+	sdkmetric.Exporter
+	log *exportLog
+}
+
+func (m *loggingMetricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	if err := m.Exporter.Export(ctx, rm); err != nil {
+		m.log.metricsFailed.Add(1)
+		m.log.failed("metrics", err)
+	}
+	return nil
+}
+
+// exportLog reports failed exports on the gateway's logger, at most one
+// line per ErrorLogEvery.
+type exportLog struct {
+	logger        *slog.Logger
+	metricsFailed atomic.Uint64
+
+	mu       sync.Mutex
+	last     time.Time // of the last line; zero before the first
+	unlogged int       // failed exports since the last line
+}
+
+func (l *exportLog) failed(signal string, err error) {
+	l.mu.Lock()
+	l.unlogged++
+	now := time.Now()
+	if !l.last.IsZero() && now.Sub(l.last) < ErrorLogEvery {
+		l.mu.Unlock()
+		return
+	}
+	n := l.unlogged
+	l.last, l.unlogged = now, 0
+	l.mu.Unlock()
+	l.logger.Warn("otel: export failed, its data dropped (counted under otel in the health report)",
+		"signal", signal, "failed_exports", n, "error", err)
 }

@@ -175,6 +175,11 @@ type Options struct {
 	OnCreateMessage func(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	// Logger records connection events (never resolved values).
 	Logger *slog.Logger
+	// SendingMiddleware wraps every request and notification sent to a
+	// server, with the caller's context (package otelmcp traces them and
+	// sets the trace context in their _meta, which is the Client's own
+	// copy); nil: none.
+	SendingMiddleware mcp.Middleware
 	// Tokens holds the tokens of servers declared with "oauth" (oauth.go);
 	// nil: such servers fail to connect, saying so.
 	Tokens *oauthstore.Store
@@ -306,6 +311,9 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 		}
 	}
 	c.client = mcp.NewClient(o.Implementation, copts)
+	if o.SendingMiddleware != nil {
+		c.client.AddSendingMiddleware(o.SendingMiddleware)
+	}
 	c.client.AddReceivingMiddleware(c.trackNotes)
 	if o.OnElicit != nil {
 		c.client.AddReceivingMiddleware(c.elicitAsIs)

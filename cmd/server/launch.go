@@ -27,6 +27,7 @@ import (
 	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/launch"
+	"github.com/toolprof/toolprof/otelmcp"
 	"github.com/toolprof/toolprof/upstream"
 )
 
@@ -37,10 +38,14 @@ const shorthandName = "upstream"
 // does, reach it once it is built. Until then what upstreams send is
 // dropped: no downstream session exists to receive it.
 type gatewayRef struct {
-	g atomic.Pointer[gateway.Gateway]
+	g    atomic.Pointer[gateway.Gateway]
+	otel *otelmcp.Exporter // traces what is sent upstream; nil: export off
 }
 
 func (r *gatewayRef) options(o upstream.Options) upstream.Options {
+	if r.otel != nil {
+		o.SendingMiddleware = r.otel.UpstreamMiddleware()
+	}
 	o.OnProgress = func(ctx context.Context, server string, p *mcp.ProgressNotificationParams) {
 		if g := r.g.Load(); g != nil {
 			g.Progress(ctx, server, p)

@@ -254,8 +254,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 
+	exp, closeOTel, err := startOTel(ctx, c, logger)
+	if err != nil {
+		return err
+	}
+	defer closeOTel(stderr)
 	// The upstreams are ours: started here and closed by the gateway.
-	ref := &gatewayRef{}
+	ref := &gatewayRef{otel: exp}
 	toks, err := openTokens(c, ref)
 	if err != nil {
 		return err
@@ -281,11 +286,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 	}
-	g, closeRec, closeOTel, err := startGateway(ctx, c, opts, up, stderr)
+	if exp != nil {
+		opts.Observer = exp
+	}
+	g, closeRec, err := startGateway(ctx, c, opts, up, stderr)
 	if err != nil {
 		return err
 	}
-	defer closeOTel(stderr)
 	defer closeRec()
 	ref.g.Store(g)
 	if err := checkTokensNow(toks, ref); err != nil {
@@ -419,34 +426,27 @@ func (c *config) resolver(src *profileSource) func([]*mcp.Tool) (*profiles.Resol
 // export and makes the gateway over up. On an error everything opened is
 // closed, up included; otherwise the caller closes the recorder with
 // closeRec after the gateway, then closeOTel.
-func startGateway(ctx context.Context, c *config, opts gateway.Options, up *upstream.Set, stderr io.Writer) (g *gateway.Gateway, closeRec func(), closeOTel func(io.Writer), err error) {
+func startGateway(ctx context.Context, c *config, opts gateway.Options, up *upstream.Set, stderr io.Writer) (g *gateway.Gateway, closeRec func(), err error) {
 	closeRec = func() {}
 	if !c.health {
 		r, err := openRecorder(c)
 		if err != nil {
 			up.Close()
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		opts.Recorder = r
 		closeRec = func() { closeTelemetry(r, c.telemetryDir, stderr) }
 	}
-	closeOTel, err = startOTel(ctx, c, &opts)
-	if err != nil {
-		up.Close()
-		closeRec()
-		return nil, nil, nil, err
-	}
 	if g, err = gateway.New(ctx, opts); err != nil {
 		up.Close()
 		closeRec()
-		closeOTel(stderr)
 		var pe *gateway.ProfileError
 		if errors.As(err, &pe) {
-			return nil, nil, nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return g, closeRec, closeOTel, nil
+	return g, closeRec, nil
 }
 
 // loadProfiles reads the profiles file. A missing default file is day one:

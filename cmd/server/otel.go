@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
-	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/version"
 	"github.com/toolprof/toolprof/otelmcp"
 )
@@ -16,18 +16,18 @@ import (
 // cannot hold the process.
 const otelShutdown = 5 * time.Second
 
-// startOTel sets opts.Observer to an OTLP exporter when export is on
-// (--otel, or an OTLP endpoint in the environment); close flushes it.
-func startOTel(ctx context.Context, c *config, opts *gateway.Options) (close func(stderr io.Writer), err error) {
+// startOTel starts an OTLP exporter when export is on (--otel, or an OTLP
+// endpoint in the environment), before the upstreams so that their
+// requests are traced; nil when off. close flushes it.
+func startOTel(ctx context.Context, c *config, logger *slog.Logger) (_ *otelmcp.Exporter, close func(stderr io.Writer), err error) {
 	if c.health || !otelmcp.Enabled(c.otel, os.Getenv) {
-		return func(io.Writer) {}, nil
+		return nil, func(io.Writer) {}, nil
 	}
-	exp, err := otelmcp.New(ctx, otelmcp.Config{ServiceName: version.Name, ServiceVersion: version.Version, Getenv: os.Getenv})
+	exp, err := otelmcp.New(ctx, otelmcp.Config{ServiceName: version.Name, ServiceVersion: version.Version, Getenv: os.Getenv, Logger: logger})
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--otel: %w", err)}
+		return nil, nil, usageError{fmt.Errorf("--otel: %w", err)}
 	}
-	opts.Observer = exp
-	return func(stderr io.Writer) {
+	return exp, func(stderr io.Writer) {
 		sctx, cancel := context.WithTimeout(context.Background(), otelShutdown)
 		defer cancel()
 		if err := exp.Shutdown(sctx); err != nil {

@@ -263,6 +263,7 @@ func (c *Conn) decodeOne(data []byte) (jsonrpc.Message, []byte) {
 	}
 	if req.IsCall() {
 		req.ID = c.ids.Map(w.ID)
+		SetRequestID(req, w.ID)
 		if req.Method == "initialize" {
 			c.mu.Lock()
 			c.initID = req.ID
