@@ -422,10 +422,9 @@ func (c *config) resolver(src *profileSource) func([]*mcp.Tool) (*profiles.Resol
 	}
 }
 
-// startGateway opens the recorder (not for --health) and the OpenTelemetry
-// export and makes the gateway over up. On an error everything opened is
-// closed, up included; otherwise the caller closes the recorder with
-// closeRec after the gateway, then closeOTel.
+// startGateway opens the recorder (not for --health) and makes the gateway
+// over up. On an error everything opened is closed, up included; otherwise
+// the caller closes the recorder with closeRec after the gateway.
 func startGateway(ctx context.Context, c *config, opts gateway.Options, up *upstream.Set, stderr io.Writer) (g *gateway.Gateway, closeRec func(), err error) {
 	closeRec = func() {}
 	if !c.health {
