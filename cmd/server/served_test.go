@@ -147,6 +147,14 @@ everything = "Call echo to test."
 // exactly as the server sent it, over every page.
 func rawListing(t *testing.T, cmd *exec.Cmd) []json.RawMessage {
 	t.Helper()
+	return rawListingOf(t, cmd, 0)
+}
+
+// rawListingOf is rawListing, listing again until at least want tools are
+// listed or 30 seconds passed: a gateway started with --launch serves each
+// upstream's tools once it is ready.
+func rawListingOf(t *testing.T, cmd *exec.Cmd, want int) []json.RawMessage {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -189,21 +197,33 @@ func rawListing(t *testing.T, cmd *exec.Cmd) []json.RawMessage {
 	}
 	call(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	var tools []json.RawMessage
-	params := `{}`
-	for id := 2; ; id++ {
-		var page struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
+	id := 1
+	list := func() []json.RawMessage {
+		var tools []json.RawMessage
+		params := `{}`
+		for {
+			id++
+			var page struct {
+				Tools      []json.RawMessage `json:"tools"`
+				NextCursor string            `json:"nextCursor"`
+			}
+			if err := json.Unmarshal(call(id, "tools/list", params), &page); err != nil {
+				t.Fatal(err)
+			}
+			tools = append(tools, page.Tools...)
+			if page.NextCursor == "" {
+				return tools
+			}
+			params = fmt.Sprintf(`{"cursor":%q}`, page.NextCursor)
 		}
-		if err := json.Unmarshal(call(id, "tools/list", params), &page); err != nil {
-			t.Fatal(err)
-		}
-		tools = append(tools, page.Tools...)
-		if page.NextCursor == "" {
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tools := list()
+		if len(tools) >= want || time.Now().After(deadline) {
 			return tools
 		}
-		params = fmt.Sprintf(`{"cursor":%q}`, page.NextCursor)
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -347,7 +367,7 @@ func TestServedToolsAsListed(t *testing.T) {
 				want[tool.Name] = canonical(t, raw)
 			}
 			gw := exec.Command(bins.server, "--telemetry", t.TempDir(), "--launch", writeLaunch(t, map[string]any{"only": entry}))
-			served := rawListing(t, gw)
+			served := rawListingOf(t, gw, len(want))
 			if len(served) != len(want) {
 				t.Errorf("the gateway lists %d tools, the upstream %d", len(served), len(want))
 			}
