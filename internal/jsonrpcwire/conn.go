@@ -244,7 +244,7 @@ func (c *Conn) decodeBatch(line []byte) []jsonrpc.Message {
 // returns the message for the SDK (nil: none), or the encoded error answer
 // for a message that is not valid.
 func (c *Conn) decodeOne(data []byte) (jsonrpc.Message, []byte) {
-	msg, rawID, plain := decodePlain(data)
+	msg, rawID, plain := DecodePlain(data)
 	if !plain {
 		var w struct {
 			ID     json.RawMessage `json:"id"`

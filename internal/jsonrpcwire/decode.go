@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// decodePlain decodes a message of the plain shape every client sends (a
+// DecodePlain decodes a message of the plain shape every client sends (a
 // request, a notification, or a response with a result) into what
 // jsonrpc.DecodeMessage returns for it, with the request's raw id. The
 // SDK's decoder allocates a 32 KiB buffer for each of the two values it
@@ -26,7 +26,7 @@ import (
 // with an escape in its name, a jsonrpc other than "2.0", a method with
 // escapes, an id that is not a plain string or an integer of at most 15
 // digits (the SDK truncates other numbers), params or result of null.
-func decodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bool) {
+func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, nil, false

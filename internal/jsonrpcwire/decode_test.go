@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// decodeCases are messages with whether decodePlain takes them (true) or
+// decodeCases are messages with whether DecodePlain takes them (true) or
 // leaves them to the SDK's decoder.
 var decodeCases = []struct {
 	line  string
@@ -57,23 +57,23 @@ var decodeCases = []struct {
 	{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}", false},
 }
 
-// checkSame fails when decodePlain takes line but the SDK's decoder reads
+// checkSame fails when DecodePlain takes line but the SDK's decoder reads
 // it otherwise (or refuses it).
 func checkSame(t *testing.T, line []byte) bool {
 	t.Helper()
-	got, rawID, ok := decodePlain(line)
+	got, rawID, ok := DecodePlain(line)
 	if !ok {
 		return false
 	}
 	want, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
-		t.Fatalf("decodePlain took %s, which the SDK refuses: %v", line, err)
+		t.Fatalf("DecodePlain took %s, which the SDK refuses: %v", line, err)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("decodePlain(%s) = %#v, the SDK's decoder %#v", line, got, want)
+		t.Fatalf("DecodePlain(%s) = %#v, the SDK's decoder %#v", line, got, want)
 	}
 	if req, isReq := want.(*jsonrpc.Request); isReq && req.IsCall() && !bytes.Contains(line, rawID) {
-		t.Fatalf("decodePlain(%s): raw id %s is not the line's", line, rawID)
+		t.Fatalf("DecodePlain(%s): raw id %s is not the line's", line, rawID)
 	}
 	return true
 }
@@ -81,12 +81,12 @@ func checkSame(t *testing.T, line []byte) bool {
 func TestDecodePlainIsTheSDKs(t *testing.T) {
 	for _, c := range decodeCases {
 		if got := checkSame(t, []byte(c.line)); got != c.plain {
-			t.Errorf("decodePlain took %s: %v, want %v", c.line, got, c.plain)
+			t.Errorf("DecodePlain took %s: %v, want %v", c.line, got, c.plain)
 		}
 	}
 }
 
-// FuzzDecodePlain: whatever decodePlain takes, the SDK's decoder reads
+// FuzzDecodePlain: whatever DecodePlain takes, the SDK's decoder reads
 // the same way.
 func FuzzDecodePlain(f *testing.F) {
 	for _, c := range decodeCases {
