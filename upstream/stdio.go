@@ -96,10 +96,9 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	g := newLineGuard(stdout, t.limit, t.dropped)
 	g.stray = t.stray
-	// The guard bounds every line, so the SDK's own cap, which would end
-	// the session, is off.
-	it := &mcp.IOTransport{Reader: io.NopCloser(g), Writer: &stdioProcess{cmd: t.cmd, stdin: stdin, terminate: t.terminate}, MaxLineLength: -1}
-	return it.Connect(ctx)
+	// The guard bounds every line, so no cap of the connection's own,
+	// which would end the session, is needed.
+	return newStdioConn(io.NopCloser(g), &stdioProcess{cmd: t.cmd, stdin: stdin, terminate: t.terminate}), nil
 }
 
 // stdioProcess is the server's stdin; closing it ends the process as the

@@ -244,26 +244,29 @@ func (c *Conn) decodeBatch(line []byte) []jsonrpc.Message {
 // returns the message for the SDK (nil: none), or the encoded error answer
 // for a message that is not valid.
 func (c *Conn) decodeOne(data []byte) (jsonrpc.Message, []byte) {
-	var w struct {
-		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC message object")
-	}
-	id := validID(w.ID)
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
-		return nil, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+	msg, rawID, plain := DecodePlain(data)
+	if !plain {
+		var w struct {
+			ID     json.RawMessage `json:"id"`
+			Method *string         `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(data, &w); err != nil {
+			return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC message object")
+		}
+		var err error
+		if msg, err = jsonrpc.DecodeMessage(data); err != nil {
+			return nil, errorLine(validID(w.ID), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		}
+		rawID = w.ID
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
 		return msg, nil // an answer to the server's own request: its ids are the SDK's
 	}
 	if req.IsCall() {
-		req.ID = c.ids.Map(w.ID)
-		SetRequestID(req, w.ID)
+		req.ID = c.ids.Map(rawID)
+		SetRequestID(req, rawID)
 		if req.Method == "initialize" {
 			c.mu.Lock()
 			c.initID = req.ID

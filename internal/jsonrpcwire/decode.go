@@ -1,0 +1,144 @@
+package jsonrpcwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// DecodePlain decodes a message of the plain shape every client sends (a
+// request, a notification, or a response with a result) into what
+// jsonrpc.DecodeMessage returns for it, with the request's raw id. The
+// SDK's decoder allocates a 32 KiB buffer for each of the two values it
+// decodes (the message, then its method), which is most of what the
+// gateway allocates on a call; this one allocates about the message's
+// size.
+//
+// ok is false for anything else, which the caller gives to the SDK's
+// decoder instead, so that every message this one takes is one the SDK
+// would have read the same way: members other than jsonrpc, id, method,
+// params and result (an error, or a name differing in case, which the
+// SDK ignores and encoding/json would match), a member named twice or
+// with an escape in its name, a jsonrpc other than "2.0", a method with
+// escapes, an id that is not a plain string or an integer of at most 15
+// digits (the SDK truncates other numbers), params or result of null.
+func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, false
+	}
+	var version, id, method, params, result json.RawMessage
+	seen := 0
+	for dec.More() {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		key, isKey := tok.(string)
+		if err != nil || !isKey {
+			return nil, nil, false
+		}
+		// The key's bytes as sent: a name with an escape may unescape
+		// differently in the SDK's decoder.
+		raw := bytes.TrimLeft(data[before:dec.InputOffset()], ", \t\r\n")
+		if len(raw) != len(key)+2 {
+			return nil, nil, false
+		}
+		var slot *json.RawMessage
+		var bit int
+		switch key {
+		case "jsonrpc":
+			slot, bit = &version, 1
+		case "id":
+			slot, bit = &id, 2
+		case "method":
+			slot, bit = &method, 4
+		case "params":
+			slot, bit = &params, 8
+		case "result":
+			slot, bit = &result, 16
+		default:
+			return nil, nil, false
+		}
+		if seen&bit != 0 {
+			return nil, nil, false
+		}
+		seen |= bit
+		if err := dec.Decode(slot); err != nil {
+			return nil, nil, false
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, false // trailing data: the SDK's decoder says why
+	}
+	if string(version) != `"2.0"` || string(params) == "null" || string(result) == "null" {
+		return nil, nil, false
+	}
+	jid, ok := plainID(id)
+	if !ok {
+		return nil, nil, false
+	}
+	if method == nil {
+		if result == nil || !jid.IsValid() {
+			return nil, nil, false
+		}
+		return &jsonrpc.Response{ID: jid, Result: result}, id, true
+	}
+	if result != nil {
+		return nil, nil, false
+	}
+	name, ok := plainString(method)
+	if !ok {
+		return nil, nil, false
+	}
+	return &jsonrpc.Request{ID: jid, Method: name, Params: params}, id, true
+}
+
+// plainID is the SDK's id for raw when raw is absent, null, a string
+// without escapes, or an integer of at most 15 digits (exact as the
+// float64 the SDK decodes it into).
+func plainID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if raw == nil || string(raw) == "null" {
+		return jsonrpc.ID{}, true
+	}
+	if s, ok := plainString(raw); ok {
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return jsonrpc.ID{}, false
+	}
+	for _, b := range digits {
+		if b < '0' || b > '9' {
+			return jsonrpc.ID{}, false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(float64(n)) // exact: at most 15 digits
+	return id, err == nil
+}
+
+// plainString is the text of raw when raw is a JSON string of valid UTF-8
+// without escapes.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	s := raw[1 : len(raw)-1]
+	if bytes.IndexByte(s, '\\') >= 0 || bytes.IndexByte(s, '"') >= 0 || !utf8.Valid(s) {
+		return "", false
+	}
+	return string(s), true
+}

@@ -1,0 +1,120 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// pipeConn is a stdioConn over pipes: what the server writes goes to
+// toConn, what the connection writes comes out of fromConn.
+func pipeConn(t *testing.T) (c *stdioConn, toConn *io.PipeWriter, fromConn *bufio.Reader) {
+	t.Helper()
+	outR, outW := io.Pipe() // the server's stdout
+	inR, inW := io.Pipe()   // the server's stdin
+	c = newStdioConn(outR, inW)
+	t.Cleanup(func() { outW.Close(); inR.Close(); c.Close() })
+	return c, outW, bufio.NewReader(inR)
+}
+
+// TestStdioConnReadsAsTheSDK: every line a server may write becomes the
+// messages the SDK's decoder makes of it, plain or not.
+func TestStdioConnReadsAsTheSDK(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"unknown tool","data":{"x":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"toolprof/1","progress":1}}`,
+		`{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{},"Extra":1}`,
+	}
+	c, toConn, _ := pipeConn(t)
+	go func() {
+		for _, l := range lines {
+			fmt.Fprintln(toConn, l)
+		}
+	}()
+	for _, l := range lines {
+		got, err := c.Read(context.Background())
+		if err != nil {
+			t.Fatalf("Read of %s: %v", l, err)
+		}
+		want, err := jsonrpc.DecodeMessage([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Read of %s = %#v, the SDK's decoder %#v", l, got, want)
+		}
+	}
+}
+
+// TestStdioConnBatches: a batch of the server's requests is read one
+// message at a time and answered in one batch, once every call in it is.
+func TestStdioConnBatches(t *testing.T) {
+	c, toConn, fromConn := pipeConn(t)
+	go fmt.Fprintln(toConn, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/message","params":{}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+	ctx := context.Background()
+	var calls []*jsonrpc.Request
+	for range 3 {
+		msg, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			calls = append(calls, req)
+		}
+	}
+	if len(calls) != 2 {
+		t.Fatalf("calls read = %d, want 2", len(calls))
+	}
+	written := make(chan string, 1)
+	go func() {
+		line, _ := fromConn.ReadString('\n')
+		written <- line
+		io.Copy(io.Discard, fromConn) // a Write of more lines must not block
+	}()
+	for i := len(calls) - 1; i >= 0; i-- { // answered out of order
+		if err := c.Write(ctx, &jsonrpc.Response{ID: calls[i].ID, Result: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]` + "\n"
+	if got := <-written; got != want {
+		t.Errorf("written %q, want %q (one batch, in the batch's order)", got, want)
+	}
+}
+
+// TestStdioConnReadAllocations: a tools/call answer is read in about its
+// own size, not in the SDK decoder's 32 KiB buffers.
+func TestStdioConnReadAllocations(t *testing.T) {
+	c, toConn, _ := pipeConn(t)
+	const n = 200
+	line := `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"This is a simple text response for testing."}]}}` + "\n"
+	go func() {
+		for i := range n + 1 {
+			fmt.Fprintf(toConn, line, i+1)
+		}
+	}()
+	ctx := context.Background()
+	if _, err := c.Read(ctx); err != nil { // the read loop's buffers
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range n {
+		if _, err := c.Read(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8<<10 {
+		t.Errorf("reading an answer allocates %d bytes; want at most 8 KiB", per)
+	}
+}
