@@ -285,6 +285,21 @@ func (r *Report) CheckBudgets(budgets []Budget) ([]OverBudget, error) {
 	return over, nil
 }
 
+// BudgetError is the error of the budgets exceeded, each named, or nil
+// when none is. The budgets are taken as valid: CheckBudgets says when
+// they are not.
+func (r *Report) BudgetError(budgets []Budget) error {
+	over, _ := r.CheckBudgets(budgets)
+	if len(over) == 0 {
+		return nil
+	}
+	errs := make([]error, len(over))
+	for i, o := range over {
+		errs[i] = o
+	}
+	return fmt.Errorf("over budget: %w", errors.Join(errs...))
+}
+
 func (r *Report) names() []string {
 	names := make([]string, len(r.Profiles))
 	for i, p := range r.Profiles {

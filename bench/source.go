@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -156,6 +157,21 @@ func WriteResults(w io.Writer, r *Report, opts RenderOptions, h ResultsHeader) e
 	fmt.Fprintf(w, "- Wire measure, beside it: the JSON-RPC messages a client speaking MCP %s sends and receives over stdio: initialize and its result, notifications/initialized, tools/list and its result; bytes exclude the newline framing\n", exchange.ProtocolVersion)
 	fmt.Fprintf(w, "- Before is the full catalog (profile `full`), after each profile; bytes/4 is shown only as a labelled estimate\n\n")
 	return r.WriteMarkdown(w, opts)
+}
+
+// LoadProfiles loads the profiles file at path to measure. When it does
+// not exist and was not named by the caller (explicit false), log says so
+// and the set is nil and path "": the full catalog alone is measured.
+func LoadProfiles(path string, explicit bool, log io.Writer) (set *profiles.Set, measured string, err error) {
+	set, err = profiles.Load(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && !explicit:
+		fmt.Fprintf(log, "bench: no %s here: measuring the full catalog only (--profiles FILE to measure profiles)\n", path)
+		return nil, "", nil
+	case err != nil:
+		return nil, "", err
+	}
+	return set, path, nil
 }
 
 // ReadTraceSessions reads a trace for the session cost: every line must

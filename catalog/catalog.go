@@ -173,6 +173,21 @@ func (c *Catalog) Names() []string {
 	return names
 }
 
+// LoadNames returns the tool names of the catalogs at paths, as a set.
+func LoadNames(paths []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	for _, path := range paths {
+		c, err := Load(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range c.Tools {
+			known[t.Name] = true
+		}
+	}
+	return known, nil
+}
+
 // Tool returns the tool called name, or nil.
 func (c *Catalog) Tool(name string) *mcp.Tool {
 	for _, t := range c.Tools {

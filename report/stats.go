@@ -19,6 +19,20 @@ import (
 // or as markdown, and the effect kinds of the catalogs' tools that its
 // per-effect breakdown counts by.
 
+// Stats summarises snap as profiler stats prints it: with catalogs, the
+// calls per effect kind of their tools too (ToolEffects).
+func Stats(snap *telemetry.Snapshot, catalogs []string, profilesPath string) (telemetry.Stats, error) {
+	st := telemetry.Summarize(snap)
+	if len(catalogs) > 0 {
+		effects, err := ToolEffects(catalogs, profilesPath)
+		if err != nil {
+			return telemetry.Stats{}, err
+		}
+		st.Effects = telemetry.SummarizeEffects(snap, EffectKinds(), effects)
+	}
+	return st, nil
+}
+
 // ToolEffects classifies the tools of the catalogs (the first catalog
 // holding a name wins) as the server would serve them: by annotations,
 // corrected by profilesPath's profiles.toml when given.

@@ -40,6 +40,18 @@ type TraceSession struct {
 	StartedNoZone bool `json:"-"`
 }
 
+// CallsOutside counts t's calls to tools not in known (a catalog's
+// names): calls a profile derived from that catalog cannot serve.
+func (t *TraceSession) CallsOutside(known map[string]bool) int {
+	n := 0
+	for _, c := range t.Calls {
+		if !known[c.Tool] {
+			n++
+		}
+	}
+	return n
+}
+
 // UnmarshalJSON decodes a trace line, reading "started" with
 // ParseTraceTime.
 func (ts *TraceSession) UnmarshalJSON(b []byte) error {

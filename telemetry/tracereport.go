@@ -3,6 +3,7 @@ package telemetry
 import (
 	"fmt"
 	"io"
+	"os"
 )
 
 // MaxLineErrors is how many malformed trace lines a TraceReport names: a
@@ -56,4 +57,24 @@ func (r TraceReport) Write(w io.Writer, cmd string, skipBad bool, nothing, rest 
 		return fmt.Errorf("%s: %d malformed trace line(s), %s (first %w): fix them, or pass --skip-bad to %s", cmd, len(r.Bad), nothing, r.Bad[0], rest)
 	}
 	return nil
+}
+
+// ReadTraceFile decodes the session trace at path for command cmd and
+// writes its TraceReport to w (nothing and rest as for Write): with
+// skipBad the good sessions of a file with malformed lines, without it an
+// error. Every error is prefixed by cmd.
+func ReadTraceFile(path, cmd string, skipBad bool, w io.Writer, nothing, rest string) ([]TraceSession, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: open trace: %w", cmd, err)
+	}
+	sessions, bad, err := DecodeTrace(file, path, true)
+	file.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if err := DecodedTraceReport(sessions, bad).Write(w, cmd, skipBad, nothing, rest); err != nil {
+		return nil, err
+	}
+	return sessions, nil
 }

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -85,14 +83,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 	}
-	set, err := profiles.Load(f.profilesPath)
-	switch {
-	case errors.Is(err, os.ErrNotExist) && !f.profilesExplicit:
-		fmt.Fprintf(stderr, "bench: no %s here: measuring the full catalog only (--profiles FILE to measure profiles)\n", f.profilesPath)
-		set, f.profilesPath = nil, ""
-	case err != nil:
+	set, measured, err := bench.LoadProfiles(f.profilesPath, f.profilesExplicit, stderr)
+	if err != nil {
 		return err
 	}
+	f.profilesPath = measured
 	var baseline *bench.Baseline
 	if f.baseline != "" {
 		if baseline, err = bench.LoadBaseline(f.baseline); err != nil {
@@ -143,12 +138,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	} else if _, err := stdout.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	if over, _ := m.Report.CheckBudgets(f.budgets); len(over) > 0 {
-		errs := make([]error, len(over))
-		for i, o := range over {
-			errs[i] = o
-		}
-		return exitError{Code: 1, Err: fmt.Errorf("over budget: %w", errors.Join(errs...))}
+	if err := m.Report.BudgetError(f.budgets); err != nil {
+		return exitError{Code: 1, Err: err}
 	}
 	return nil
 }

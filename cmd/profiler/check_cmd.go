@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,16 +49,8 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	file, err := os.Open(f.tracePath)
+	sessions, err := telemetry.ReadTraceFile(f.tracePath, "check", f.skipBad, stderr, "nothing checked", "check the rest")
 	if err != nil {
-		return fmt.Errorf("check: open trace: %w", err)
-	}
-	sessions, bad, err := telemetry.DecodeTrace(file, f.tracePath, true)
-	file.Close()
-	if err != nil {
-		return fmt.Errorf("check: %w", err)
-	}
-	if err := telemetry.DecodedTraceReport(sessions, bad).Write(stderr, "check", f.skipBad, "nothing checked", "check the rest"); err != nil {
 		return err
 	}
 	verdicts := make([]policy.Verdict, len(sessions))

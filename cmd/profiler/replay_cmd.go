@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -102,12 +101,15 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 		return err
 	}
-	sessions, err := readReplayTrace(f, stderr)
+	sessions, err := replay.ReadTrace(f.trace, f.skipBad, stderr)
 	if err != nil {
 		return err
 	}
-	target, stop, err := replayTarget(ctx, f, stderr)
-	if err != nil {
+	target, stop, err := replay.OpenTarget(ctx, replay.TargetConfig{URL: f.url, Command: f.src.Command, Profile: f.profile, Concurrency: f.concurrency,
+		Gateway: replay.GatewayConfig{Launch: f.src.Launch, Persona: f.src.Persona, ProfilesPath: f.profilesPath, ProfilesExplicit: f.profilesExplicit}}, stderr)
+	if unknown := (*replay.UnknownProfileError)(nil); errors.As(err, &unknown) {
+		return usageError{Err: err}
+	} else if err != nil {
 		return err
 	}
 	defer func() {
@@ -139,47 +141,6 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return exitError{Code: 1, Err: fmt.Errorf("replay: %d of %d calls were not ok (--strict)", notOK, rep.Calls)}
 	}
 	return nil
-}
-
-// readReplayTrace decodes --trace, reporting the lines --skip-bad skipped,
-// and checks the calls' arguments.
-func readReplayTrace(f *replayFlags, stderr io.Writer) ([]telemetry.TraceSession, error) {
-	file, err := os.Open(f.trace)
-	if err != nil {
-		return nil, fmt.Errorf("replay: open trace: %w", err)
-	}
-	sessions, bad, err := telemetry.DecodeTrace(file, f.trace, true)
-	file.Close()
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	if err := telemetry.DecodedTraceReport(sessions, bad).Write(stderr, "replay", f.skipBad, "nothing replayed", "replay the rest"); err != nil {
-		return nil, err
-	}
-	if err := replay.CheckArguments(sessions, f.trace); err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	return sessions, nil
-}
-
-// replayTarget is the server the flags name; stop stops the gateway
-// started here for --launch (for the others it does nothing).
-func replayTarget(ctx context.Context, f *replayFlags, stderr io.Writer) (target replay.Target, stop func() error, err error) {
-	switch {
-	case f.url != "":
-		return replay.NewHTTPTarget(f.url, f.profile, f.concurrency), func() error { return nil }, nil
-	case f.src.Launch != "":
-		endpoint, stop, err := replay.StartGateway(ctx, replay.GatewayConfig{Launch: f.src.Launch, Persona: f.src.Persona,
-			ProfilesPath: f.profilesPath, ProfilesExplicit: f.profilesExplicit, Profile: f.profile}, stderr)
-		if unknown := (*replay.UnknownProfileError)(nil); errors.As(err, &unknown) {
-			return nil, nil, usageError{Err: err}
-		} else if err != nil {
-			return nil, nil, err
-		}
-		return replay.NewHTTPTarget(endpoint, f.profile, f.concurrency), stop, nil
-	default:
-		return replay.CommandTarget{Command: f.src.Command, Profile: f.profile}, func() error { return nil }, nil
-	}
 }
 
 // replayWithProgress runs the replay, drawing a progress bar on stderr

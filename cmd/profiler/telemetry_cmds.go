@@ -44,7 +44,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case fs.NArg() == 0:
 		return usagef("import: no trace files given (want FILE.jsonl...)")
 	}
-	known, err := catalogNames(catalogs)
+	known, err := catalog.LoadNames(catalogs)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
@@ -61,17 +61,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	unknown := 0
 	add := func(t *telemetry.TraceSession) error {
 		added, err := im.Add(t)
-		if err != nil {
-			return err
-		}
 		if added {
-			for _, c := range t.Calls {
-				if !known[c.Tool] {
-					unknown++
-				}
-			}
+			unknown += t.CallsOutside(known)
 		}
-		return nil
+		return err
 	}
 	if *otlp {
 		if *skipBad {
@@ -111,21 +104,6 @@ func printImported(stdout io.Writer, res telemetry.ImportResult, dir string, bad
 	if catalogs {
 		fmt.Fprintf(stdout, "%d call(s) to tools in no catalog given (kept)\n", unknown)
 	}
-}
-
-// catalogNames are the tool names of the catalogs at paths.
-func catalogNames(paths []string) (map[string]bool, error) {
-	known := map[string]bool{}
-	for _, path := range paths {
-		c, err := catalog.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range c.Names() {
-			known[n] = true
-		}
-	}
-	return known, nil
 }
 
 // importOTLP reads OTLP JSON trace files whole and adds their sessions.
@@ -230,13 +208,9 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	st := telemetry.Summarize(snap)
-	if len(catalogs) > 0 {
-		effects, err := report.ToolEffects(catalogs, *profilesPath)
-		if err != nil {
-			return fmt.Errorf("stats: %w", err)
-		}
-		st.Effects = telemetry.SummarizeEffects(snap, report.EffectKinds(), effects)
+	st, err := report.Stats(snap, catalogs, *profilesPath)
+	if err != nil {
+		return fmt.Errorf("stats: %w", err)
 	}
 	var buf bytes.Buffer
 	switch *format {
