@@ -240,10 +240,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	ix := toolsearch.New(Docs(cfg.Catalog.Tools), resolved.SearchPriors.Priors(), toolsearch.Weights{})
 	searchable := func(tool string) bool { return served.Searchable(searchArmProfile, tool) }
+	// A session refused a tool continues on the full catalog, as derive and
+	// bench price it: the full arm's prefix from that turn, written again.
+	fallback := arms[0].prices.Overhead
+	for _, t := range arms[0].listed {
+		fallback += arms[0].prices.Tools[t]
+	}
 	out := &Report{Sessions: len(cfg.Sessions)}
 	var fullMean float64
 	for _, a := range arms {
-		r := replay{arm: a, ix: ix, searchable: searchable, cache: cfg.Cache, answerTokens: answerTokens, recall: Recall{At: map[int]int{}}}
+		r := replay{arm: a, ix: ix, searchable: searchable, cache: cfg.Cache, answerTokens: answerTokens, fallback: fallback, recall: Recall{At: map[int]int{}}}
 		costs := make([]float64, 0, len(cfg.Sessions))
 		for _, s := range cfg.Sessions {
 			c, err := r.session(s)
@@ -298,6 +304,7 @@ type replay struct {
 	searchable     func(string) bool
 	cache          price.CacheModel
 	answerTokens   func(names []string) (int, error) // find_tools' answer of names
+	fallback       int                               // the full catalog's prefix, listed after a refusal
 	needed, served int
 	recall         Recall // Needed counts the searches made
 }
@@ -328,6 +335,12 @@ func (r *replay) session(s Session) (float64, error) {
 	found := map[string]bool{} // definitions a search returned: callable from then on
 	added := make([]int, ps.Turns)
 	var history []string
+	refusedAt := -1 // the turn of the first needed use not served
+	refuse := func(turn int) {
+		if refusedAt < 0 {
+			refusedAt = turn
+		}
+	}
 	for _, c := range ps.Calls {
 		if slices.Contains(history, c.Tool) {
 			continue
@@ -353,9 +366,13 @@ func (r *replay) session(s Session) (float64, error) {
 			if err != nil {
 				return 0, err
 			}
-			added[c.Turn] += n
+			if refusedAt < 0 { // on the full catalog the model reads no answer
+				added[c.Turn] += n
+			}
 			if found[c.Tool] {
 				r.served++
+			} else {
+				refuse(c.Turn)
 			}
 		case r.client > 0:
 			// The client's search over the deferred tools: one search per
@@ -379,12 +396,17 @@ func (r *replay) session(s Session) (float64, error) {
 				added[c.Turn] += r.prices.Tools[t]
 			}
 			r.served++
+		default:
+			refuse(c.Turn)
 		}
 		history = append(history, c.Tool)
 	}
 	layout, _ := r.prices.Turns(ps, price.Listing{Base: r.listed, Groups: r.groups})
 	for t := range layout {
 		layout[t].Added = added[t]
+		if refusedAt >= 0 && t >= refusedAt {
+			layout[t].Prefix, layout[t].Changed = r.fallback, t == refusedAt
+		}
 	}
 	return price.SessionCost(layout, r.cache), nil
 }

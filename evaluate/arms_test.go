@@ -271,3 +271,38 @@ func TestRunSearchUsesBaseDemand(t *testing.T) {
 		t.Fatalf("with core's demand for trade.buy: served %v, want 1", got)
 	}
 }
+
+// TestRunRefusedSessionContinuesOnFull: a needed use an arm does not
+// serve is refused, and the session continues on the full catalog from
+// that turn, written to the cache again, as derive and bench price it.
+// With the default cache (write 1.25x, read 0.1x, no growth) a 3-turn
+// session costs 1.45 prefixes served alone; refused at turn 0 it costs
+// what full costs, refused at turn 2 its two core turns (1.35 of core's
+// prefix) plus full's prefix written (1.25).
+func TestRunRefusedSessionContinuesOnFull(t *testing.T) {
+	run := func(t *testing.T, calls ...evaluate.Call) (def, full float64) {
+		cfg := armsFixture(t)
+		cfg.Sessions = []evaluate.Session{{ID: "s", Turns: []string{"a", "b", "c"}, Calls: calls}}
+		rep, err := evaluate.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Arm(evaluate.ArmDefault).CostPerSession.Mean, rep.Arm(evaluate.ArmFull).CostPerSession.Mean
+	}
+	alone, full := run(t, evaluate.Call{Tool: "fs.ls", Turn: 0})
+	core, fullPrefix := alone/1.45, full/1.45
+	for _, tc := range []struct {
+		name  string
+		calls []evaluate.Call
+		want  float64
+	}{
+		{"refused at the first turn", []evaluate.Call{{Tool: "trade.buy", Turn: 0}}, full},
+		{"refused at the last turn", []evaluate.Call{{Tool: "fs.ls", Turn: 0}, {Tool: "trade.buy", Turn: 2}}, 1.35*core + 1.25*fullPrefix},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, _ := run(t, tc.calls...); math.Abs(got-tc.want) > 0.02 {
+				t.Errorf("default costs %v, want %.2f (served alone %v, full %v)", got, tc.want, alone, full)
+			}
+		})
+	}
+}

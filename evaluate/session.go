@@ -11,7 +11,10 @@
 // yet: it asks with the call's turn's user words, and the tools the
 // session called before as history. A tool once found stays callable for
 // the rest of the session, and a search never returns it again (as the
-// gateway's find_tools: the model has its definition).
+// gateway's find_tools: the model has its definition). A needed use an
+// arm does not serve is refused, and the session is priced on the full
+// catalog from that turn, written to the cache again, as derive and bench
+// price a refusal; the served share stays the arm's own.
 package evaluate
 
 import (
