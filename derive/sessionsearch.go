@@ -60,12 +60,13 @@ type pricer struct {
 	mark  []int32 // tool -> stamp of the try adding it
 	stamp int32
 	steps int // elementary steps taken
+	limit int // steps after which the search ends, within its round
 }
 
 // newPricer returns nil when the exact coefficients could overflow or a
 // step's turn is negative: the search then prices from scratch.
 func newPricer(m *costModel) *pricer {
-	pr := &pricer{m: m, occ: make([][]occurrence, len(m.tok)), first: make([]int32, len(m.paths)), mark: make([]int32, len(m.tok))}
+	pr := &pricer{m: m, occ: make([][]occurrence, len(m.tok)), first: make([]int32, len(m.paths)), mark: make([]int32, len(m.tok)), limit: sessionSearchSteps}
 	g := float64(m.cache.Growth)
 	bound, maxTurns := 0.0, 0
 	for i, p := range m.paths {
@@ -329,7 +330,7 @@ func searchIncremental(s *solver, g goal, m *costModel, pr *pricer, best session
 			}
 			v, e := pr.value(sum, set)
 			tries = append(tries, priced{mv, v - 2*e, v + 2*e})
-			stop = pr.steps > sessionSearchSteps
+			stop = pr.steps > pr.limit
 			return !stop
 		})
 		// The winner's exact cost is at most every try's upper bound and
