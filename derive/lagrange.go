@@ -61,6 +61,13 @@ func (s *solver) closureGraph(base *state) *closureGraph {
 		g.sinkEdge = append(g.sinkEdge, len(g.f.to))
 		g.f.edge(toolNode[t], 1, 0)
 	}
+	arc := g.f.compact()
+	for k, e := range g.srcEdge {
+		g.srcEdge[k] = int(arc[e])
+	}
+	for k, e := range g.sinkEdge {
+		g.sinkEdge[k] = int(arc[e])
+	}
 	g.orig = slices.Clone(g.f.cap)
 	s.cg = g
 	return g
@@ -190,11 +197,16 @@ func frontier(p Problem, maxDepth int) ([]FrontierPoint, error) {
 	return out, nil
 }
 
-// flow is Dinic's maximum flow on an adjacency-array graph.
+// flow is Dinic's maximum flow. Edges are added to per-node linked lists,
+// then compact lays each node's arcs out contiguously, in the lists'
+// order: the flow found is the same, and scanning a node's arcs reads
+// memory in order.
 type flow struct {
-	head  []int32
-	next  []int32
+	head  []int32 // while building
+	next  []int32 // while building
+	start []int32 // node u's arcs are start[u]:start[u+1]
 	to    []int32
+	rev   []int32 // the reverse of each arc
 	cap   []int64
 	level []int32
 	iter  []int32
@@ -216,6 +228,29 @@ func (f *flow) edge(u, v int, c int64) {
 	f.head[v] = int32(len(f.to) - 1)
 }
 
+// compact ends building: it lays the arcs out by node and returns each
+// edge's arc.
+func (f *flow) compact() []int32 {
+	n := len(f.head)
+	arc := make([]int32, len(f.to))
+	f.start = make([]int32, n+1)
+	k := int32(0)
+	for u := range n {
+		f.start[u] = k
+		for e := f.head[u]; e >= 0; e = f.next[e] {
+			arc[e] = k
+			k++
+		}
+	}
+	f.start[n] = k
+	to, cp, rev := make([]int32, len(f.to)), make([]int64, len(f.to)), make([]int32, len(f.to))
+	for e, a := range arc {
+		to[a], cp[a], rev[a] = f.to[e], f.cap[e], arc[e^1]
+	}
+	f.to, f.cap, f.rev, f.head, f.next = to, cp, rev, nil, nil
+	return arc
+}
+
 func (f *flow) bfs(s, t int) bool {
 	for i := range f.level {
 		f.level[i] = -1
@@ -225,8 +260,8 @@ func (f *flow) bfs(s, t int) bool {
 	for len(q) > 0 {
 		u := q[0]
 		q = q[1:]
-		for e := f.head[u]; e >= 0; e = f.next[e] {
-			if v := f.to[e]; f.cap[e] > 0 && f.level[v] < 0 {
+		for a := f.start[u]; a < f.start[u+1]; a++ {
+			if v := f.to[a]; f.cap[a] > 0 && f.level[v] < 0 {
 				f.level[v] = f.level[u] + 1
 				q = append(q, v)
 			}
@@ -239,13 +274,13 @@ func (f *flow) dfs(u, t int32, pushed int64) int64 {
 	if u == t {
 		return pushed
 	}
-	for ; f.iter[u] >= 0; f.iter[u] = f.next[f.iter[u]] {
-		e := f.iter[u]
-		v := f.to[e]
-		if f.cap[e] > 0 && f.level[v] == f.level[u]+1 {
-			if d := f.dfs(v, t, min(pushed, f.cap[e])); d > 0 {
-				f.cap[e] -= d
-				f.cap[e^1] += d
+	for ; f.iter[u] < f.start[u+1]; f.iter[u]++ {
+		a := f.iter[u]
+		v := f.to[a]
+		if f.cap[a] > 0 && f.level[v] == f.level[u]+1 {
+			if d := f.dfs(v, t, min(pushed, f.cap[a])); d > 0 {
+				f.cap[a] -= d
+				f.cap[f.rev[a]] += d
 				return d
 			}
 		}
@@ -256,7 +291,7 @@ func (f *flow) dfs(u, t int32, pushed int64) int64 {
 func (f *flow) maxflow(s, t int) int64 {
 	var total int64
 	for f.bfs(s, t) {
-		copy(f.iter, f.head)
+		copy(f.iter, f.start)
 		for {
 			d := f.dfs(int32(s), int32(t), int64(1)<<62)
 			if d == 0 {
@@ -271,14 +306,14 @@ func (f *flow) maxflow(s, t int) int64 {
 // reachable marks the nodes reachable from s in the residual graph: the
 // source side of a minimum cut (the smallest one).
 func (f *flow) reachable(s int) []bool {
-	seen := make([]bool, len(f.head))
+	seen := make([]bool, len(f.level))
 	seen[s] = true
 	stack := []int32{int32(s)}
 	for len(stack) > 0 {
 		u := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for e := f.head[u]; e >= 0; e = f.next[e] {
-			if v := f.to[e]; f.cap[e] > 0 && !seen[v] {
+		for a := f.start[u]; a < f.start[u+1]; a++ {
+			if v := f.to[a]; f.cap[a] > 0 && !seen[v] {
 				seen[v] = true
 				stack = append(stack, v)
 			}

@@ -1,7 +1,6 @@
 package derive
 
 import (
-	"cmp"
 	"encoding/binary"
 	"slices"
 
@@ -193,7 +192,8 @@ func sessionStats(tok []int, paths []Path, cache price.CacheModel, tools []int) 
 	return sc
 }
 
-// sessionSearchWork bounds the session-cost local search in paths priced.
+// sessionSearchWork bounds the session-cost local search in paths priced
+// from scratch, checked between rounds.
 const sessionSearchWork = 5e6
 
 // SolveSession returns the tool set with the least expected cost per
@@ -220,23 +220,12 @@ func SolveSession(p Problem, paths []Path, cache price.CacheModel, target float6
 	}
 	m := newCostModel(p.Costs, paths, cache)
 	g := goal{need: sol.Need, budget: -1}
-	type cand struct {
-		st   *state
-		cost float64
-	}
-	better := func(a, b cand) bool {
-		if a.cost != b.cost {
-			return a.cost < b.cost
-		}
-		ta, tb := a.st.tools(), b.st.tools()
-		return cmp.Or(cmp.Compare(len(ta), len(tb)), slices.Compare(ta, tb)) < 0
-	}
-	from := func(tools []int) cand {
+	from := func(tools []int) sessionCand {
 		st := s.newState()
 		for _, t := range tools {
 			st.add(t)
 		}
-		return cand{st, m.total(st.in)}
+		return sessionCand{st, m.total(st.in)}
 	}
 	best := from(sol.Tools)
 	method := sol.Method
@@ -248,50 +237,15 @@ func SolveSession(p Problem, paths []Path, cache price.CacheModel, target float6
 		if c.Covered < sol.Need {
 			continue
 		}
-		if k := from(c.Tools); better(k, best) {
+		if k := from(c.Tools); sessionBetter(k, best) {
 			best, method = k, "lagrangian"
 		}
 	}
-	work := int(sessionSearchWork)
-	improved := false
-	for work > 0 {
-		var next *cand
-		try := func(st *state) {
-			work -= len(m.paths)
-			if !g.feasible(st) {
-				return
-			}
-			k := cand{st, m.total(st.in)}
-			if better(k, best) && (next == nil || better(k, *next)) {
-				next = &k
-			}
-		}
-		for t := range s.costs {
-			switch {
-			case s.denied[t] || s.pinned[t]:
-			case best.st.in[t]:
-				if best.st.covered-best.st.loss(t) >= g.need {
-					st := best.st.clone()
-					st.remove(t)
-					try(st)
-				}
-			default:
-				st := best.st.clone()
-				st.add(t)
-				try(st)
-			}
-		}
-		for i := range s.sigs {
-			if best.st.missCount[i] > 1 {
-				st := best.st.clone()
-				st.addSig(i)
-				try(st)
-			}
-		}
-		if next == nil {
-			break
-		}
-		best, improved = *next, true
+	var improved bool
+	if pr := newPricer(m); pr != nil && g.feasible(best.st) {
+		best, improved = searchIncremental(s, g, m, pr, best, sessionSearchWork)
+	} else {
+		best, improved = searchScratch(s, g, m, best, sessionSearchWork)
 	}
 	if improved {
 		method += "+session"
