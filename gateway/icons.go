@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/toolprof/toolprof/exchange"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -26,7 +27,7 @@ func (g *Gateway) dropIcons(profile string) bool {
 }
 
 // rawWithoutIcons returns, by name, the definitions of served that have an
-// "icons" member, without it. served's definitions are marshalVerbatim's
+// "icons" member, without it. served's definitions are exchange.EncodeAsServed's
 // encoding of their members, so the result is each byte for byte with that
 // one member cut out.
 func rawWithoutIcons(served map[string]json.RawMessage) (map[string]json.RawMessage, error) {
@@ -40,7 +41,7 @@ func rawWithoutIcons(served map[string]json.RawMessage) (map[string]json.RawMess
 			continue
 		}
 		delete(obj, iconsMember)
-		b, err := marshalVerbatim(obj)
+		b, err := exchange.EncodeAsServed(obj)
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", name, err)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/exchange"
 )
 
 // RawToolsUpstream is an Upstream that keeps each tool's definition as its
@@ -74,30 +76,16 @@ func rawServed(raw json.RawMessage, t *mcp.Tool, effect any) (json.RawMessage, e
 		meta = map[string]json.RawMessage{}
 	}
 	var err error
-	if meta[MetaEffect], err = marshalVerbatim(effect); err != nil {
+	if meta[MetaEffect], err = exchange.EncodeAsServed(effect); err != nil {
 		return nil, err
 	}
-	if obj["_meta"], err = marshalVerbatim(meta); err != nil {
+	if obj["_meta"], err = exchange.EncodeAsServed(meta); err != nil {
 		return nil, err
 	}
-	if obj["name"], err = marshalVerbatim(t.Name); err != nil {
+	if obj["name"], err = exchange.EncodeAsServed(t.Name); err != nil {
 		return nil, err
 	}
-	return marshalVerbatim(obj)
-}
-
-// marshalVerbatim encodes v as the SDK's JSON-RPC layer does: compact and
-// without HTML escaping. json.Marshal would turn each '<', '>' and '&' of
-// the server's text into a six-byte \u003c escape, a definition dearer on
-// the wire and to the model than the server's own.
-func marshalVerbatim(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+	return exchange.EncodeAsServed(obj)
 }
 
 // wireTools are tools as a tools/list result carries them: the served raw
@@ -120,7 +108,7 @@ func (c *catalogState) wireTools(tools []*mcp.Tool, dropIcons bool) ([]json.RawM
 			bare.Icons = nil
 			t = &bare
 		}
-		b, err := marshalVerbatim(t)
+		b, err := exchange.EncodeAsServed(t)
 		if err != nil {
 			return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
 		}
