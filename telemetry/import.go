@@ -20,7 +20,7 @@ const ImportReplica = "import"
 // importBatch is how many calls an Importer commits at a time: its memory
 // is two batches of this many calls and their sessions (one filled while
 // the other is written), whatever the size of the import.
-const importBatch = 1 << 16
+const importBatch = 1 << 14
 
 // importMmap is the segment's initial map size: a million sessions take a
 // quarter of it.
@@ -62,8 +62,8 @@ type Importer struct {
 	ctx     context.Context
 	dir     string
 	now     time.Time
-	have    map[string]bool // ids stored in dir before the import
-	offered int             // sessions passed to Add, for default starts
+	have    *idSet[struct{}] // ids stored in dir before the import
+	offered int              // sessions passed to Add, for default starts
 
 	tmp, replica string
 	db           *bolt.DB
@@ -116,7 +116,7 @@ func (im *Importer) Add(t *TraceSession) (bool, error) {
 	}
 	i := im.offered
 	im.offered++
-	if im.have[t.Session] {
+	if im.have.has(t.Session) {
 		im.res.Skipped = append(im.res.Skipped, t.Session)
 		return false, nil
 	}
@@ -331,12 +331,12 @@ func latest(a, b time.Time) time.Time {
 // storedSessionIDs returns the ids of the sessions in dir's segments, read
 // from their name tables alone. Segments a live writer holds are left out,
 // as the readers leave them out.
-func storedSessionIDs(ctx context.Context, dir string) (map[string]bool, error) {
+func storedSessionIDs(ctx context.Context, dir string) (*idSet[struct{}], error) {
 	segs, err := ListSegments([]string{dir})
 	if err != nil {
 		return nil, err
 	}
-	ids := map[string]bool{}
+	ids := newIDSet[struct{}]()
 	for _, seg := range segs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -353,7 +353,7 @@ func storedSessionIDs(ctx context.Context, dir string) (map[string]bool, error) 
 		}
 		err = db.View(func(tx *bolt.Tx) error {
 			return tx.Bucket([]byte(bucketSessionNames)).ForEach(func(_, v []byte) error {
-				ids[string(v)] = true
+				ids.insert(string(v), struct{}{})
 				return nil
 			})
 		})
