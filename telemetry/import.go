@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,7 +22,7 @@ const ImportReplica = "import"
 // importBatch is how many calls an Importer commits at a time: its memory
 // is two batches of this many calls and their sessions (one filled while
 // the other is written), whatever the size of the import.
-const importBatch = 1 << 16
+const importBatch = 1 << 14
 
 // importMmap is the segment's initial map size: a million sessions take a
 // quarter of it.
@@ -62,8 +64,8 @@ type Importer struct {
 	ctx     context.Context
 	dir     string
 	now     time.Time
-	have    map[string]bool // ids stored in dir before the import
-	offered int             // sessions passed to Add, for default starts
+	have    *idSet[struct{}] // ids stored in dir before the import
+	offered int              // sessions passed to Add, for default starts
 
 	tmp, replica string
 	db           *bolt.DB
@@ -83,6 +85,9 @@ type Importer struct {
 	tools     map[string]uint32 // tool name -> number in the segment
 	nextNum   uint32            // next session number
 	counter   uint32            // call key suffix
+	// The greatest call and session keys written: a batch whose keys
+	// are all above them is appended.
+	lastCall, lastSession [timeKeyLen]byte
 
 	first, last time.Time
 	res         ImportResult
@@ -116,7 +121,7 @@ func (im *Importer) Add(t *TraceSession) (bool, error) {
 	}
 	i := im.offered
 	im.offered++
-	if im.have[t.Session] {
+	if im.have.has(t.Session) {
 		im.res.Skipped = append(im.res.Skipped, t.Session)
 		return false, nil
 	}
@@ -219,12 +224,14 @@ func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []Call) erro
 	names := tx.Bucket([]byte(bucketSessionNames))
 	toolsB := tx.Bucket([]byte(bucketTools))
 	sessions := tx.Bucket([]byte(bucketSessions))
-	for _, b := range []*bolt.Bucket{callsB, names, toolsB, sessions} {
-		b.FillPercent = appendFill
+	for _, b := range []*bolt.Bucket{names, toolsB} {
+		b.FillPercent = appendFill // numbered in order: always appended
 	}
 	// bbolt keeps references to keys and values until the commit: one
 	// arena per batch, as the segment writer does.
 	arena := make([]byte, 0, 40*len(calls)+64*len(batch))
+	callRecs := make([]importRecord, 0, len(calls))
+	sessionRecs := make([]importRecord, 0, len(batch))
 	for i := range batch {
 		is := &batch[i]
 		sn := im.nextNum
@@ -247,15 +254,52 @@ func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []Call) erro
 			start := len(arena)
 			arena = appendCall(appendTimeKey(arena, c.Start, im.counter), sn, tn, c)
 			im.counter++
-			if err := callsB.Put(arena[start:start+12:start+12], arena[start+12:len(arena):len(arena)]); err != nil {
-				return err
-			}
+			callRecs = append(callRecs, importRecord{start, len(arena)})
 		}
 		start = len(arena)
 		arena = appendSession(appendTimeKey(arena, is.s.Start, sn), &is.s)
-		if err := sessions.Put(arena[start:start+12:start+12], arena[start+12:len(arena):len(arena)]); err != nil {
+		sessionRecs = append(sessionRecs, importRecord{start, len(arena)})
+	}
+	if err := putInOrder(callsB, arena, callRecs, &im.lastCall); err != nil {
+		return err
+	}
+	return putInOrder(sessions, arena, sessionRecs, &im.lastSession)
+}
+
+// importRecord is a record in a batch's arena: a time key, then the value.
+type importRecord struct{ start, end int }
+
+func (r importRecord) key(arena []byte) []byte {
+	return arena[r.start : r.start+timeKeyLen : r.start+timeKeyLen]
+}
+
+// timeKeyLen is the length of appendTimeKey's keys.
+const timeKeyLen = 12
+
+// putInOrder puts a batch's records into b by key. Keys above every key
+// before (*last) are appended to full pages; a batch that reaches back
+// (sessions not in start order) is put with bbolt's default fill, since
+// pages filled full would each split in two at the next key that falls
+// into them (a shuffled trace made a segment three times as large).
+func putInOrder(b *bolt.Bucket, arena []byte, recs []importRecord, last *[timeKeyLen]byte) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	byKey := func(x, y importRecord) int { return bytes.Compare(x.key(arena), y.key(arena)) }
+	if !slices.IsSortedFunc(recs, byKey) {
+		slices.SortFunc(recs, byKey)
+	}
+	b.FillPercent = bolt.DefaultFillPercent
+	if bytes.Compare(recs[0].key(arena), last[:]) > 0 {
+		b.FillPercent = appendFill
+	}
+	for _, r := range recs {
+		if err := b.Put(r.key(arena), arena[r.start+timeKeyLen:r.end:r.end]); err != nil {
 			return err
 		}
+	}
+	if k := recs[len(recs)-1].key(arena); bytes.Compare(k, last[:]) > 0 {
+		copy(last[:], k)
 	}
 	return nil
 }
@@ -331,12 +375,12 @@ func latest(a, b time.Time) time.Time {
 // storedSessionIDs returns the ids of the sessions in dir's segments, read
 // from their name tables alone. Segments a live writer holds are left out,
 // as the readers leave them out.
-func storedSessionIDs(ctx context.Context, dir string) (map[string]bool, error) {
+func storedSessionIDs(ctx context.Context, dir string) (*idSet[struct{}], error) {
 	segs, err := ListSegments([]string{dir})
 	if err != nil {
 		return nil, err
 	}
-	ids := map[string]bool{}
+	ids := newIDSet[struct{}]()
 	for _, seg := range segs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -353,7 +397,7 @@ func storedSessionIDs(ctx context.Context, dir string) (map[string]bool, error) 
 		}
 		err = db.View(func(tx *bolt.Tx) error {
 			return tx.Bucket([]byte(bucketSessionNames)).ForEach(func(_, v []byte) error {
-				ids[string(v)] = true
+				ids.insert(string(v), struct{}{})
 				return nil
 			})
 		})

@@ -13,14 +13,14 @@ import (
 // report every malformed line.
 func ScanTraceFiles(ctx context.Context, paths []string, skipBad bool, rep *TraceReport, add func(*TraceSession) error) error {
 	type seenAt struct{ file, line int32 }
-	seen := map[string]seenAt{}
+	seen := newIDSet[seenAt]()
 	for fi, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
 			return err
 		}
 		err = ScanTrace(ctx, f, path, func(line int, t *TraceSession) error {
-			if prev, dup := seen[t.Session]; dup {
+			if prev, added := seen.insert(t.Session, seenAt{int32(fi), int32(line)}); !added {
 				if int(prev.file) == fi {
 					rep.Bad = append(rep.Bad, &LineError{File: path, Line: line, Err: fmt.Errorf("session %q already on line %d (session ids must be unique)", t.Session, prev.line)})
 				} else {
@@ -28,7 +28,6 @@ func ScanTraceFiles(ctx context.Context, paths []string, skipBad bool, rep *Trac
 				}
 				return nil
 			}
-			seen[t.Session] = seenAt{int32(fi), int32(line)}
 			if t.StartedNoZone {
 				rep.NoZone++
 			}

@@ -1,0 +1,63 @@
+package telemetry
+
+import (
+	"strconv"
+	"testing"
+)
+
+// TestIDSet: an id is added once and keeps its first value, ids that
+// share a hash are told apart, and the empty id is an id like another.
+func TestIDSet(t *testing.T) {
+	s := newIDSet[int]()
+	type step struct {
+		hash      uint64 // 0: the set's own hash
+		id        string
+		v, want   int
+		wantAdded bool
+	}
+	for i, st := range []step{
+		{id: "a", v: 1, want: 1, wantAdded: true},
+		{id: "b", v: 2, want: 2, wantAdded: true},
+		{id: "a", v: 3, want: 1},
+		{id: "", v: 4, want: 4, wantAdded: true},
+		{id: "", v: 5, want: 4},
+		{hash: 7, id: "x", v: 6, want: 6, wantAdded: true},
+		{hash: 7, id: "y", v: 7, want: 7, wantAdded: true}, // same hash, another id
+		{hash: 7, id: "x", v: 8, want: 6},
+		{hash: 7, id: "y", v: 9, want: 7},
+		{hash: 7, id: "xy", v: 10, want: 10, wantAdded: true},
+	} {
+		var got int
+		var added bool
+		if st.hash == 0 {
+			got, added = s.insert(st.id, st.v)
+		} else {
+			got, added = s.insertHash(st.hash, st.id, st.v)
+		}
+		if got != st.want || added != st.wantAdded {
+			t.Fatalf("step %d: insert(%q, %d) = %d, %v; want %d, %v", i, st.id, st.v, got, added, st.want, st.wantAdded)
+		}
+	}
+	for _, id := range []string{"a", "b", ""} {
+		if !s.has(id) {
+			t.Errorf("has(%q) = false after insert", id)
+		}
+	}
+	if s.has("c") {
+		t.Error(`has("c") = true, never inserted`)
+	}
+
+	// Many ids: every one added once, found again, and none taken for
+	// another (prefixes of each other included).
+	m := newIDSet[int]()
+	for i := range 50_000 {
+		if _, added := m.insert("gen/"+strconv.Itoa(i), i); !added {
+			t.Fatalf("gen/%d: taken for an id added before", i)
+		}
+	}
+	for i := range 50_000 {
+		if v, added := m.insert("gen/"+strconv.Itoa(i), -1); added || v != i {
+			t.Fatalf("gen/%d again: %d, %v; want %d, false", i, v, added, i)
+		}
+	}
+}
