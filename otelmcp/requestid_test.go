@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
@@ -160,5 +161,83 @@ func TestClientSpansCarryTheUpstreamsRequestID(t *testing.T) {
 				t.Errorf("checked client spans by method %v: want initialize, tools/list and 3 tools/call", checked)
 			}
 		})
+	}
+}
+
+// A resource URI can hold a secret in its userinfo, query or fragment, and
+// in its path too (a webhook's, a bot token's), which no stripping can
+// tell from the rest: no span carries the URI in any form. The secret here
+// comes from the environment, through the upstream that lists the URI.
+func TestResourceURIsReachNoSpan(t *testing.T) {
+	t.Setenv("TOOLPROF_TEST_URI_SECRET", "uri-secret-5d1c")
+	secret := os.Getenv("TOOLPROF_TEST_URI_SECRET")
+	uri := "https://hook:" + secret + "@hooks.example.com/services/" + secret + "?token=" + secret + "#" + secret
+	s := mcp.NewServer(&mcp.Implementation{Name: "meta", Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	s.AddResource(&mcp.Resource{URI: uri, Name: "hook"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "text"}}}, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	e, spans, _ := newTestExporter(t)
+	cs := connect(t, observedGateway(t, &metaUpstream{url: hs.URL}, e))
+	ctx := context.Background()
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	got := flushed(t, e, spans)
+	for _, method := range []string{"resources/read", "resources/subscribe", "resources/unsubscribe"} {
+		findSpan(t, got, method, trace.SpanKindServer)
+		findSpan(t, got, method, trace.SpanKindClient)
+	}
+	for _, s := range got {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s %s span holds the secret: %s", s.SpanKind, s.Name, b)
+		}
+	}
+}
+
+// The request id hook sets the id on the CLIENT span in its context, a
+// string id bounded as tool names are, and leaves any other span alone.
+func TestUpstreamRequestIDSetsOnlyClientSpans(t *testing.T) {
+	e, spans, _ := newTestExporter(t)
+	ctx, server := e.tracer.Start(context.Background(), "tools/call", e.serverKind...)
+	num, _ := jsonrpc.MakeID(float64(3))
+	e.UpstreamRequestID(ctx, num)
+	cctx, client := e.tracer.Start(ctx, "tools/call", e.clientKind...)
+	e.UpstreamRequestID(cctx, num)
+	long, _ := jsonrpc.MakeID(strings.Repeat("i", 2*maxTarget))
+	sctx, strClient := e.tracer.Start(ctx, "tools/list", e.clientKind...)
+	e.UpstreamRequestID(sctx, long)
+	for _, s := range []trace.Span{strClient, client, server} {
+		s.End()
+	}
+	got := flushed(t, e, spans)
+	if id, ok := attrs(findSpan(t, got, "tools/call", trace.SpanKindServer))[AttrRequestID]; ok {
+		t.Errorf("server span %s = %q: want none from the upstream hook", AttrRequestID, id)
+	}
+	if id := attrs(findSpan(t, got, "tools/call", trace.SpanKindClient))[AttrRequestID]; id != "3" {
+		t.Errorf("client span %s = %q, want 3", AttrRequestID, id)
+	}
+	if id := attrs(findSpan(t, got, "tools/list", trace.SpanKindClient))[AttrRequestID]; id != strings.Repeat("i", maxTarget) {
+		t.Errorf("client span %s = %q, want the id bounded to %d bytes", AttrRequestID, id, maxTarget)
 	}
 }
