@@ -1,10 +1,11 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,10 +65,9 @@ func (c idConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, msg)
 }
 
-// idHead bounds what of a POST body is read for its id: the SDK writes
-// "jsonrpc", "id" and "method" ahead of the params, so a call with large
-// arguments costs no more than a small one.
-const idHead = 512
+// idHead bounds what of a POST body is read for its id: enough for the
+// members ahead of the params (callID).
+const idHead = 128
 
 type idRoundTripper struct {
 	base http.RoundTripper
@@ -83,25 +83,47 @@ func (t idRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
+// callPrefix and methodMember frame the id of a call as the SDK encodes
+// it: the members in the order of its wire struct, no white space. The
+// body is the SDK's own, and reading the id there costs no decoding of
+// the params (a JSON decoder cost more than the span it serves).
+var (
+	callPrefix   = []byte(`{"jsonrpc":"2.0","id":`)
+	methodMember = []byte(`,"method":`)
+)
+
 // callID is the id of the call whose body req carries; ok is false for a
-// response (the gateway answering a server's request), a notification, or
-// a body whose id is not in its first idHead bytes.
+// response (the gateway answering a server's request: a result or error
+// member follows the id), a notification (no id), or a body not framed
+// as the SDK frames a call.
 func callID(req *http.Request) (_ jsonrpc.ID, ok bool) {
 	body, err := req.GetBody()
 	if err != nil {
 		return jsonrpc.ID{}, false
 	}
-	head, _ := io.ReadAll(io.LimitReader(body, idHead))
+	head := make([]byte, idHead)
+	n, _ := io.ReadFull(body, head)
 	body.Close()
-	m := leadingMembers(head)
-	raw, hasID := m["id"]
-	if _, isCall := m["method"]; !hasID || !isCall {
+	rest, ok := bytes.CutPrefix(head[:n], callPrefix)
+	if !ok {
 		return jsonrpc.ID{}, false
 	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	raw, _, ok := bytes.Cut(rest, methodMember)
+	if !ok {
 		return jsonrpc.ID{}, false
 	}
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !bytes.ContainsAny(raw[1:len(raw)-1], `"\`) {
+		return idOf(string(raw[1 : len(raw)-1]))
+	}
+	// The SDK numbers its calls from 1, far below float64's exact range.
+	i, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	return idOf(float64(i))
+}
+
+func idOf(v any) (jsonrpc.ID, bool) {
 	id, err := jsonrpc.MakeID(v)
 	return id, err == nil && id.IsValid()
 }

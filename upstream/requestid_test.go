@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The id of a POSTed call is read off the body's head; answers and
-// notifications, which are no calls, have none.
+// The id of a POSTed call is read off the body's head, framed as the SDK
+// frames it; answers and notifications, which are no calls, have none.
 func TestCallIDOfPostBody(t *testing.T) {
 	long := strings.Repeat("x", 2*idHead)
 	for _, tt := range []struct {
@@ -19,6 +19,8 @@ func TestCallIDOfPostBody(t *testing.T) {
 		{"string id", `{"jsonrpc":"2.0","id":"a-1","method":"ping"}`, "a-1", true},
 		{"long params", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"t":"` + long + `"}}}`, int64(9), true},
 		{"answer to a server's request", `{"jsonrpc":"2.0","id":3,"result":{}}`, nil, false},
+		{"answer whose result names a method", `{"jsonrpc":"2.0","id":3,"result":{"x":1,"method":"m"}}`, nil, false},
+		{"answer with a string id", `{"jsonrpc":"2.0","id":"s","result":{"a":"b","method":"m"}}`, nil, false},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, false},
 		{"id past the head", `{"jsonrpc":"2.0","method":"tools/call","params":{"t":"` + long + `"},"id":4}`, nil, false},
 		{"not JSON", `hello`, nil, false},
