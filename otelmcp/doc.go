@@ -9,7 +9,8 @@
 // UpstreamMiddleware, the upstream clients' sending middleware, makes every
 // request sent upstream a CLIENT span, child of the SERVER span of the
 // request that caused it, whose context replaces the client's in the _meta
-// sent upstream. Spans
+// sent upstream; UpstreamRequestID, the upstream clients' request id hook,
+// gives it the id the request is sent with, known only once written. Spans
 // carry the conventions' attributes and the gateway's own facts as
 // toolprof.* (attributes.go); never an argument value, a result or an error
 // message, and only tool names bounded as telemetry bounds them. Metrics

@@ -308,7 +308,7 @@ func (e *Exporter) endServer(span trace.Span, r *gateway.Served, start, end time
 // gateway's own requests (initialize, the tools/list of a start or a
 // reload). The span's trace context replaces any the client sent in the
 // request's _meta, which the upstream client owns. Notifications pass
-// untraced.
+// untraced. The span's jsonrpc.request.id comes from UpstreamRequestID.
 func (e *Exporter) UpstreamMiddleware() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -317,6 +317,24 @@ func (e *Exporter) UpstreamMiddleware() mcp.Middleware {
 			}
 			return e.send(ctx, method, req, next)
 		}
+	}
+}
+
+// UpstreamRequestID is the upstream clients' request id hook
+// (upstream.Options.OnRequestID): it sets jsonrpc.request.id on the CLIENT
+// span in ctx, the one UpstreamMiddleware started for the request, which
+// the SDK numbers only after the middleware ran. A context without a
+// CLIENT span (the middleware not installed) is left alone.
+func (e *Exporter) UpstreamRequestID(ctx context.Context, id jsonrpc.ID) {
+	span := trace.SpanFromContext(ctx)
+	if s, ok := span.(sdktrace.ReadOnlySpan); !ok || s.SpanKind() != trace.SpanKindClient {
+		return
+	}
+	switch v := id.Raw().(type) {
+	case int64:
+		span.SetAttributes(attribute.String(AttrRequestID, strconv.FormatInt(v, 10)))
+	case string:
+		span.SetAttributes(attribute.String(AttrRequestID, bound(v)))
 	}
 }
 

@@ -107,6 +107,7 @@ func observedGateway(t testing.TB, u *metaUpstream, e *Exporter) *gateway.Gatewa
 	opts := upstream.SetOptions{RequireAll: true}
 	if e != nil {
 		opts.Client.SendingMiddleware = e.UpstreamMiddleware()
+		opts.Client.OnRequestID = e.UpstreamRequestID
 	}
 	set, err := upstream.StartSet(ctx, doc, opts)
 	if err != nil {

@@ -180,6 +180,11 @@ type Options struct {
 	// sets the trace context in their _meta, which is the Client's own
 	// copy); nil: none.
 	SendingMiddleware mcp.Middleware
+	// OnRequestID is told the JSON-RPC id of every request sent to a
+	// server, as it is written, with the context SendingMiddleware passed
+	// on (the SDK numbers a request after its middleware ran; package
+	// otelmcp sets it on the request's span); nil: not told.
+	OnRequestID func(ctx context.Context, id jsonrpc.ID)
 	// Tokens holds the tokens of servers declared with "oauth" (oauth.go);
 	// nil: such servers fail to connect, saying so.
 	Tokens *oauthstore.Store
@@ -364,7 +369,7 @@ func (c *Client) connect(ctx context.Context) error {
 	if err != nil {
 		return c.recordFailure(err)
 	}
-	cs, err := c.client.Connect(ctx, c.raw.wrap(t), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
+	cs, err := c.client.Connect(ctx, c.reportIDs(c.raw.wrap(t)), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
 	if err != nil {
 		c.flushStderr() // the SDK closed the session, ending the process
 		return c.recordFailure(err)
@@ -440,7 +445,7 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 	case launch.StreamableHTTP:
 		t := &mcp.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
-			HTTPClient: &http.Client{Transport: c.raw.roundTripper(headerTransport{base: c.http, headers: c.srv.Headers})},
+			HTTPClient: &http.Client{Transport: c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers}))},
 		}
 		if c.setup != nil {
 			return nil, nil, c.setup

@@ -45,6 +45,7 @@ type gatewayRef struct {
 func (r *gatewayRef) options(o upstream.Options) upstream.Options {
 	if r.otel != nil {
 		o.SendingMiddleware = r.otel.UpstreamMiddleware()
+		o.OnRequestID = r.otel.UpstreamRequestID
 	}
 	o.OnProgress = func(ctx context.Context, server string, p *mcp.ProgressNotificationParams) {
 		if g := r.g.Load(); g != nil {

@@ -136,6 +136,22 @@ type jaegerSpan struct {
 	ParentSpanID string `json:"parentSpanId"`
 	Name         string `json:"name"`
 	Kind         int    `json:"kind"`
+	Attributes   []struct {
+		Key   string `json:"key"`
+		Value struct {
+			StringValue string `json:"stringValue"`
+		} `json:"value"`
+	} `json:"attributes"`
+}
+
+// attr is the span's string attribute key; "" when it has none.
+func (s jaegerSpan) attr(key string) string {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			return a.Value.StringValue
+		}
+	}
+	return ""
 }
 
 func jaegerSpans(t *testing.T, body []byte) []jaegerSpan {
@@ -216,10 +232,15 @@ func TestOTelExportToJaegerAndImport(t *testing.T) {
 			t.Errorf("server span %s parent %q: want the client's span %s", sp.SpanID, sp.ParentSpanID, parentID)
 		}
 	}
+	ids := map[string]bool{}
 	for _, c := range clients {
 		if _, ok := servers[c.ParentSpanID]; !ok {
 			t.Errorf("client span %s parent %q: want one of the server spans", c.SpanID, c.ParentSpanID)
 		}
+		ids[c.attr("jsonrpc.request.id")] = true
+	}
+	if len(ids) != calls || ids[""] {
+		t.Errorf("client spans' jsonrpc.request.id %v: want %d distinct ids", ids, calls)
 	}
 
 	// The service's traces as OTLP JSON, imported: stats counts the calls.
