@@ -24,8 +24,8 @@ type Choice struct {
 	Target float64
 	Needed int // the held-out needed tool uses the shares are of
 	Chosen ArmReport
-	// Beaten met the target at a higher cost; Missed cost less (or no
-	// more) but served less than the target. Cheapest first.
+	// Beaten met the target at a higher cost; Missed served less than the
+	// target, whatever they cost. Cheapest first.
 	Beaten, Missed []ArmReport
 	// AlwaysLoad is the always_load arm's figures, never chosen: its
 	// served share assumes the client's own search finds every tool, and
@@ -75,9 +75,10 @@ func Choose(arms []ArmReport, needed int, target float64) (*Choice, error) {
 	c.Chosen = candidates[chosen]
 	for i, a := range candidates {
 		switch {
-		case i < chosen:
+		case i == chosen:
+		case a.ServedShare < target:
 			c.Missed = append(c.Missed, a)
-		case i > chosen:
+		default:
 			c.Beaten = append(c.Beaten, a)
 		}
 	}

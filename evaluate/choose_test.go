@@ -34,6 +34,8 @@ func TestChoose(t *testing.T) {
 			0.95, "groups", "lean", nil, []string{"search", "default", "full"}},
 		{"search, served under its own profile", []evaluate.ArmReport{full, arm("default", "core", 0.96, 50), arm("groups", "lean", 1, 30), arm("search", "lean", 0.955, 19), arm("search", "core", 0.999, 55)},
 			0.95, "search", "lean-search", nil, []string{"groups", "default", "search", "full"}},
+		{"a dearer arm that misses is not beaten", []evaluate.ArmReport{full, arm("default", "core", 0.96, 50), arm("groups", "lean", 1, 30), arm("search", "lean", 0.92, 45)},
+			0.95, "groups", "lean", []string{"search"}, []string{"default", "full"}},
 		{"the target is a floor, met exactly", []evaluate.ArmReport{full, arm("default", "core", 0.95, 50)},
 			0.95, "default", "core", nil, []string{"full"}},
 		{"always_load is never chosen", []evaluate.ArmReport{full, arm("always_load", "lean", 1, 10), arm("default", "core", 0.96, 50)},
