@@ -16,9 +16,9 @@ import (
 )
 
 // sharedDataDir is the real data beside the project (see its README);
-// TOOLPROF_SHARED_DATA points elsewhere, for a checkout not beside it.
+// TOOLPROF_DATA moves it, as make eval sets it.
 func sharedDataDir() string {
-	if d := os.Getenv("TOOLPROF_SHARED_DATA"); d != "" {
+	if d := os.Getenv("TOOLPROF_DATA"); d != "" {
 		return d
 	}
 	return "../../shared/data"
