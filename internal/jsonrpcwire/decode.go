@@ -25,8 +25,12 @@ import (
 // SDK ignores and encoding/json would match), a member named twice or
 // with an escape in its name, a jsonrpc other than "2.0", a method with
 // escapes, an id that is not a plain string or an integer of at most 15
-// digits (the SDK truncates other numbers), params or result of null.
+// digits (the SDK truncates other numbers), params or result of null,
+// objects and arrays nested deeper than the SDK accepts.
 func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bool) {
+	if nestedDeeper(data, sdkMaxDepth) {
+		return nil, nil, false // the SDK refuses it; encoding/json would not
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, nil, false
@@ -141,4 +145,41 @@ func plainString(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return string(s), true
+}
+
+// sdkMaxDepth is the deepest nesting of objects and arrays the SDK's
+// decoder accepts in a message (encoding/json takes ten times as deep).
+const sdkMaxDepth = 1000
+
+// nestedDeeper reports whether data nests objects and arrays deeper than
+// max, counted as the SDK's decoder counts them: brackets outside
+// strings, in one pass.
+func nestedDeeper(data []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > max {
+				return true
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return false
 }

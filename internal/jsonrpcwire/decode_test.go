@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -82,6 +83,19 @@ func TestDecodePlainIsTheSDKs(t *testing.T) {
 	for _, c := range decodeCases {
 		if got := checkSame(t, []byte(c.line)); got != c.plain {
 			t.Errorf("DecodePlain took %s: %v, want %v", c.line, got, c.plain)
+		}
+	}
+	// Nesting: the SDK refuses a message deeper than 1000 objects and
+	// arrays (the message itself and params count), encoding/json would
+	// take it.
+	for _, c := range []struct {
+		depth int
+		plain bool
+	}{{1000, true}, {1001, false}, {5000, false}} {
+		inner := strings.Repeat("[", c.depth-2) + strings.Repeat("]", c.depth-2)
+		line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":` + inner + `}}`
+		if got := checkSame(t, []byte(line)); got != c.plain {
+			t.Errorf("DecodePlain took a message %d deep: %v, want %v", c.depth, got, c.plain)
 		}
 	}
 }
