@@ -78,8 +78,10 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	id, version := bodyProtocol(body)
-	if len(id) > 0 {
-		r.Header.Set(jsonrpcwire.RequestIDHeader, string(id))
+	// The span's id is the SDK's: taken from a message it reads the same
+	// way. encoding/json would match a member "ID" for "id".
+	if _, raw, plain := jsonrpcwire.DecodePlain(body); plain && len(raw) > 0 {
+		r.Header.Set(jsonrpcwire.RequestIDHeader, string(raw))
 	}
 	var msg string
 	switch {

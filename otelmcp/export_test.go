@@ -766,6 +766,14 @@ func TestServerSpansCarryTheRequestID(t *testing.T) {
 				t.Errorf("%s span %s = %q, want %q", name, AttrRequestID, id, want)
 			}
 		}
+		// A member "ID" is not the SDK's id (it matches names exactly, as
+		// encoding/json does not): such a message's span carries no id
+		// rather than the spoofed one.
+		spans.Reset()
+		post(`{"jsonrpc":"2.0","id":"h-3","ID":"spoof","method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+		if id := attrs(findSpan(t, flushed(t, e, spans), "tools/call echo", trace.SpanKindServer))[AttrRequestID]; id != "" {
+			t.Errorf("tools/call span with a member ID: %s = %q, want none", AttrRequestID, id)
+		}
 		for _, s := range got {
 			if s.Name == "notifications/initialized" && attrs(s)[AttrRequestID] != "" {
 				t.Errorf("a notification's span has %s %q: it has no id", AttrRequestID, attrs(s)[AttrRequestID])
