@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os/exec"
 	"text/tabwriter"
 	"time"
@@ -33,6 +35,10 @@ func LoginStored(ctx context.Context, prog string, out io.Writer, store *oauthst
 	defer lb.Close()
 	show := func(u string) {
 		fmt.Fprintf(out, "%s: to authorize toolprof for server %q, open:\n\n  %s\n\n", prog, s.Name, u)
+		if !browsable(u) {
+			fmt.Fprintf(out, "%s: not opening it in a browser: an authorization URL is https, or http on a loopback host\n", prog)
+			return
+		}
 		if p, err := exec.LookPath("xdg-open"); err == nil {
 			cmd := exec.Command(p, u)
 			if cmd.Start() == nil {
@@ -71,4 +77,27 @@ func WriteTokenStatus(w io.Writer, store *oauthstore.Store, servers []launch.Res
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Scrub(key.Resource), st)
 	}
 	return tw.Flush()
+}
+
+// browsable reports whether the authorization URL u, which comes from the
+// server's metadata, may be handed to xdg-open: an https URL, or http on
+// a loopback host. Anything else (file:, a custom scheme, text xdg-open
+// would read as an option) is only printed.
+func browsable(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return false
+	}
+	switch p.Scheme {
+	case "https":
+		return true
+	case "http":
+		host := p.Hostname()
+		if host == "localhost" {
+			return true
+		}
+		ip := net.ParseIP(host)
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
 }

@@ -227,7 +227,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 			b, err := json.Marshal(elems)
 			if err != nil {
-				return err
+				return fmt.Errorf("encoding batch: %w", err)
 			}
 			data = b
 		}
@@ -235,7 +235,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if data == nil {
 		b, err := jsonrpc.EncodeMessage(msg)
 		if err != nil {
-			return fmt.Errorf("marshaling message: %v", err)
+			return fmt.Errorf("marshaling message: %w", err)
 		}
 		data = b
 	}
