@@ -84,7 +84,7 @@ type PlotOptions struct {
 }
 
 // GridColor is the colour of the solver grid's series.
-var GridColor = color.RGBA{G: 140, A: 255}
+func GridColor() color.RGBA { return color.RGBA{G: 140, A: 255} }
 
 // ErrNothingToPlot is returned for a problem without sessions or costs.
 var ErrNothingToPlot = errors.New("nothing to draw")
@@ -153,7 +153,7 @@ func FrontierPlot(p Problem, marks []Mark, o PlotOptions) (*plot.Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plot solver: %w", err)
 		}
-		sl.Color, ss.Color = GridColor, GridColor
+		sl.Color, ss.Color = GridColor(), GridColor()
 		ss.Shape = draw.BoxGlyph{}
 		pl.Add(sl, ss)
 		pl.Legend.Add(fmt.Sprintf("solver at targets %.2g..%.2g", o.Grid[0].Target, o.Grid[len(o.Grid)-1].Target), sl, ss)

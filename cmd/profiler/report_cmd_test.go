@@ -352,7 +352,7 @@ func TestReportSolverGrid(t *testing.T) {
 	start := strings.Index(page, `<div class="chart" id="frontier">`)
 	end := strings.Index(page[start:], "</div>")
 	chart := page[start : start+end]
-	c := derive.GridColor
+	c := derive.GridColor()
 	fill := fmt.Sprintf("fill:#%02X%02X%02X", c.R, c.G, c.B)
 	if got := strings.Count(chart, fill); got != n+1 {
 		t.Errorf("the frontier chart has %d glyphs in the grid's colour (%s), want %d (one per point, one in the legend)", got, fill, n+1)
