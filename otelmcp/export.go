@@ -259,11 +259,7 @@ func (e *Exporter) Serve(ctx context.Context, r *gateway.Served) (context.Contex
 	ctx, span := e.tracer.Start(ctx, r.Method, e.serverKind...)
 	return ctx, func(r *gateway.Served) {
 		end := time.Now()
-		e.ends.add()
-		go func() {
-			defer e.ends.done()
-			e.endServer(span, r, start, end)
-		}()
+		e.ends.run(func() { e.endServer(span, r, start, end) })
 	}
 }
 
@@ -350,11 +346,7 @@ func (e *Exporter) send(ctx context.Context, method string, req mcp.Request, nex
 	if cs, ok := req.GetSession().(*mcp.ClientSession); ok && cs != nil {
 		c.session = cs.ID()
 	}
-	e.ends.add()
-	go func() {
-		defer e.ends.done()
-		e.endClient(c, method)
-	}()
+	e.ends.run(func() { e.endClient(c, method) })
 	return res, err
 }
 
@@ -505,6 +497,25 @@ type pending struct{ n atomic.Int64 }
 
 func (p *pending) add()  { p.n.Add(1) }
 func (p *pending) done() { p.n.Add(-1) }
+
+// maxPendingEnds bounds the spans being ended off the request path: past
+// it a span is ended on the request path, so that a burst of requests
+// holds no more goroutines than this.
+const maxPendingEnds = 1024
+
+// run runs end on a goroutine of its own, or, with maxPendingEnds
+// already being ended, before it returns.
+func (p *pending) run(end func()) {
+	if p.n.Add(1) > maxPendingEnds {
+		end()
+		p.n.Add(-1)
+		return
+	}
+	go func() {
+		defer p.done()
+		end()
+	}()
+}
 
 // wait returns when none is pending, or when ctx is done. It polls: only
 // Shutdown waits, and a channel per span would cost every call.

@@ -811,3 +811,21 @@ func TestShutdownWaitsForSpansBeingEnded(t *testing.T) {
 		t.Errorf("exported %d spans at shutdown, want the one ended during it", h.Exported)
 	}
 }
+
+// TestEndsBounded: with maxPendingEnds spans being ended, the next is
+// ended before its end function returns, on the request path, rather than
+// on one more goroutine.
+func TestEndsBounded(t *testing.T) {
+	e, _, _ := newTestExporter(t)
+	ctx := context.Background()
+	e.ends.n.Add(maxPendingEnds) // as many ends in flight as allowed
+	sctx, end := e.Serve(ctx, &gateway.Served{Method: "ping", Transport: "stdio"})
+	end(&gateway.Served{Method: "ping", Transport: "stdio"})
+	if span := trace.SpanFromContext(sctx); span.IsRecording() {
+		t.Error("the span is still recording after end returned: ended on another goroutine past the bound")
+	}
+	if n := e.ends.n.Load(); n != maxPendingEnds {
+		t.Errorf("%d ends pending, want %d", n, maxPendingEnds)
+	}
+	e.ends.n.Add(-maxPendingEnds)
+}
