@@ -64,6 +64,9 @@ eval: build
 		echo "profiler evaluate $$d (search base $(EVAL_SEARCH_BASE), limit $(EVAL_LIMIT))"; \
 		$(BIN)/profiler evaluate --profiles out/eval/$$d/profiles.generated.toml --catalog $(TOOLPROF_DATA)/catalogs/$$d.json \
 			--trace $(TOOLPROF_DATA)/traces/$$d.jsonl --search-base $(EVAL_SEARCH_BASE) --limit $(EVAL_LIMIT); \
+		echo "profiler derive --choose-default $$d"; \
+		$(BIN)/profiler derive --trace $(TOOLPROF_DATA)/traces/$$d.jsonl --catalog $(TOOLPROF_DATA)/catalogs/$$d.json \
+			--out out/eval/$$d/chosen.generated.toml --search --groups --force $(EVAL_PROFILES) --choose-default 2>/dev/null | sed -n '/^Default arm/,$$p'; \
 	done
 
 # make demo: the whole loop offline in about a minute: the gateway on HTTP in
