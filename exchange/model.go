@@ -20,22 +20,17 @@ type listedTool struct {
 }
 
 // listed returns the tools of ex's tools/list results, in the order served,
-// decoded from the messages as they travelled.
+// decoded from the entries as they travelled.
 func listed(ex *Exchange) ([]listedTool, error) {
-	var out []listedTool
-	for i, m := range ex.Messages {
-		if m.Direction != ServerToClient || m.Method != "tools/list" {
-			continue
+	entries, err := listedEntries(ex)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]listedTool, len(entries))
+	for i, e := range entries {
+		if err := json.Unmarshal(e, &out[i]); err != nil {
+			return nil, fmt.Errorf("tools/list entry %d: %w", i, err)
 		}
-		var res struct {
-			Result struct {
-				Tools []listedTool `json:"tools"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(m.Raw, &res); err != nil {
-			return nil, fmt.Errorf("message %d (tools/list result): %w", i, err)
-		}
-		out = append(out, res.Result.Tools...)
 	}
 	return out, nil
 }
