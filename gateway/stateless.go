@@ -77,11 +77,11 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 		return false, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	id, version := bodyProtocol(body)
+	id, version, plain := bodyProtocol(body)
 	// The span's id is the SDK's: taken from a message it reads the same
 	// way. encoding/json would match a member "ID" for "id".
-	if _, raw, plain := jsonrpcwire.DecodePlain(body); plain && len(raw) > 0 {
-		r.Header.Set(jsonrpcwire.RequestIDHeader, string(raw))
+	if plain && len(id) > 0 {
+		r.Header.Set(jsonrpcwire.RequestIDHeader, string(id))
 	}
 	var msg string
 	switch {
@@ -107,23 +107,38 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 
 // bodyProtocol is the id and _meta protocol version of a single JSON-RPC
 // message; "" for a batch or anything that does not parse (the SDK answers
-// those).
-func bodyProtocol(body []byte) (id json.RawMessage, version string) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
+// those). plain says the message is one the SDK reads the same way
+// (jsonrpcwire.DecodePlain), so that id is the SDK's; for another the id
+// is encoding/json's reading, good only for the error answer.
+func bodyProtocol(body []byte) (id json.RawMessage, version string, plain bool) {
+	var params json.RawMessage
+	if msg, raw, ok := jsonrpcwire.DecodePlain(body); ok {
+		id, plain = raw, true
+		if req, isReq := msg.(*jsonrpc.Request); isReq {
+			params = req.Params
+		}
+	} else {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Params json.RawMessage `json:"params"`
+		}
+		if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &m) != nil {
+			return nil, "", false
+		}
+		id, params = m.ID, m.Params
 	}
-	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &msg) != nil {
-		return nil, ""
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
 	}
-	if raw, ok := msg.Params.Meta[mcp.MetaKeyProtocolVersion]; ok {
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return id, "", plain
+	}
+	if raw, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
 		if json.Unmarshal(raw, &version) != nil {
 			version = string(raw) // not a string: never equal to a header
 		}
 	}
-	return msg.ID, version
+	return id, version, plain
 }
 
 // sessionless reports whether req follows protocol 2026-07-28 or later:
