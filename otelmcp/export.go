@@ -495,7 +495,6 @@ func servedAttributes(r *gateway.Served) []attribute.KeyValue {
 // Shutdown exports them too. Its zero value is ready.
 type pending struct{ n atomic.Int64 }
 
-func (p *pending) add()  { p.n.Add(1) }
 func (p *pending) done() { p.n.Add(-1) }
 
 // maxPendingEnds bounds the spans being ended off the request path: past

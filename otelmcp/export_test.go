@@ -789,7 +789,7 @@ func TestShutdownWaitsForSpansBeingEnded(t *testing.T) {
 	ctx := context.Background()
 	_, end := e.Serve(ctx, &gateway.Served{Method: "ping", Transport: "stdio"})
 	release := make(chan struct{})
-	e.ends.add() // one more end in flight, held until release
+	e.ends.n.Add(1) // one more end in flight, held until release
 	go func() {
 		<-release
 		end(&gateway.Served{Method: "ping", Transport: "stdio"})
