@@ -391,3 +391,30 @@ func TestRunAlwaysLoadListsTheBaseOnly(t *testing.T) {
 		t.Errorf("always_load over grouped costs %v, over core (the same tools) %v", grouped, core)
 	}
 }
+
+// TestRunGroupsWithSearch: a grouped profile with search = true serves a
+// 2025-11-25 session both, as the gateway does: the group's tools by
+// enable_tools, the rest by find_tools.
+func TestRunGroupsWithSearch(t *testing.T) {
+	for _, tc := range []struct {
+		search     string
+		wantServed float64
+	}{{"", 0.5}, {"search = true\n", 1}} {
+		text := strings.Replace(armsProfiles, "groups = [\"mail\"]\n", "groups = [\"mail\"]\n"+tc.search, 1)
+		f, err := profiles.DecodeFile(strings.NewReader(text), "profiles.generated.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := armsFixture(t)
+		cfg.Profiles, cfg.Limit = &profiles.Set{File: f}, 2
+		cfg.Sessions = []evaluate.Session{{ID: "s", Turns: []string{"send a mail message to bob", "buy 10 shares of the stock ACME"},
+			Calls: []evaluate.Call{{Tool: "mail.send", Turn: 0}, {Tool: "trade.buy", Turn: 1}}}}
+		rep, err := evaluate.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := rep.Arm(evaluate.ArmGroups); g.ServedShare != tc.wantServed || g.Protocols != evaluate.ProtocolsLegacy {
+			t.Errorf("grouped with %q: groups arm served %v for %q, want %v for 2025-11-25", tc.search, g.ServedShare, g.Protocols, tc.wantServed)
+		}
+	}
+}

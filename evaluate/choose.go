@@ -162,8 +162,12 @@ func (c *Choice) Markdown() string {
 	if c.Chosen.Name == ArmSearch {
 		served = fmt.Sprintf(" (served as `%s`)", c.Profile())
 	}
-	fmt.Fprintf(&b, "Default arm for clients of protocol %s, whose tool list never changes: %s%s: %.1f%% of full's cost per held-out session with prompt caching, serving %.1f%% of the %d needed tool uses (target %.1f%%).\n",
-		ProtocolsModern, armText(c.Chosen), served, 100*c.Chosen.CostShareOfFull, 100*c.Chosen.ServedShare, c.Needed, 100*c.Target)
+	same := ""
+	if c.Chosen.Protocols == ProtocolsAll {
+		same = fmt.Sprintf(" Clients of %s and earlier are served the same list.", ProtocolsLegacy)
+	}
+	fmt.Fprintf(&b, "Default arm for clients of protocol %s, whose tool list never changes: %s%s: %.1f%% of full's cost per held-out session with prompt caching, serving %.1f%% of the %d needed tool uses (target %.1f%%).%s\n",
+		ProtocolsModern, armText(c.Chosen), served, 100*c.Chosen.CostShareOfFull, 100*c.Chosen.ServedShare, c.Needed, 100*c.Target, same)
 	figures := func(a ArmReport) string {
 		return fmt.Sprintf("%s (cost %.1f%%, served %.1f%%)", armText(a), 100*a.CostShareOfFull, 100*a.ServedShare)
 	}
