@@ -211,6 +211,19 @@ func TestChooseDefault(t *testing.T) {
 	if len(c.LegacyOnly) != 1 || c.LegacyOnly[0].Name != evaluate.ArmGroups || c.LegacyOnly[0].ServedShare != 1 || c.Limit != 2 {
 		t.Errorf("legacy only %+v, limit %d; want the groups arm, which serves every use, and limit 2", c.LegacyOnly, c.Limit)
 	}
+	// A profiles.toml default does not shadow the profile served as the
+	// default while choosing.
+	withPolicy := cfg
+	withPolicy.Profiles = &profiles.Set{File: cfg.Profiles.File, Policy: &profiles.Policy{Version: 1, Default: "core"}}
+	pc, err := evaluate.ChooseDefault(context.Background(), evaluate.ChooseConfig{Config: withPolicy, Target: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(append(pc.Missed, pc.Beaten...), func(a evaluate.ArmReport) bool {
+		return a.Name == evaluate.ArmDefault && a.Profile == "grouped" && a.Protocols == evaluate.ProtocolsModern
+	}) {
+		t.Errorf("under a policy default, grouped was not served as the default: missed %+v, beaten %+v", pc.Missed, pc.Beaten)
+	}
 	if _, err := evaluate.ChooseDefault(context.Background(), evaluate.ChooseConfig{Config: evaluate.Config{Catalog: cfg.Catalog, Profiles: cfg.Profiles, Cache: cfg.Cache}}); err == nil {
 		t.Error("chose with no held-out sessions")
 	}
