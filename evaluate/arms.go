@@ -22,10 +22,27 @@ import (
 // The arms, in report order.
 const (
 	ArmFull       = "full"        // every tool listed
-	ArmDefault    = "default"     // the file's default profile, static
+	ArmDefault    = "default"     // the file's default profile, as a 2026-07-28 client is served it
 	ArmGroups     = "groups"      // the first profile offering groups, switched on as used
 	ArmSearch     = "search"      // a base profile with find_tools and call_tool
 	ArmAlwaysLoad = "always_load" // a base profile loaded, the rest found by the client's search
+)
+
+// The protocols an arm's figures are for (ArmReport.Protocols). A request
+// of protocol 2026-07-28 or later is offered no tool groups, since its
+// tools/list may not change as a side effect of other requests; a profile
+// with groups therefore serves two lists.
+const (
+	// ProtocolsAll: the list never changes, and every protocol version is
+	// served it alike.
+	ProtocolsAll = "all"
+	// ProtocolsModern: what a client of 2026-07-28 or later is served;
+	// clients of 2025-11-25 and earlier are offered the profile's groups
+	// as well.
+	ProtocolsModern = "2026-07-28"
+	// ProtocolsLegacy: clients of 2025-11-25 and earlier only; a client of
+	// 2026-07-28 served the same profile gets it without its groups.
+	ProtocolsLegacy = "2025-11-25"
 )
 
 // DefaultClientResults is the definitions a client's own tool search
@@ -69,6 +86,9 @@ type Report struct {
 type ArmReport struct {
 	Name    string `json:"name"`
 	Profile string `json:"profile,omitempty"` // the profile it lists
+	// Protocols is the protocol versions of the clients the figures are
+	// for: ProtocolsAll, ProtocolsModern or ProtocolsLegacy.
+	Protocols string `json:"protocols"`
 	// ServedShare is the share of needed uses the arm served: listed,
 	// switched on, or found by a search.
 	ServedShare float64 `json:"served_share"`
@@ -89,6 +109,10 @@ type Cost struct {
 	P95  float64 `json:"p95"`
 }
 
+// Modern reports whether a client of protocol 2026-07-28 is served what
+// the figures are of.
+func (a *ArmReport) Modern() bool { return a.Protocols != ProtocolsLegacy }
+
 // Arm returns the named arm's figures, or nil.
 func (r *Report) Arm(name string) *ArmReport {
 	for i := range r.Arms {
@@ -107,9 +131,11 @@ const searchArmProfile = "(search)"
 // arm is how one arm serves a session.
 type arm struct {
 	name, profile string
+	protocols     string
 	listed        []string            // from the first turn
 	groups        map[string][]string // switched on at the first call of one of their tools
 	search        int                 // find_tools' limit; 0: no search
+	searchable    func(string) bool   // what find_tools may return; with search only
 	client        int                 // definitions per client search; 0: none
 	prices        price.Prices
 }
@@ -201,7 +227,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				p.Tools[t] = n // the gateway's own tools
 			}
 		}
-		return arm{name: name, profile: profile, listed: pc.ToolNames, groups: pc.Groups, prices: p}, nil
+		a := arm{name: name, profile: profile, protocols: ProtocolsAll, listed: pc.ToolNames, groups: pc.Groups, prices: p}
+		if served.Profiles[profile].Search {
+			a.search = limit
+			a.searchable = func(tool string) bool { return served.Searchable(profile, tool) }
+		}
+		return a, nil
 	}
 	var arms []arm
 	add := func(name, profile string, edit func(*arm)) error {
@@ -215,31 +246,42 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		arms = append(arms, a)
 		return nil
 	}
+	// The listings were measured by a client of 2025-11-25, which is
+	// offered a profile's groups; a 2026-07-28 one is offered none, nor
+	// enable_tools.
+	modern := func(a *arm) {
+		if len(a.groups) > 0 {
+			a.protocols = ProtocolsModern
+		}
+		a.groups = nil
+		a.listed = slices.DeleteFunc(slices.Clone(a.listed), func(t string) bool { return t == profiles.EnableToolsName })
+	}
 	if err := add(ArmFull, profiles.FullProfile, nil); err != nil {
 		return nil, err
 	}
-	if err := add(ArmDefault, resolved.Default, func(a *arm) { a.groups = nil }); err != nil {
+	if err := add(ArmDefault, resolved.Default, modern); err != nil {
 		return nil, err
 	}
 	if i := slices.IndexFunc(resolved.Order, func(p string) bool { return len(resolved.Profiles[p].Groups) > 0 }); i >= 0 {
-		if err := add(ArmGroups, resolved.Order[i], nil); err != nil {
+		if err := add(ArmGroups, resolved.Order[i], func(a *arm) { a.protocols = ProtocolsLegacy }); err != nil {
 			return nil, err
 		}
 	}
-	if err := add(ArmSearch, searchArmProfile, func(a *arm) { a.profile, a.groups, a.search = base, nil, limit }); err != nil {
+	if err := add(ArmSearch, searchArmProfile, func(a *arm) { a.profile = base }); err != nil {
 		return nil, err
 	}
+	// always_load marks the base's own tools, never the gateway's, for the
+	// client to load, on a list that never changes.
 	if err := add(ArmAlwaysLoad, base, func(a *arm) {
-		a.groups, a.client = nil, client
+		a.groups, a.search, a.searchable, a.client = nil, 0, nil, client
 		a.listed = slices.DeleteFunc(slices.Clone(a.listed), func(t string) bool {
-			return t == toolsearch.FindToolsName || t == toolsearch.CallToolName
+			return t == toolsearch.FindToolsName || t == toolsearch.CallToolName || t == profiles.EnableToolsName
 		})
 	}); err != nil {
 		return nil, err
 	}
 
 	ix := toolsearch.New(Docs(cfg.Catalog.Tools), resolved.SearchPriors.Priors(), toolsearch.Weights{})
-	searchable := func(tool string) bool { return served.Searchable(searchArmProfile, tool) }
 	// A session refused a tool continues on the full catalog, as derive and
 	// bench price it: the full arm's prefix from that turn, written again.
 	fallback := arms[0].prices.Overhead
@@ -249,7 +291,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	out := &Report{Sessions: len(cfg.Sessions)}
 	var fullMean float64
 	for _, a := range arms {
-		r := replay{arm: a, ix: ix, searchable: searchable, cache: cfg.Cache, answerTokens: answerTokens, fallback: fallback, recall: Recall{At: map[int]int{}}}
+		r := replay{arm: a, ix: ix, cache: cfg.Cache, answerTokens: answerTokens, fallback: fallback, recall: Recall{At: map[int]int{}}}
 		costs := make([]float64, 0, len(cfg.Sessions))
 		for _, s := range cfg.Sessions {
 			c, err := r.session(s)
@@ -260,7 +302,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		out.Needed = r.needed
 		st := price.Summarise(costs)
-		ar := ArmReport{Name: a.name, Profile: a.profile, ServedShare: ratio(r.served, r.needed),
+		ar := ArmReport{Name: a.name, Profile: a.profile, Protocols: a.protocols, ServedShare: ratio(r.served, r.needed),
 			SearchesPerSession: round4(ratio(r.recall.Needed, len(cfg.Sessions))),
 			CostPerSession:     Cost{Mean: round2(st.Mean), P50: round2(st.P50), P95: round2(st.P95)}}
 		ar.ServedShare = round4(ar.ServedShare)
@@ -301,7 +343,6 @@ func measure(ctx context.Context, cat *catalog.Catalog, r *profiles.Resolved, co
 type replay struct {
 	arm
 	ix             *toolsearch.Index
-	searchable     func(string) bool
 	cache          price.CacheModel
 	answerTokens   func(names []string) (int, error) // find_tools' answer of names
 	fallback       int                               // the full catalog's prefix, listed after a refusal

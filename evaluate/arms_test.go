@@ -123,6 +123,7 @@ func TestRunArms(t *testing.T) {
 	var shape struct {
 		Arms []struct {
 			Name           string             `json:"name"`
+			Protocols      string             `json:"protocols"`
 			ServedShare    *float64           `json:"served_share"`
 			RecallAt       map[string]float64 `json:"recall_at"`
 			Searches       *float64           `json:"searches_per_session"`
@@ -134,7 +135,7 @@ func TestRunArms(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range shape.Arms {
-		if a.ServedShare == nil || a.Searches == nil || a.CostShareOfFul == nil || len(a.Cost) != 3 {
+		if a.ServedShare == nil || a.Searches == nil || a.CostShareOfFul == nil || len(a.Cost) != 3 || a.Protocols == "" {
 			t.Errorf("arm %s JSON lacks a figure: %s", a.Name, b)
 		}
 	}
@@ -304,5 +305,116 @@ func TestRunRefusedSessionContinuesOnFull(t *testing.T) {
 				t.Errorf("default costs %v, want %.2f (served alone %v, full %v)", got, tc.want, alone, full)
 			}
 		})
+	}
+}
+
+// TestRunDefaultServedAsModern: the default arm serves the file's default
+// profile as the gateway serves a client of protocol 2026-07-28: without
+// its groups or enable_tools, with search when the profile has search =
+// true; the groups arm's figures are for earlier clients only.
+func TestRunDefaultServedAsModern(t *testing.T) {
+	sessions := []evaluate.Session{
+		{ID: "listed", Turns: []string{"show me the files"}, Calls: []evaluate.Call{{Tool: "fs.ls", Turn: 0}}},
+		{ID: "needs more", Turns: []string{"list the files", "buy 10 shares of the stock ACME"},
+			Calls: []evaluate.Call{{Tool: "fs.ls", Turn: 0}, {Tool: "trade.buy", Turn: 1}}},
+	}
+	run := func(t *testing.T, def string) *evaluate.Report {
+		t.Helper()
+		text := strings.Replace(armsProfiles, `default = "core"`, `default = "`+def+`"`, 1) +
+			"\n[[profile]]\nname = \"core-search\"\ntools = [\"fs.cat\", \"fs.ls\"]\nsearch = true\n"
+		f, err := profiles.DecodeFile(strings.NewReader(text), "profiles.generated.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := armsFixture(t)
+		cfg.Profiles, cfg.Limit, cfg.SearchBase, cfg.Sessions = &profiles.Set{File: f}, 2, "core", sessions
+		rep, err := evaluate.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	core := run(t, "core")
+	for _, tc := range []struct {
+		def           string
+		wantProtocols string
+		like          string // the arm of the core run whose served share and cost the default arm has
+	}{
+		{"core", evaluate.ProtocolsAll, evaluate.ArmDefault},
+		{"grouped", evaluate.ProtocolsModern, evaluate.ArmDefault}, // core's tools: no enable_tools listed
+		{"core-search", evaluate.ProtocolsAll, evaluate.ArmSearch}, // search over core's tools
+	} {
+		t.Run(tc.def, func(t *testing.T) {
+			rep := run(t, tc.def)
+			got, want := rep.Arm(evaluate.ArmDefault), core.Arm(tc.like)
+			if got.Profile != tc.def || got.Protocols != tc.wantProtocols {
+				t.Errorf("default arm serves %q for %q, want %q for %q", got.Profile, got.Protocols, tc.def, tc.wantProtocols)
+			}
+			if got.ServedShare != want.ServedShare || math.Abs(got.CostPerSession.Mean-want.CostPerSession.Mean) > 0.01 || got.SearchesPerSession != want.SearchesPerSession {
+				t.Errorf("default arm over %s: served %v, cost %v, searches %v; want core's %s arm's %v, %v, %v",
+					tc.def, got.ServedShare, got.CostPerSession.Mean, got.SearchesPerSession, tc.like, want.ServedShare, want.CostPerSession.Mean, want.SearchesPerSession)
+			}
+			if g := rep.Arm(evaluate.ArmGroups); g == nil || g.Protocols != evaluate.ProtocolsLegacy || g.Modern() {
+				t.Errorf("groups arm %+v: want figures for clients of 2025-11-25 and earlier only", g)
+			}
+			if s := rep.Arm(evaluate.ArmSearch); s.Protocols != evaluate.ProtocolsAll || rep.Arm(evaluate.ArmFull).Protocols != evaluate.ProtocolsAll {
+				t.Errorf("search %q, full %q: want all", s.Protocols, rep.Arm(evaluate.ArmFull).Protocols)
+			}
+		})
+	}
+	if core.Arm(evaluate.ArmSearch).ServedShare != 1 || core.Arm(evaluate.ArmDefault).ServedShare != 0.6667 {
+		t.Fatalf("the fixture does not tell search from static: search %v, static %v", core.Arm(evaluate.ArmSearch).ServedShare, core.Arm(evaluate.ArmDefault).ServedShare)
+	}
+}
+
+// TestRunAlwaysLoadListsTheBaseOnly: the always_load arm's client loads
+// its base's tools only, so a base that offers groups costs it what the
+// same tools without groups cost: enable_tools is not loaded.
+func TestRunAlwaysLoadListsTheBaseOnly(t *testing.T) {
+	cost := func(base string) float64 {
+		t.Helper()
+		cfg := armsFixture(t)
+		cfg.SearchBase, cfg.ClientResults = base, 2
+		cfg.Sessions = []evaluate.Session{{ID: "s", Turns: []string{"list the files", "send a mail"},
+			Calls: []evaluate.Call{{Tool: "fs.ls", Turn: 0}, {Tool: "mail.send", Turn: 1}}}}
+		rep, err := evaluate.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := rep.Arm(evaluate.ArmAlwaysLoad)
+		if a.Protocols != evaluate.ProtocolsAll || a.ServedShare != 1 {
+			t.Fatalf("always_load over %s: %+v", base, a)
+		}
+		return a.CostPerSession.Mean
+	}
+	if core, grouped := cost("core"), cost("grouped"); math.Abs(core-grouped) > 0.01 {
+		t.Errorf("always_load over grouped costs %v, over core (the same tools) %v", grouped, core)
+	}
+}
+
+// TestRunGroupsWithSearch: a grouped profile with search = true serves a
+// 2025-11-25 session both, as the gateway does: the group's tools by
+// enable_tools, the rest by find_tools.
+func TestRunGroupsWithSearch(t *testing.T) {
+	for _, tc := range []struct {
+		search     string
+		wantServed float64
+	}{{"", 0.5}, {"search = true\n", 1}} {
+		text := strings.Replace(armsProfiles, "groups = [\"mail\"]\n", "groups = [\"mail\"]\n"+tc.search, 1)
+		f, err := profiles.DecodeFile(strings.NewReader(text), "profiles.generated.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := armsFixture(t)
+		cfg.Profiles, cfg.Limit = &profiles.Set{File: f}, 2
+		cfg.Sessions = []evaluate.Session{{ID: "s", Turns: []string{"send a mail message to bob", "buy 10 shares of the stock ACME"},
+			Calls: []evaluate.Call{{Tool: "mail.send", Turn: 0}, {Tool: "trade.buy", Turn: 1}}}}
+		rep, err := evaluate.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := rep.Arm(evaluate.ArmGroups); g.ServedShare != tc.wantServed || g.Protocols != evaluate.ProtocolsLegacy {
+			t.Errorf("grouped with %q: groups arm served %v for %q, want %v for 2025-11-25", tc.search, g.ServedShare, g.Protocols, tc.wantServed)
+		}
 	}
 }

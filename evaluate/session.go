@@ -15,6 +15,14 @@
 // arm does not serve is refused, and the session is priced on the full
 // catalog from that turn, written to the cache again, as derive and bench
 // price a refusal; the served share stays the arm's own.
+//
+// Each arm says which clients its figures are for (ArmReport.Protocols):
+// a request of protocol 2026-07-28 or later is offered no tool groups, so
+// the groups arm is what clients of 2025-11-25 and earlier are served,
+// and the default arm serves the file's default profile as a 2026-07-28
+// client is served it: without groups or enable_tools, with find_tools
+// when the profile has search = true. ChooseDefault chooses among the
+// arms a 2026-07-28 client is served only.
 package evaluate
 
 import (

@@ -21,6 +21,7 @@ import (
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/toolsearch"
 )
 
 // DefaultMaxUnknownShare is the share of calls to tools the catalog lacks
@@ -76,6 +77,9 @@ type Groups struct {
 // Choose is the settings of the default-arm step.
 type Choose struct {
 	ServedTarget float64 // the share of held-out needed tool uses the default must serve
+	// SearchLimit is find_tools' limit the search arms are measured at; 0
+	// is toolsearch.DefaultLimit.
+	SearchLimit int
 }
 
 // Output is what Run generated.
@@ -176,6 +180,9 @@ func (c *Choose) step(ctx context.Context, cfg Config, cat *catalog.Catalog, pol
 	if c == nil {
 		return nil
 	}
+	if c.SearchLimit < 0 || c.SearchLimit > toolsearch.MaxLimit {
+		return fmt.Errorf("derive --choose-default: search limit %d: want 1 to %d (0: %d)", c.SearchLimit, toolsearch.MaxLimit, toolsearch.DefaultLimit)
+	}
 	var all []evaluate.Session
 	for _, path := range cfg.Traces {
 		ss, err := evaluate.LoadTrace(path)
@@ -189,7 +196,7 @@ func (c *Choose) step(ctx context.Context, cfg Config, cat *catalog.Catalog, pol
 		return fmt.Errorf("derive --choose-default: %w", err)
 	}
 	choice, err := evaluate.ChooseDefault(ctx, evaluate.ChooseConfig{Target: c.ServedTarget,
-		Config: evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: out.File, Policy: policy}, Sessions: held, Cache: cfg.Cache}})
+		Config: evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: out.File, Policy: policy}, Sessions: held, Cache: cfg.Cache, Limit: c.SearchLimit}})
 	if err != nil {
 		return &RefusedError{fmt.Errorf("derive --choose-default: %w; nothing written: lower --served-target or derive without --choose-default", err)}
 	}
@@ -197,7 +204,7 @@ func (c *Choose) step(ctx context.Context, cfg Config, cat *catalog.Catalog, pol
 		return fmt.Errorf("derive --choose-default: %w", err)
 	}
 	if out.File.Provenance != nil {
-		out.File.Provenance.Parameters = append(out.File.Provenance.Parameters, fmt.Sprintf("choose.served_target=%g", c.ServedTarget), "choose.arm="+choice.Chosen.Name)
+		out.File.Provenance.Parameters = append(out.File.Provenance.Parameters, fmt.Sprintf("choose.served_target=%g", c.ServedTarget), fmt.Sprintf("choose.search_limit=%d", choice.Limit), "choose.arm="+choice.Chosen.Name)
 		slices.Sort(out.File.Provenance.Parameters)
 	}
 	if out.Encoded, err = encode(out.File); err != nil {

@@ -333,6 +333,9 @@ func TestDeriveUsageErrors(t *testing.T) {
 		{[]string{"--trace", trace, "--catalog", cat, "--served-target", "0.9"}, "--served-target needs --choose-default"},
 		{[]string{"--trace", trace, "--catalog", cat, "--choose-default", "--served-target", "0"}, "--served-target 0"},
 		{[]string{"--telemetry", t.TempDir(), "--catalog", cat, "--choose-default"}, "--choose-default needs --trace"},
+		{[]string{"--trace", trace, "--catalog", cat, "--search-limit", "3"}, "--search-limit needs --choose-default"},
+		{[]string{"--trace", trace, "--catalog", cat, "--choose-default", "--search-limit", "0"}, "--search-limit 0: want 1 to 20"},
+		{[]string{"--trace", trace, "--catalog", cat, "--choose-default", "--search-limit", "21"}, "--search-limit 21: want 1 to 20"},
 		{[]string{"--nope"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
@@ -580,18 +583,46 @@ func TestDeriveChooseDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout, "Default arm: ") || !strings.Contains(stdout, "`"+f.File.Default+"`") && f.File.Default != profiles.FullProfile {
+	if !strings.Contains(stdout, "Default arm for clients of protocol 2026-07-28, whose tool list never changes: ") || !strings.Contains(stdout, "`"+f.File.Default+"`") && f.File.Default != profiles.FullProfile {
 		t.Errorf("default %q, report:\n%s", f.File.Default, stdout)
 	}
-	if !slices.Contains(f.File.Provenance.Parameters, "choose.served_target=0.95") {
-		t.Errorf("provenance %v lacks the target", f.File.Provenance.Parameters)
+	if !slices.Contains(f.File.Provenance.Parameters, "choose.served_target=0.95") || !slices.Contains(f.File.Provenance.Parameters, "choose.search_limit=5") {
+		t.Errorf("provenance %v lacks the target or the search limit", f.File.Provenance.Parameters)
+	}
+	limited := filepath.Join(dir, "limited.toml")
+	stdout, stderr, code = runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", limited, "--search", "--groups", "--choose-default", "--search-limit", "2")
+	if code != 0 {
+		t.Fatalf("--search-limit 2: exit %d: %s", code, stderr)
+	}
+	if lf, err := profiles.Load(limited); err != nil || !slices.Contains(lf.File.Provenance.Parameters, "choose.search_limit=2") ||
+		!strings.Contains(stdout, "- search measured at find_tools' limit 2: the model chooses the limit of each find_tools call, and without one the gateway returns 5") {
+		t.Errorf("--search-limit 2: %v, report:\n%s", err, stdout)
 	}
 	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--search", "--groups", "--choose-default", "--check"); code != 0 {
 		t.Errorf("--check after writing: exit %d: %s", code, stderr)
 	}
-	none := filepath.Join(dir, "none.toml")
-	_, stderr, code = runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", none, "--holdout", "0", "--choose-default")
-	if _, err := os.Stat(none); code != 1 || !strings.Contains(stderr, "nothing written") || err == nil {
-		t.Errorf("no held-out sessions: exit %d, stat %v, stderr %s", code, err, stderr)
+	// The newest sessions call only a tool the catalog lacks: held out,
+	// they need nothing any arm serves.
+	var late []string
+	start := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 40 {
+		late = append(late, fmt.Sprintf(`{"session":"late%d","client":{"name":"test","version":"1"},"started":%q,"calls":[{"tool":"zz"}]}`, i, start.Add(time.Duration(i)*time.Hour).Format(time.RFC3339)))
+	}
+	_, lateCat, lateTrace := deriveFixture(t, 100, late...)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no held-out sessions", []string{"--trace", trace, "--catalog", cat, "--holdout", "0"}, "no held-out sessions"},
+		{"no arm meets the target", []string{"--trace", lateTrace, "--catalog", lateCat, "--force"}, "no arm served to clients of protocol 2026-07-28 serves 0.95"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			none := filepath.Join(t.TempDir(), "none.toml")
+			_, stderr, code := runDeriveArgs(t, append(tc.args, "--out", none, "--choose-default")...)
+			if _, err := os.Stat(none); code != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "nothing written") || err == nil {
+				t.Errorf("exit %d, stat %v, stderr %s; want 1, nothing written and %q", code, err, stderr, tc.want)
+			}
+		})
 	}
 }

@@ -18,9 +18,9 @@ import (
 // (package evaluate) and prints the figures per arm.
 func runEvaluate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags("evaluate", "--profiles FILE --catalog FILE --trace FILE [flags]",
-		"Replays the newest sessions of a trace against full, the default profile, groups, search over\n"+
-			"a base profile, and the base always loaded with the client's own tool search; prints per arm\n"+
-			"the needed tool uses served, search recall@1/5/10, searches and cost per session (caching).", stderr)
+		"Replays the newest sessions of a trace against full, the default profile as a 2026-07-28 client\n"+
+			"gets it, groups (earlier clients only), search over a base profile, and the base always loaded;\n"+
+			"prints per arm the protocols its figures are for, uses served, recall, searches, cost per session.", stderr)
 	profilesPath := fs.String("profiles", "", "generated profiles `FILE` (its profiles.toml beside it is read too; required)")
 	catalogPath := fs.String("catalog", "", "tools/list catalog `FILE` (required)")
 	tracePath := fs.String("trace", "", "session JSON Lines `FILE` with each turn's words (required)")
