@@ -93,7 +93,8 @@ type ArmReport struct {
 	// switched on, or found by a search.
 	ServedShare float64 `json:"served_share"`
 	// RecallAt is the share of the needed uses a search was made for whose
-	// tool ranked within the top k, by k; only for the arms that search.
+	// tool ranked within the top k, by k; only for the arms that search,
+	// and left out (unknown) when they made no search.
 	RecallAt           map[string]float64 `json:"recall_at,omitempty"`
 	SearchesPerSession float64            `json:"searches_per_session"`
 	// CostPerSession is the model-token cost of a session with prompt
@@ -312,7 +313,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if fullMean > 0 {
 			ar.CostShareOfFull = round4(st.Mean / fullMean)
 		}
-		if a.search > 0 || a.client > 0 {
+		// Recall over no searches cannot be computed: left out, never 0.
+		if (a.search > 0 || a.client > 0) && r.recall.Needed > 0 {
 			ar.RecallAt = map[string]float64{}
 			for _, k := range RecallRanks() {
 				ar.RecallAt[strconv.Itoa(k)] = round4(r.recall.Share(k))

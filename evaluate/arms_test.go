@@ -418,3 +418,37 @@ func TestRunGroupsWithSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRecallUnknownWithoutSearches: when the base serves every needed
+// use, the searching arms made no search, so their recall is unknown:
+// left out of the report and printed as "-", never as 0.
+func TestRunRecallUnknownWithoutSearches(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Sessions = []evaluate.Session{
+		{ID: "listed", Turns: []string{"show me the files"}, Calls: []evaluate.Call{{Tool: "fs.ls", Turn: 0}, {Tool: "fs.cat", Turn: 0}}},
+	}
+	rep, err := evaluate.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{evaluate.ArmSearch, evaluate.ArmAlwaysLoad} {
+		a := rep.Arm(name)
+		if a == nil {
+			t.Fatalf("no %s arm", name)
+		}
+		if a.SearchesPerSession != 0 || a.RecallAt != nil {
+			t.Errorf("%s: searches %v, recall %v; want none and no recall", name, a.SearchesPerSession, a.RecallAt)
+		}
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(text.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 6 && f[0] == evaluate.ArmSearch {
+			if f[4] != "-" || f[5] != "-" || f[6] != "-" {
+				t.Errorf("search row %q: want recall printed as -", line)
+			}
+		}
+	}
+}
