@@ -166,14 +166,7 @@ func (e *encoder) search(s *SearchPriors) {
 	e.line("")
 	e.line("[search]")
 	e.line("sessions = %d", s.Sessions)
-	tools := slices.Clone(s.Tools)
-	slices.SortFunc(tools, func(a, b SearchTool) int { return strings.Compare(a.Name, b.Name) })
-	for _, t := range tools {
-		e.line("")
-		e.line("[[search.tool]]")
-		e.str("name", t.Name)
-		e.line("weight = %s", e.float(t.Weight))
-	}
+	e.searchTools("search.tool", s.Tools)
 	pairs := slices.Clone(s.Pairs)
 	slices.SortFunc(pairs, func(a, b SearchPair) int {
 		return cmp.Compare(strings.Join(a.Tools, "\x00"), strings.Join(b.Tools, "\x00"))
@@ -191,13 +184,18 @@ func (e *encoder) search(s *SearchPriors) {
 		e.line("[[search.profile]]")
 		e.str("name", sp.Name)
 		e.line("sessions = %d", sp.Sessions)
-		tools := slices.Clone(sp.Tools)
-		slices.SortFunc(tools, func(a, b SearchTool) int { return strings.Compare(a.Name, b.Name) })
-		for _, t := range tools {
-			e.line("")
-			e.line("[[search.profile.tool]]")
-			e.str("name", t.Name)
-			e.line("weight = %s", e.float(t.Weight))
-		}
+		e.searchTools("search.profile.tool", sp.Tools)
+	}
+}
+
+// searchTools writes tools' weights as tables named table, by name.
+func (e *encoder) searchTools(table string, tools []SearchTool) {
+	tools = slices.Clone(tools)
+	slices.SortFunc(tools, func(a, b SearchTool) int { return strings.Compare(a.Name, b.Name) })
+	for _, t := range tools {
+		e.line("")
+		e.line("[[%s]]", table)
+		e.str("name", t.Name)
+		e.line("weight = %s", e.float(t.Weight))
 	}
 }
