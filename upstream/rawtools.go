@@ -101,6 +101,11 @@ func (r *rawTools) request(msg jsonrpc.Message) (jsonrpc.ID, bool) {
 	return req.ID, true
 }
 
+// maxResumes bounds the streams awaiting their resumption: one the client
+// never resumes (it gave up, or closed) leaves its calls there, so past
+// the bound they are all forgotten.
+const maxResumes = 64
+
 // unanswered is told that an HTTP answer which could carry the responses
 // to the tools/list calls ids has ended. Those still unanswered are
 // forgotten, unless the answer was an SSE stream the client resumes
@@ -115,6 +120,14 @@ func (r *rawTools) unanswered(ids []jsonrpc.ID, lastEventID string) {
 		if lastEventID == "" {
 			delete(r.pending, id)
 			continue
+		}
+		if _, ok := r.resume[lastEventID]; !ok && len(r.resume) >= maxResumes {
+			for _, ids := range r.resume {
+				for _, id := range ids {
+					delete(r.pending, id)
+				}
+			}
+			clear(r.resume)
 		}
 		if r.resume == nil {
 			r.resume = map[string][]jsonrpc.ID{}

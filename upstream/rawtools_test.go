@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -251,5 +252,20 @@ func TestRawToolsForgetsUnansweredLists(t *testing.T) {
 				t.Errorf("%d tools/list calls await responses, %d streams a resumption; want none once the answer ended", pending, resumes)
 			}
 		})
+	}
+}
+
+// TestRawToolsResumesBounded: calls whose streams ended resumable but are
+// never resumed (the client gave up) are forgotten past maxResumes, so
+// they do not pile up either.
+func TestRawToolsResumesBounded(t *testing.T) {
+	var r rawTools
+	for i := range 3 * maxResumes {
+		id := mustID(t, int64(i+1))
+		r.request(&jsonrpc.Request{ID: id, Method: "tools/list"})
+		r.unanswered([]jsonrpc.ID{id}, fmt.Sprintf("stream-%d_0", i))
+	}
+	if pending, resumes := r.awaiting(); pending > maxResumes || resumes > maxResumes {
+		t.Errorf("%d calls pending, %d streams awaiting a resumption; want at most %d of each", pending, resumes, maxResumes)
 	}
 }
