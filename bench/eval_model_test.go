@@ -16,7 +16,6 @@ import (
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/exchange"
-	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
@@ -41,15 +40,7 @@ func TestEvalGitHubModelMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := gateway.New(context.Background(), gateway.Options{Upstream: gateway.NewCatalogUpstream(cat)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	srv, err := g.Server("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := catalogServer(t, cat)
 	ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c})
 	if err != nil {
 		t.Fatal(err)

@@ -10,22 +10,17 @@ package bench_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/exchange"
-	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/price"
 )
 
 func evalCatalogs(t *testing.T) []string {
 	t.Helper()
-	dir := os.Getenv("TOOLPROF_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data")
-	}
+	dir := evalData(t)
 	paths, err := filepath.Glob(filepath.Join(dir, "catalogs", "*.json"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no catalogs under %s/catalogs (set TOOLPROF_DATA to the data directory): %v", dir, err)
@@ -50,15 +45,7 @@ func TestEvalRealCatalogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := gateway.New(context.Background(), gateway.Options{Upstream: gateway.NewCatalogUpstream(cat)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
-			srv, err := g.Server("")
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv := catalogServer(t, cat)
 			ex, err := exchange.Measure(context.Background(), srv, exchange.Options{Counter: c})
 			if err != nil {
 				t.Fatal(err)

@@ -236,15 +236,7 @@ func TestServedToolCostsAsTravelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := gateway.New(context.Background(), gateway.Options{Upstream: gateway.NewCatalogUpstream(cat)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	srv, err := g.Server("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := catalogServer(t, cat)
 	costs, err := exchange.ServedToolCosts(context.Background(), srv, c)
 	if err != nil {
 		t.Fatal(err)
@@ -276,4 +268,20 @@ func TestServedToolCostsAsTravelled(t *testing.T) {
 	if s := string(ex.Messages[len(ex.Messages)-1].Raw); !strings.Contains(s, `caf\u00e9 \u83b7\u53d6`) || !strings.Contains(s, `(a) => <b> & c`) {
 		t.Errorf("the listing is not the catalog's text as written: %s", s)
 	}
+}
+
+// catalogServer serves cat through a gateway without profiles (every tool
+// as full).
+func catalogServer(t *testing.T, cat *catalog.Catalog) *mcp.Server {
+	t.Helper()
+	g, err := gateway.New(context.Background(), gateway.Options{Upstream: gateway.NewCatalogUpstream(cat)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	srv, err := g.Server("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }

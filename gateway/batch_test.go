@@ -1,36 +1,24 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/toolprof/toolprof/internal/rawmcp"
 )
 
 // post sends one raw streamable-HTTP POST; header "" leaves it out.
 func post(t *testing.T, url, session, version, body string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	status, id, answer, err := rawmcp.Post(context.Background(), url, session, version, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+	return status, id, answer
 }
 
 // Over HTTP a batch is judged by the version the session negotiated, not

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolprof/toolprof/internal/rawmcp"
 	"github.com/toolprof/toolprof/internal/testupstream"
 	"github.com/toolprof/toolprof/profiles"
 )
@@ -29,15 +30,9 @@ type rawSession struct {
 const fuzzProtocol = "2025-11-25"
 
 func (s *rawSession) post(t testing.TB, body string) (int, []byte) {
-	req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+	req, err := rawmcp.NewPost(context.Background(), s.url, s.id, fuzzProtocol, body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", fuzzProtocol)
-	if s.id != "" {
-		req.Header.Set("Mcp-Session-Id", s.id)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

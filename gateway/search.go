@@ -35,6 +35,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/policy"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 	"github.com/toolprof/toolprof/toolsearch"
@@ -90,7 +91,7 @@ type searchState struct {
 // newSearchState indexes every offered tool; nil when no profile serves
 // search.
 func newSearchState(list []*mcp.Tool, r *profiles.Resolved) (*searchState, error) {
-	if r == nil || !slices.ContainsFunc(r.Order, func(p string) bool { return r.Profiles[p].Search }) {
+	if !policy.SearchServed(r) {
 		return nil, nil
 	}
 	docs := make([]toolsearch.Doc, 0, len(list))

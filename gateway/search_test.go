@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"pgregory.net/rapid"
 
+	"github.com/toolprof/toolprof/policy"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/toolsearch"
 )
@@ -339,6 +340,10 @@ func TestPropertyCallToolReachesNoMoreThanAllowed(t *testing.T) {
 		cs := connectRapid(t, g, profile)
 		defer cs.Close()
 		before := mustListRapid(t, cs)
+		checkSnap := &policy.Snapshot{Resolved: resolved, Tools: map[string]*mcp.Tool{}, Ceiling: ceiling, ReadOnly: c.readOnly, Search: policy.SearchServed(resolved)}
+		for _, tool := range c.tools {
+			checkSnap.Tools[tool.Name] = tool
+		}
 		var want []string
 		calls := rapid.SliceOfN(rapid.SampledFrom(c.names), 0, 20).Draw(t, "calls")
 		for i, name := range calls {
@@ -364,6 +369,11 @@ func TestPropertyCallToolReachesNoMoreThanAllowed(t *testing.T) {
 			ran := err == nil && !res.IsError
 			if ran != allowed {
 				t.Fatalf("call %q (via call_tool %v) in profile %q under ceiling %q, read-only %v: ran %v, want %v (%v %+v)", name, via, profile, ceiling, c.readOnly, ran, allowed, err, res)
+			}
+			// profiler check predicts what serving did.
+			v := policy.CheckSession(checkSnap, "s", []policy.Call{{Tool: name, ViaSearch: via}}, profile)
+			if covered := v.Status == policy.VerdictCovered; covered != ran {
+				t.Fatalf("call %q (via call_tool %v) in profile %q under ceiling %q, read-only %v: ran %v, but check says %s %s", name, via, profile, ceiling, c.readOnly, ran, v.Status, v.Detail())
 			}
 			if allowed {
 				want = append(want, name)

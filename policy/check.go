@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/toolsearch"
 )
 
 // Verdicts of checking a recorded session against a profiles file. A
@@ -24,10 +25,14 @@ const (
 )
 
 // Call is one recorded call of a session to check: the tool, and the
-// arguments when the record kept them (only enable_tools' are read).
+// arguments when the record kept them (only enable_tools' and call_tool's
+// are read).
 type Call struct {
 	Tool      string
 	Arguments json.RawMessage
+	// ViaSearch marks a call of Tool the session made through call_tool
+	// (telemetry's Call.Search), as a call of call_tool naming Tool is.
+	ViaSearch bool
 }
 
 // Verdict is what the profiles file would have done to one session.
@@ -42,7 +47,13 @@ type Verdict struct {
 }
 
 // CheckSession replays a session's calls through Decide as a session of
-// profile, switching groups on as its enable_tools calls did.
+// profile, switching groups on as its enable_tools calls did, as the
+// gateway would serve them: enable_tools, find_tools and call_tool are the
+// gateway's own where it serves them to profile (groups, search), and a
+// call through call_tool is allowed a tool the profile does not hold only
+// when the tool is searchable. Where profile is not served search, a call
+// made through call_tool is one of a tool named call_tool (an upstream's,
+// or unknown).
 func CheckSession(snap *Snapshot, session string, calls []Call, profile string) Verdict {
 	res := snap.Resolved
 	v := Verdict{Session: session, Profile: profile, Calls: len(calls), Status: VerdictCovered, IncludedIn: map[string][]string{}}
@@ -56,8 +67,14 @@ func CheckSession(snap *Snapshot, session string, calls []Call, profile string) 
 	// that name).
 	st := &State{Profile: profile}
 	groupsOffered := len(snap.OfferedGroups(st)) > 0
+	searchOffered := snap.SearchOffered(profile)
 	for _, c := range calls {
-		if groupsOffered && c.Tool == profiles.EnableToolsName {
+		tool, viaSearch := c.Tool, c.ViaSearch
+		switch {
+		case viaSearch && !searchOffered:
+			tool, viaSearch = toolsearch.CallToolName, false
+		case viaSearch:
+		case groupsOffered && tool == profiles.EnableToolsName:
 			for _, g := range switchedGroups(res, profile, c.Arguments) {
 				tools, _ := res.GroupTools(profile, g)
 				for _, t := range tools {
@@ -67,20 +84,31 @@ func CheckSession(snap *Snapshot, session string, calls []Call, profile string) 
 				}
 			}
 			continue
+		case searchOffered && tool == toolsearch.FindToolsName:
+			continue
+		case searchOffered && tool == toolsearch.CallToolName:
+			name, ok := calledTool(c.Arguments)
+			if !ok {
+				// The record does not say which tool (exported telemetry
+				// records the carried call instead): any searchable one.
+				continue
+			}
+			tool, viaSearch = name, true
 		}
-		switch Decide(snap, st, c.Tool).Refusal {
+		st.ViaSearch = viaSearch
+		switch Decide(snap, st, tool).Refusal {
 		case Allowed:
 		case UnknownTool:
-			if !slices.Contains(v.Unknown, c.Tool) {
-				v.Unknown = append(v.Unknown, c.Tool)
+			if !slices.Contains(v.Unknown, tool) {
+				v.Unknown = append(v.Unknown, tool)
 			}
 			if v.Status == VerdictCovered {
 				v.Status = VerdictUnknownTool
 			}
 		default:
-			if !slices.Contains(v.Excluded, c.Tool) {
-				v.Excluded = append(v.Excluded, c.Tool)
-				v.IncludedIn[c.Tool] = res.ProfilesWith(c.Tool)
+			if !slices.Contains(v.Excluded, tool) {
+				v.Excluded = append(v.Excluded, tool)
+				v.IncludedIn[tool] = res.ProfilesWith(tool)
 			}
 			if v.Status == VerdictCovered {
 				v.Status = VerdictExcluded
@@ -107,6 +135,18 @@ func switchedGroups(res *profiles.Resolved, profile string, arguments json.RawMe
 		return []string{*args.Group}
 	}
 	return nil // the gateway refuses a group the profile does not offer
+}
+
+// calledTool returns the tool a call_tool call with arguments runs, as the
+// gateway reads it; ok is false when the arguments do not name one.
+func calledTool(arguments json.RawMessage) (string, bool) {
+	var args struct {
+		Name *string `json:"name"`
+	}
+	if len(arguments) == 0 || json.Unmarshal(arguments, &args) != nil || args.Name == nil || *args.Name == "" {
+		return "", false
+	}
+	return *args.Name, true
 }
 
 // Detail says why the session would be refused: the excluded tools with

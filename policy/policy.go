@@ -156,6 +156,13 @@ func (snap *Snapshot) InCeiling(tool string) bool {
 	return snap.Ceiling == "" || snap.Resolved.Allowed(snap.Ceiling, tool)
 }
 
+// SearchServed reports whether a gateway serving res serves search at all
+// (it then builds the index Snapshot.Search stands for): some profile asks
+// for it.
+func SearchServed(res *profiles.Resolved) bool {
+	return res != nil && slices.ContainsFunc(res.Order, func(p string) bool { return res.Profiles[p].Search })
+}
+
 // SearchOffered reports whether sessions of profile are served search: the
 // profile asks for it, the catalog can serve it, and no upstream offers a
 // tool named find_tools or call_tool.

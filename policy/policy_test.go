@@ -12,7 +12,7 @@ import (
 
 // testProfiles: core holds read and write; grouped holds read and offers
 // group media (audio, image) and errors (fail); searchy holds read and
-// reaches the rest by search; viewer is read_only.
+// reaches the rest by search (but destructive drop); viewer is read_only.
 const testProfiles = `version = 1
 default = "grouped"
 
@@ -53,8 +53,9 @@ func snapshot(t *testing.T, extra ...string) *policy.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ro, closed := true, false
+	ro, closed, open := true, false, true
 	tools := []*mcp.Tool{
+		{Name: "drop", Annotations: &mcp.ToolAnnotations{DestructiveHint: &open}},
 		{Name: "read", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		{Name: "write", Annotations: &mcp.ToolAnnotations{DestructiveHint: &closed}},
 		{Name: "fail", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro}},

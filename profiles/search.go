@@ -110,19 +110,28 @@ func validateSearch(s *SearchPriors, name string, loc *keyLines) []*Error {
 				Msg: fmt.Sprintf("%v is not a weight; want a number from 0 to 1", v)})
 		}
 	}
-	if s.Sessions < 0 {
-		problems = append(problems, &Error{File: name, Line: loc.line("search.sessions"), Key: "search.sessions", Msg: fmt.Sprintf("%d is negative; want a count >= 0", s.Sessions)})
+	count := func(key string, v int) {
+		if v < 0 {
+			problems = append(problems, &Error{File: name, Line: loc.line(key), Key: key, Msg: fmt.Sprintf("%d is negative; want a count >= 0", v)})
+		}
 	}
+	// named checks the name of the entry at key, of a kind ("tool"):
+	// empty, or given before in seen, which dup (formatted with the name
+	// and args) says; it marks the name seen.
+	named := func(key, kind, entry string, seen map[string]bool, dup string, args ...any) {
+		switch {
+		case strings.TrimSpace(entry) == "":
+			problems = append(problems, &Error{File: name, Line: loc.line(key), Key: key + ".name", Msg: "empty " + kind + " name"})
+		case seen[entry]:
+			problems = append(problems, &Error{File: name, Line: loc.line(key + ".name"), Key: key + ".name", Msg: fmt.Sprintf(dup, append([]any{entry}, args...)...)})
+		}
+		seen[entry] = true
+	}
+	count("search.sessions", s.Sessions)
 	seen := map[string]bool{}
 	for i, t := range s.Tools {
 		key := fmt.Sprintf("search.tool[%d]", i)
-		switch {
-		case strings.TrimSpace(t.Name) == "":
-			problems = append(problems, &Error{File: name, Line: loc.line(key), Key: key + ".name", Msg: "empty tool name"})
-		case seen[t.Name]:
-			problems = append(problems, &Error{File: name, Line: loc.line(key + ".name"), Key: key + ".name", Msg: fmt.Sprintf("tool %q has a weight already; give each tool one [[search.tool]]", t.Name)})
-		}
-		seen[t.Name] = true
+		named(key, "tool", t.Name, seen, "tool %q has a weight already; give each tool one [[search.tool]]")
 		weight(key+".weight", t.Weight)
 	}
 	for i, p := range s.Pairs {
@@ -136,26 +145,12 @@ func validateSearch(s *SearchPriors, name string, loc *keyLines) []*Error {
 	seenProfile := map[string]bool{}
 	for i, sp := range s.Profiles {
 		key := fmt.Sprintf("search.profile[%d]", i)
-		switch {
-		case strings.TrimSpace(sp.Name) == "":
-			problems = append(problems, &Error{File: name, Line: loc.line(key), Key: key + ".name", Msg: "empty profile name"})
-		case seenProfile[sp.Name]:
-			problems = append(problems, &Error{File: name, Line: loc.line(key + ".name"), Key: key + ".name", Msg: fmt.Sprintf("profile %q has a demand already; give each profile one [[search.profile]]", sp.Name)})
-		}
-		seenProfile[sp.Name] = true
-		if sp.Sessions < 0 {
-			problems = append(problems, &Error{File: name, Line: loc.line(key + ".sessions"), Key: key + ".sessions", Msg: fmt.Sprintf("%d is negative; want a count >= 0", sp.Sessions)})
-		}
+		named(key, "profile", sp.Name, seenProfile, "profile %q has a demand already; give each profile one [[search.profile]]")
+		count(key+".sessions", sp.Sessions)
 		seenTool := map[string]bool{}
 		for j, t := range sp.Tools {
 			tk := fmt.Sprintf("%s.tool[%d]", key, j)
-			switch {
-			case strings.TrimSpace(t.Name) == "":
-				problems = append(problems, &Error{File: name, Line: loc.line(tk), Key: tk + ".name", Msg: "empty tool name"})
-			case seenTool[t.Name]:
-				problems = append(problems, &Error{File: name, Line: loc.line(tk + ".name"), Key: tk + ".name", Msg: fmt.Sprintf("tool %q has a weight already in profile %q", t.Name, sp.Name)})
-			}
-			seenTool[t.Name] = true
+			named(tk, "tool", t.Name, seenTool, "tool %q has a weight already in profile %q", sp.Name)
 			weight(tk+".weight", t.Weight)
 		}
 	}
@@ -171,14 +166,7 @@ func (e *encoder) search(s *SearchPriors) {
 	e.line("")
 	e.line("[search]")
 	e.line("sessions = %d", s.Sessions)
-	tools := slices.Clone(s.Tools)
-	slices.SortFunc(tools, func(a, b SearchTool) int { return strings.Compare(a.Name, b.Name) })
-	for _, t := range tools {
-		e.line("")
-		e.line("[[search.tool]]")
-		e.str("name", t.Name)
-		e.line("weight = %s", e.float(t.Weight))
-	}
+	e.searchTools("search.tool", s.Tools)
 	pairs := slices.Clone(s.Pairs)
 	slices.SortFunc(pairs, func(a, b SearchPair) int {
 		return cmp.Compare(strings.Join(a.Tools, "\x00"), strings.Join(b.Tools, "\x00"))
@@ -196,13 +184,18 @@ func (e *encoder) search(s *SearchPriors) {
 		e.line("[[search.profile]]")
 		e.str("name", sp.Name)
 		e.line("sessions = %d", sp.Sessions)
-		tools := slices.Clone(sp.Tools)
-		slices.SortFunc(tools, func(a, b SearchTool) int { return strings.Compare(a.Name, b.Name) })
-		for _, t := range tools {
-			e.line("")
-			e.line("[[search.profile.tool]]")
-			e.str("name", t.Name)
-			e.line("weight = %s", e.float(t.Weight))
-		}
+		e.searchTools("search.profile.tool", sp.Tools)
+	}
+}
+
+// searchTools writes tools' weights as tables named table, by name.
+func (e *encoder) searchTools(table string, tools []SearchTool) {
+	tools = slices.Clone(tools)
+	slices.SortFunc(tools, func(a, b SearchTool) int { return strings.Compare(a.Name, b.Name) })
+	for _, t := range tools {
+		e.line("")
+		e.line("[[%s]]", table)
+		e.str("name", t.Name)
+		e.line("weight = %s", e.float(t.Weight))
 	}
 }

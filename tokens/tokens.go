@@ -242,11 +242,12 @@ func Open(file string, check func(*Set) error, extra ...Entry) (*Source, error) 
 	if _, err := os.Stat(file); err != nil {
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
+	seen := reload.Look(file) // before the load: an edit during it is reloaded
 	set, err := s.load()
 	if err != nil {
 		return nil, err
 	}
-	s.src = reload.New(set, nil, s.load, file)
+	s.src = reload.New(seen, set, nil, s.load)
 	return s, nil
 }
 

@@ -24,6 +24,7 @@ import (
 type rawTools struct {
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]bool        // tools/list requests in flight -> first page
+	resume  map[string][]jsonrpc.ID    // pending calls whose SSE stream ended unanswered, by its last event id
 	byName  map[string]json.RawMessage // the latest listing, by upstream name
 	next    map[string]json.RawMessage // a listing being paged
 }
@@ -100,18 +101,57 @@ func (r *rawTools) request(msg jsonrpc.Message) (jsonrpc.ID, bool) {
 	return req.ID, true
 }
 
-// forget drops the tools/list call id, which will get no response to read.
-func (r *rawTools) forget(id jsonrpc.ID) {
+// maxResumes bounds the streams awaiting their resumption: one the client
+// never resumes (it gave up, or closed) leaves its calls there, so past
+// the bound they are all forgotten.
+const maxResumes = 64
+
+// unanswered is told that an HTTP answer which could carry the responses
+// to the tools/list calls ids has ended. Those still unanswered are
+// forgotten, unless the answer was an SSE stream the client resumes
+// (lastEventID not ""), whose resumption may carry them.
+func (r *rawTools) unanswered(ids []jsonrpc.ID, lastEventID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.pending, id)
+	for _, id := range ids {
+		if _, ok := r.pending[id]; !ok {
+			continue
+		}
+		if lastEventID == "" {
+			delete(r.pending, id)
+			continue
+		}
+		if _, ok := r.resume[lastEventID]; !ok && len(r.resume) >= maxResumes {
+			for _, ids := range r.resume {
+				for _, id := range ids {
+					delete(r.pending, id)
+				}
+			}
+			clear(r.resume)
+		}
+		if r.resume == nil {
+			r.resume = map[string][]jsonrpc.ID{}
+		}
+		r.resume[lastEventID] = append(r.resume[lastEventID], id)
+	}
 }
 
-// waiting reports whether a tools/list call awaits its response.
-func (r *rawTools) waiting() bool {
+// resumed returns the tools/list calls awaiting their responses on the
+// stream a GET with Last-Event-ID lastEventID resumes.
+func (r *rawTools) resumed(lastEventID string) []jsonrpc.ID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.pending) > 0
+	ids := r.resume[lastEventID]
+	delete(r.resume, lastEventID)
+	return ids
+}
+
+// awaiting is how many tools/list calls await their responses, and how
+// many streams ended unanswered await their resumption.
+func (r *rawTools) awaiting() (pending, resumes int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending), len(r.resume)
 }
 
 // response takes the tools of a tools/list result. A first page starts a
@@ -170,8 +210,10 @@ const maxRawRequest = 64 << 10
 
 // roundTripper returns base with the tools/list results of an HTTP server
 // read as they pass: the body of the answer to a POST carrying a tools/list
-// call (application/json or an SSE stream), and of a GET resuming a stream
-// (Last-Event-ID) while a listing awaits its answer, which may come there.
+// call (application/json or an SSE stream), and of a GET resuming (by
+// Last-Event-ID) such a stream that ended unanswered. A call whose answer
+// ends without its response (or fails) is forgotten, but for a stream the
+// client resumes, which passes it on to the resumption.
 func (r *rawTools) roundTripper(base http.RoundTripper) http.RoundTripper {
 	return rawRoundTripper{base: base, r: r, limit: DefaultMaxMessageBytes}
 }
@@ -183,37 +225,37 @@ type rawRoundTripper struct {
 }
 
 func (t rawRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	var (
-		id     jsonrpc.ID
-		listed bool
-	)
-	if req.Method == http.MethodPost && req.GetBody != nil && req.ContentLength >= 0 && req.ContentLength <= maxRawRequest {
+	var ids []jsonrpc.ID // the tools/list calls this answer may carry the responses to
+	switch {
+	case req.Method == http.MethodPost && req.GetBody != nil && req.ContentLength >= 0 && req.ContentLength <= maxRawRequest:
 		if body, err := req.GetBody(); err == nil {
 			b, err := io.ReadAll(io.LimitReader(body, maxRawRequest))
 			body.Close()
 			if msg, derr := jsonrpc.DecodeMessage(b); err == nil && derr == nil {
-				id, listed = t.r.request(msg)
+				if id, ok := t.r.request(msg); ok {
+					ids = []jsonrpc.ID{id}
+				}
 			}
 		}
+	case req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "":
+		ids = t.r.resumed(req.Header.Get("Last-Event-ID"))
 	}
-	watch := listed || (req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" && t.r.waiting())
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || !watch || resp.StatusCode/100 != 2 {
-		if listed {
-			t.r.forget(id) // retried with the same id, noted again then
-		}
+	if len(ids) == 0 {
+		return resp, err
+	}
+	if err != nil || resp.StatusCode/100 != 2 {
+		t.r.unanswered(ids, "") // a POST is retried with the same id, noted again then
 		return resp, err
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch media {
 	case "application/json":
-		resp.Body = &rawJSONBody{ReadCloser: resp.Body, r: t.r, limit: t.limit}
+		resp.Body = &rawJSONBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, ids: ids}
 	case "text/event-stream":
-		resp.Body = &rawSSEBody{ReadCloser: resp.Body, r: t.r, limit: t.limit}
+		resp.Body = &rawSSEBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, ids: ids}
 	default:
-		if listed {
-			t.r.forget(id)
-		}
+		t.r.unanswered(ids, "")
 	}
 	return resp, nil
 }
@@ -225,8 +267,10 @@ type rawJSONBody struct {
 	io.ReadCloser
 	r     *rawTools
 	limit int
+	ids   []jsonrpc.ID // the calls it may answer, told unanswered once it ends
 	buf   []byte
 	over  bool
+	ended bool
 }
 
 func (b *rawJSONBody) Read(p []byte) (int, error) {
@@ -242,7 +286,22 @@ func (b *rawJSONBody) Read(p []byte) (int, error) {
 		b.r.message(b.buf)
 		b.over, b.buf = true, nil // once
 	}
+	if err != nil {
+		b.end()
+	}
 	return n, err
+}
+
+func (b *rawJSONBody) Close() error {
+	b.end()
+	return b.ReadCloser.Close()
+}
+
+func (b *rawJSONBody) end() {
+	if !b.ended {
+		b.ended = true
+		b.r.unanswered(b.ids, "")
+	}
 }
 
 // rawSSEBody reads a text/event-stream through, and takes the tools/list
@@ -250,13 +309,16 @@ func (b *rawJSONBody) Read(p []byte) (int, error) {
 // bytes that end it.
 type rawSSEBody struct {
 	io.ReadCloser
-	r     *rawTools
-	limit int
-	line  []byte // the current line, so far (not kept once over)
-	size  int    // the current line's length, kept or not
-	cr    bool   // the current line so far ends in a carriage return
-	data  []byte // the current event's data lines, joined by newlines
-	over  bool   // the current event is over limit: skipped to its end
+	r      *rawTools
+	limit  int
+	ids    []jsonrpc.ID // the calls it may answer, told unanswered once it ends
+	lastID string       // the last event id seen: the client resumes the stream from it
+	ended  bool
+	line   []byte // the current line, so far (not kept once over)
+	size   int    // the current line's length, kept or not
+	cr     bool   // the current line so far ends in a carriage return
+	data   []byte // the current event's data lines, joined by newlines
+	over   bool   // the current event is over limit: skipped to its end
 }
 
 func (b *rawSSEBody) Read(p []byte) (int, error) {
@@ -272,7 +334,24 @@ func (b *rawSSEBody) Read(p []byte) (int, error) {
 		b.endLine()
 		rest = rest[i+1:]
 	}
+	if err != nil {
+		// The client resumes a stream that ends (or breaks) after an
+		// event id; one it closes first it gave up on.
+		b.end(b.lastID)
+	}
 	return n, err
+}
+
+func (b *rawSSEBody) Close() error {
+	b.end("")
+	return b.ReadCloser.Close()
+}
+
+func (b *rawSSEBody) end(lastID string) {
+	if !b.ended {
+		b.ended = true
+		b.r.unanswered(b.ids, lastID)
+	}
 }
 
 func (b *rawSSEBody) addToLine(p []byte) {
@@ -304,6 +383,8 @@ func (b *rawSSEBody) endLine() {
 		}
 		b.data, b.over = b.data[:0], false
 	case b.over:
+	case bytes.HasPrefix(line, []byte("id:")):
+		b.lastID = string(bytes.TrimSpace(line[len("id:"):])) // as the SDK reads it
 	case bytes.HasPrefix(line, []byte("data:")):
 		v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
 		if len(b.data) > 0 {

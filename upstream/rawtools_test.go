@@ -1,13 +1,16 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 
@@ -136,4 +139,133 @@ func mustID(t *testing.T, v int64) jsonrpc.ID {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// fakeUnansweredLists stands in front of a real go-sdk server over
+// streamable HTTP (httpToolServer's, answering with application/json) and
+// answers tools/list itself with an SSE stream per post; a GET resuming a
+// stream (Last-Event-ID) gets resume, fed the real server's answer to the
+// listing. A fake, since the real server does not end a stream unanswered.
+type fakeUnansweredLists struct {
+	real   http.Handler
+	post   func(w http.ResponseWriter)
+	resume func(w http.ResponseWriter, answer []byte)
+
+	mu     sync.Mutex
+	answer []byte // the real server's answer to the last tools/list
+}
+
+func (f *fakeUnansweredLists) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
+		f.mu.Lock()
+		answer := f.answer
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		f.resume(w, answer)
+		return
+	}
+	if req.Method != http.MethodPost {
+		f.real.ServeHTTP(w, req)
+		return
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct{ Method string }
+	if json.Unmarshal(body, &m) != nil || m.Method != "tools/list" {
+		f.real.ServeHTTP(w, req)
+		return
+	}
+	rec := httptest.NewRecorder()
+	f.real.ServeHTTP(rec, req)
+	f.mu.Lock()
+	f.answer = rec.Body.Bytes()
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	f.post(w)
+}
+
+// TestRawToolsForgetsUnansweredLists: a tools/list call whose HTTP answer
+// ends without its response (a stream that ends, breaks or is refused, a
+// resumption that ends too) is forgotten once the answer ends, so that
+// calls awaiting responses do not pile up; one whose stream the client
+// resumes is still read on the resumption.
+func TestRawToolsForgetsUnansweredLists(t *testing.T) {
+	write := func(s string) func(w http.ResponseWriter) {
+		return func(w http.ResponseWriter) { io.WriteString(w, s) }
+	}
+	resumable := write("id: s1\nretry: 1\ndata:\n\n") // a priming event, then the end
+	cases := []struct {
+		name    string
+		post    func(w http.ResponseWriter)
+		resume  func(w http.ResponseWriter, answer []byte)
+		wantRaw bool // the listing is read, on the resumption
+	}{
+		{name: "a stream that ends unanswered", post: write(": nothing\n\n")},
+		{name: "a stream that breaks", post: func(w http.ResponseWriter) {
+			io.WriteString(w, "data: {\"jsonrpc\":")
+			w.(http.Flusher).Flush()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}},
+		{name: "refused", post: func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"refused"}}`)
+		}},
+		{name: "a resumption that ends unanswered", post: resumable, resume: func(w http.ResponseWriter, _ []byte) {
+			io.WriteString(w, ": nothing\n\n")
+		}},
+		{name: "answered on the resumption", post: resumable, resume: func(w http.ResponseWriter, answer []byte) {
+			io.WriteString(w, "id: s2\ndata: "+string(bytes.TrimSpace(answer))+"\n\n")
+		}, wantRaw: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := mcp.NewServer(&mcp.Implementation{Name: "http-tools", Version: "1"}, nil)
+			s.AddTool(&mcp.Tool{Name: "a", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+			testupstream.ListWithExecution(s)
+			fake := &fakeUnansweredLists{
+				real:   mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}),
+				post:   c.post,
+				resume: c.resume,
+			}
+			srv := httptest.NewServer(fake)
+			t.Cleanup(srv.Close)
+			set := startSet(t, `{"mcpServers": {"only": {"type": "http", "url": "`+srv.URL+`"}}}`, nil, SetOptions{RequireAll: true})
+			client := set.Clients()[0]
+			_, err := client.ListTools(context.Background())
+			if c.wantRaw != (err == nil) {
+				t.Fatalf("ListTools: %v, want it to succeed only when answered", err)
+			}
+			if _, ok := client.RawTool("a"); ok != c.wantRaw {
+				t.Errorf("RawTool(a) kept = %v, want %v", ok, c.wantRaw)
+			}
+			if pending, resumes := client.raw.awaiting(); pending != 0 || resumes != 0 {
+				t.Errorf("%d tools/list calls await responses, %d streams a resumption; want none once the answer ended", pending, resumes)
+			}
+		})
+	}
+}
+
+// TestRawToolsResumesBounded: calls whose streams ended resumable but are
+// never resumed (the client gave up) are forgotten past maxResumes, so
+// they do not pile up either.
+func TestRawToolsResumesBounded(t *testing.T) {
+	var r rawTools
+	for i := range 3 * maxResumes {
+		id := mustID(t, int64(i+1))
+		r.request(&jsonrpc.Request{ID: id, Method: "tools/list"})
+		r.unanswered([]jsonrpc.ID{id}, fmt.Sprintf("stream-%d_0", i))
+	}
+	if pending, resumes := r.awaiting(); pending > maxResumes || resumes > maxResumes {
+		t.Errorf("%d calls pending, %d streams awaiting a resumption; want at most %d of each", pending, resumes, maxResumes)
+	}
 }

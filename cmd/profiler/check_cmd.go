@@ -107,7 +107,7 @@ func checkSnapshot(f *checkFlags, stderr io.Writer) (*policy.Snapshot, error) {
 			return nil, usagef("check: --profile %q: no such profile; valid profiles: %s", f.profile, strings.Join(res.Names(), ", "))
 		}
 	}
-	snap := &policy.Snapshot{Resolved: res, Tools: make(map[string]*mcp.Tool, len(tools))}
+	snap := &policy.Snapshot{Resolved: res, Tools: make(map[string]*mcp.Tool, len(tools)), Search: policy.SearchServed(res)}
 	for _, t := range tools {
 		snap.Tools[t.Name] = t
 	}

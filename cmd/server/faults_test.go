@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/rawmcp"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -272,15 +273,9 @@ func TestProfilesReplacedWhileRunning(t *testing.T) {
 // and returns the session id the server gives.
 func postRaw(ctx context.Context, t *testing.T, url, session, body string) (string, error) {
 	t.Helper()
-	req, err := nethttp.NewRequestWithContext(ctx, nethttp.MethodPost, url, strings.NewReader(body))
+	req, err := rawmcp.NewPost(ctx, url, session, "2025-11-25", body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
 	}
 	resp, err := nethttp.DefaultClient.Do(req)
 	if err != nil {
@@ -321,15 +316,11 @@ func TestClientDisconnectMidCall(t *testing.T) {
 	}
 	callCtx, drop := context.WithCancel(ctx)
 	defer drop()
-	req, err := nethttp.NewRequestWithContext(callCtx, nethttp.MethodPost, url,
-		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"name?"}}}`))
+	req, err := rawmcp.NewPost(callCtx, url, id, "2025-11-25",
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"name?"}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Mcp-Session-Id", id)
 	resp, err := nethttp.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/toolprof/toolprof/internal/rawmcp"
 	"github.com/toolprof/toolprof/internal/syncbuf"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -375,24 +376,10 @@ func TestLoadBatchFlood(t *testing.T) {
 // body.
 func postVersioned(t *testing.T, url, session, version, body string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	status, id, answer, err := rawmcp.Post(context.Background(), url, session, version, body)
 	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Error(err)
+		t.Error(err) // called from goroutines too
 		return 0, "", ""
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+	return status, id, answer
 }

@@ -338,6 +338,7 @@ func readConfiguration(c *config, logger *slog.Logger, stderr io.Writer) (*opcon
 	if _, err := launchDocument(c); err != nil {
 		return nil, nil, err
 	}
+	seen := lookProfiles(c.profilesPath)
 	set, dayOne, err := loadProfiles(c)
 	if err != nil {
 		return nil, nil, err
@@ -346,7 +347,7 @@ func readConfiguration(c *config, logger *slog.Logger, stderr io.Writer) (*opcon
 		fmt.Fprintln(stderr, "server:", dayOne)
 	}
 
-	src := newProfileSource(c.profilesPath, set, dayOne, stderr) // reloaded on change (reload.go)
+	src := newProfileSource(c.profilesPath, seen, set, dayOne, stderr) // reloaded on change (reload.go)
 	return oc, src, nil
 }
 

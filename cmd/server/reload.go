@@ -36,9 +36,16 @@ type profileSource struct {
 	src    *reload.Source[*profiles.Set]
 }
 
-// newProfileSource serves set, read from path, with finding (why the files
-// on disk are not what is served; "" when they are) until they change.
-func newProfileSource(path string, set *profiles.Set, finding string, stderr io.Writer) *profileSource {
+// lookProfiles looks at the files a profileSource for path watches; take
+// it before loading the set, so that an edit during the load is reloaded.
+func lookProfiles(path string) reload.Seen {
+	return reload.Look(path, profiles.PolicyPathFor(path))
+}
+
+// newProfileSource serves set, read from path after seen was taken, with
+// finding (why the files on disk are not what is served; "" when they
+// are) until they change.
+func newProfileSource(path string, seen reload.Seen, set *profiles.Set, finding string, stderr io.Writer) *profileSource {
 	var problem error
 	if finding != "" {
 		problem = errors.New(finding)
@@ -53,7 +60,7 @@ func newProfileSource(path string, set *profiles.Set, finding string, stderr io.
 		}
 		return nil, fmt.Errorf("profiles %s changed but cannot be served (%v); serving the last good profiles", path, err)
 	}
-	src := reload.New(set, problem, load, path, profiles.PolicyPathFor(path))
+	src := reload.New(seen, set, problem, load)
 	src.Every = reloadEvery
 	return &profileSource{path: path, stderr: stderr, src: src}
 }

@@ -11,7 +11,8 @@ import (
 // tested in internal/reload), so a 2026-07-28 client's requests do not
 // each stat them.
 func TestProfilesLookedAtOncePerInterval(t *testing.T) {
-	p := newProfileSource(filepath.Join(t.TempDir(), "profiles.generated.toml"), nil, "", io.Discard)
+	path := filepath.Join(t.TempDir(), "profiles.generated.toml")
+	p := newProfileSource(path, lookProfiles(path), nil, "", io.Discard)
 	if p.src.Every != reloadEvery || reloadEvery <= 0 {
 		t.Errorf("profiles looked at every %v, want every %v (> 0)", p.src.Every, reloadEvery)
 	}

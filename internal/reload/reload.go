@@ -56,14 +56,34 @@ type Source[T any] struct {
 	problem error
 }
 
-// New returns a Source holding value, loaded from paths as they are now,
-// with problem (nil for none) reported beside it until the files change;
-// load reads the value again.
-func New[T any](value T, problem error, load func() (T, error), paths ...string) *Source[T] {
-	now := time.Now()
-	s := &Source[T]{paths: paths, load: load, value: value, problem: problem, loaded: now, looked: now}
-	s.stamps = s.stampsNow()
-	return s
+// Seen is what the files were when Look looked at them.
+type Seen struct {
+	paths  []string
+	stamps []stamp
+	at     time.Time
+}
+
+// Look stats paths. Take it before loading the value given to New: a file
+// that changes during that load is then seen by the next Refresh, where
+// stat'ing after the load would take the new stamp for the old value.
+func Look(paths ...string) Seen {
+	return Seen{paths: paths, stamps: stampsOf(os.Stat, paths), at: time.Now()}
+}
+
+// New returns a Source holding value, loaded from the files as seen (by
+// Look, before the load), with problem (nil for none) reported beside it
+// until the files change; load reads the value again.
+func New[T any](seen Seen, value T, problem error, load func() (T, error)) *Source[T] {
+	return &Source[T]{paths: seen.paths, load: load, value: value, problem: problem,
+		stamps: seen.stamps, looked: seen.at, loaded: time.Now()}
+}
+
+func stampsOf(stat func(string) (fs.FileInfo, error), paths []string) []stamp {
+	out := make([]stamp, len(paths))
+	for i, p := range paths {
+		out[i] = stampOf(stat, p)
+	}
+	return out
 }
 
 func (s *Source[T]) stampsNow() []stamp {
@@ -71,11 +91,7 @@ func (s *Source[T]) stampsNow() []stamp {
 	if stat == nil {
 		stat = os.Stat
 	}
-	out := make([]stamp, len(s.paths))
-	for i, p := range s.paths {
-		out[i] = stampOf(stat, p)
-	}
-	return out
+	return stampsOf(stat, s.paths)
 }
 
 // Current returns the value in force and the problem with the files on

@@ -60,7 +60,7 @@ func TestRefresh(t *testing.T) {
 		}
 		return v, nil
 	}
-	src := New("v1", errors.New("at start"), load, main, side)
+	src := New(Look(main, side), "v1", errors.New("at start"), load)
 	for _, st := range steps {
 		if st.edit != nil {
 			st.edit(main, side)
@@ -96,7 +96,7 @@ func TestRefreshInterval(t *testing.T) {
 	newSource := func(t *testing.T, every time.Duration, stats *atomic.Int64) (*Source[string], string) {
 		dir := t.TempDir()
 		main, side := filepath.Join(dir, "main"), filepath.Join(dir, "side")
-		s := New("v1", nil, func() (string, error) { return "v2", nil }, main, side)
+		s := New(Look(main, side), "v1", nil, func() (string, error) { return "v2", nil })
 		s.Every = every
 		s.Stat = func(name string) (fs.FileInfo, error) {
 			stats.Add(1)
@@ -137,4 +137,54 @@ func TestRefreshInterval(t *testing.T) {
 			t.Errorf("value %q, want v2", v)
 		}
 	})
+}
+
+// TestChangeDuringFirstLoad: a file that changes after the files were
+// looked at and the first value loaded, but before New, is seen by the
+// first Refresh, which loads it again: the change is not lost until the
+// next one.
+func TestChangeDuringFirstLoad(t *testing.T) {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	write := func(t *testing.T, path, content string, at int) {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, base, base.Add(time.Duration(at)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name      string
+		before    func(t *testing.T, path string) // the file as the first load reads it; nil: missing
+		during    func(t *testing.T, path string) // the change after that load
+		wantValue string
+	}{
+		{"an edit", func(t *testing.T, p string) { write(t, p, "v1", 1) }, func(t *testing.T, p string) { write(t, p, "v2", 2) }, "v2"},
+		{"a removal", func(t *testing.T, p string) { write(t, p, "v1", 1) }, func(t *testing.T, p string) { os.Remove(p) }, "missing"},
+		{"a creation", nil, func(t *testing.T, p string) { write(t, p, "v2", 2) }, "v2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "main")
+			if c.before != nil {
+				c.before(t, path)
+			}
+			load := func() (string, error) {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return "missing", nil
+				}
+				return string(b), nil
+			}
+			seen := Look(path)
+			first, _ := load()
+			c.during(t, path)
+			src := New(seen, first, nil, load)
+			changed, err := src.Refresh()
+			v, _ := src.Current()
+			if !changed || err != nil || v != c.wantValue {
+				t.Errorf("first Refresh = %v, %v, value %q; want the change seen and %q loaded", changed, err, v, c.wantValue)
+			}
+		})
+	}
 }
