@@ -393,16 +393,12 @@ func (r *replay) session(s Session) (float64, error) {
 		case listed[c.Tool] || inGroup[c.Tool] || found[c.Tool]:
 			r.served++
 		case r.search > 0 && r.searchable(c.Tool):
-			// The gateway never returns a definition twice in a session:
-			// the model has the found ones already.
-			fresh := func(t string) bool { return r.searchable(t) && !found[t] }
 			// Ranked as the gateway ranks for a session of the base: with
-			// its measured demand.
-			hits := r.ix.SearchAs(r.profile, s.query(c.Turn), history, max(r.search, slices.Max(RecallRanks())), fresh)
+			// its measured demand, never a definition twice.
+			hits := find(r.ix, r.profile, s.query(c.Turn), history, r.search, r.searchable, found)
 			r.rank(hits, c.Tool)
 			var names []string
 			for _, h := range hits[:min(r.search, len(hits))] {
-				found[h.Name] = true
 				names = append(names, h.Name)
 			}
 			n, err := r.answerTokens(names)
@@ -455,15 +451,7 @@ func (r *replay) session(s Session) (float64, error) {
 }
 
 // rank counts a search made for tool and where tool ranked in hits.
-func (r *replay) rank(hits []toolsearch.Hit, tool string) {
-	r.recall.Needed++
-	at := slices.IndexFunc(hits, func(h toolsearch.Hit) bool { return h.Name == tool })
-	for _, k := range RecallRanks() {
-		if at >= 0 && at < k {
-			r.recall.At[k]++
-		}
-	}
-}
+func (r *replay) rank(hits []toolsearch.Hit, tool string) { r.recall.count(hits, tool) }
 
 func ratio(a, b int) float64 {
 	if b == 0 {

@@ -49,7 +49,7 @@ sessions = 2
 
 [[search.tool]]
 name = "trade.quote"
-weight = 0.5
+weight = 0.3
 `
 
 func armsFixture(t *testing.T) evaluate.Config {
@@ -450,5 +450,22 @@ func TestRunRecallUnknownWithoutSearches(t *testing.T) {
 				t.Errorf("search row %q: want recall printed as -", line)
 			}
 		}
+	}
+}
+
+// TestRunSearchAsksWithTheTurnBefore: a turn that only answers a
+// clarification is searched with the request before it, so the search arm
+// finds the tool its words alone never name.
+func TestRunSearchAsksWithTheTurnBefore(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Limit = 2
+	cfg.Sessions = []evaluate.Session{{ID: "clarified", Turns: []string{"buy shares of a stock for me", "ACME, ten of them"},
+		Calls: []evaluate.Call{{Tool: "trade.buy", Turn: 1}}}}
+	rep, err := evaluate.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := rep.Arm(evaluate.ArmSearch); a.ServedShare != 1 || a.SearchesPerSession != 1 {
+		t.Errorf("search arm served %v with %v searches, want 1 with 1", a.ServedShare, a.SearchesPerSession)
 	}
 }

@@ -8,10 +8,11 @@
 // A needed tool use is a tool's first call in a session. It is served when
 // the arm lists the tool, or when a search returned it within the search
 // limit. A search is made for a needed use that nothing listed or found
-// yet: it asks with the call's turn's user words, and the tools the
-// session called before as history. A tool once found stays callable for
-// the rest of the session, and a search never returns it again (as the
-// gateway's find_tools: the model has its definition). A needed use an
+// yet: it asks with the user's words of the call's turn and the turn
+// before (QueryTurns), and the tools the session called before as
+// history. A tool once found stays callable for the rest of the session,
+// and a search never returns it again (as the gateway's find_tools: the
+// model has its definition). A needed use an
 // arm does not serve is refused, and the session is priced on the full
 // catalog from that turn, written to the cache again, as derive and bench
 // price a refusal; the served share stays the arm's own.
@@ -84,17 +85,34 @@ func (s Session) Tools() []string {
 	return slices.Compact(out)
 }
 
-// query is what a search for a call of turn i asks: the turn's words, or
-// when it has none (a turn that only answers the assistant, or a trace
-// that left it blank) the latest earlier turn's with words, since a model
-// writes its query from the conversation so far. "" when there are none.
-func (s Session) query(i int) string {
-	for i = min(i, len(s.Turns)-1); i >= 0; i-- {
+// QueryTurns is how many turns a replayed search's query is written from:
+// the call's turn and the one before it. A later turn often only answers
+// a clarification ("His name is Bob.", "To EUR please") and the request
+// it completes is the turn before; older turns name tools the session
+// has mostly used already, and their words pull their siblings up. The
+// best on a validation part of the learning sessions
+// (TestEvalDefaultWeights).
+const QueryTurns = 2
+
+// query is what a search for a call of turn i asks: a model writes its
+// query from the conversation so far, so the words of the latest
+// QueryTurns turns with words up to and including turn i, oldest first,
+// joined by a space (a turn that only answers the assistant, or that a
+// trace left blank, is skipped); never a later turn's. "" when there are
+// none.
+func (s Session) query(i int) string { return s.queryFrom(i, QueryTurns) }
+
+// queryFrom is query written from the latest n turns with words (n < 1:
+// one).
+func (s Session) queryFrom(i, n int) string {
+	var parts []string
+	for i = min(i, len(s.Turns)-1); i >= 0 && len(parts) < max(n, 1); i-- {
 		if strings.TrimSpace(s.Turns[i]) != "" {
-			return s.Turns[i]
+			parts = append(parts, s.Turns[i])
 		}
 	}
-	return ""
+	slices.Reverse(parts)
+	return strings.Join(parts, " ")
 }
 
 // LoadTrace reads the sessions of a trace file (JSON Lines, as profiler

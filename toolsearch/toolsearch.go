@@ -13,16 +13,21 @@
 // For a query q and the tools a session already used U, tool t scores
 //
 //	Text·bm25(q, t)/max bm25(q, ·) + Popularity·pop(t) + CoUse·max_{u∈U} co(u, t)
+//	  + Feedback·max_{m∈M} bm25(q, m)/bm25(q, m₁)·co(m, t)
 //
-// where pop(t) is the share of learning sessions that used t and co(u, t)
-// the Jaccard index of the sessions using u and those using t (Priors);
+// where pop(t) is the share of learning sessions that used t, co(u, t)
+// the Jaccard index of the sessions using u and those using t (Priors),
+// and M the query's FeedbackSeeds best text matches m₁, m₂, … among all
+// indexed tools, used or filtered out ones too: pseudo-relevance feedback
+// from measured co-use, which finds the companions a request never names
+// (a log-in before a send, a zipcode look-up before a distance estimate);
 // a search for a session of profile P (SearchAs) adds Demand·dem_P(t),
 // the share of the learning sessions served P that used t: the profile's
 // own measured demand, which may differ from everyone's.
 // The text part is normalised to [0, 1] by the best match among the
 // candidates, so the weights mean the same for short and long queries.
-// Ties break by name: the same index, query and history always give the
-// same order.
+// Ties break by name, among the feedback seeds too: the same index, query
+// and history always give the same order.
 //
 // An Index is immutable once built and safe for concurrent use.
 package toolsearch
@@ -57,14 +62,26 @@ type Priors struct {
 // Weights weigh the parts of a score.
 type Weights struct {
 	Text, Popularity, CoUse, Demand float64
+	// Feedback weighs co-use with the query's best text matches (Search):
+	// the companions a request's words never name.
+	Feedback float64
 }
 
-// DefaultWeights are used when an Index is built with zero Weights: the
-// best recall@5 on a validation part of the learning sessions of
-// bfcl-multi-turn and tau-airline (never their held-out part), over a
-// grid of 0 to 3. Demand weighs as Popularity: no trace here records
-// sessions served a profile to tune it on.
-func DefaultWeights() Weights { return Weights{Text: 1, Popularity: 2, CoUse: 1.5, Demand: 2} }
+// FeedbackSeeds is how many of the query's best text matches a search
+// expands by their co-used tools: on the validation sessions
+// DefaultWeights were tuned on, 1, 2 and 5 missed more.
+const FeedbackSeeds = 3
+
+// DefaultWeights are used when an Index is built with zero Weights: on a
+// validation part of the learning sessions of bfcl-multi-turn and
+// tau-airline (never their held-out part), over a grid of 0 to 4, the
+// weights with which a search arm at limit 9 misses a needed tool in the
+// fewest sessions while recall@5 meets its targets (evaluate's
+// TestEvalDefaultWeights). Demand weighs as Popularity: no trace here
+// records sessions served a profile to tune it on.
+func DefaultWeights() Weights {
+	return Weights{Text: 1, Popularity: 3, CoUse: 2, Demand: 3, Feedback: 1.5}
+}
 
 // BM25 parameters (Robertson's usual values).
 const (
@@ -180,22 +197,22 @@ func (ix *Index) SearchAs(profile, query string, used []string, limit int, allow
 		}
 	}
 	text := make([]float64, len(ix.names))
+	allowed := make([]bool, len(ix.names))
 	var best float64
 	for i := range ix.names {
-		if allow != nil && !allow(ix.names[i]) {
-			text[i] = -1
-			continue
-		}
 		text[i] = ix.bm25(i, q)
-		best = max(best, text[i])
+		if allowed[i] = allow == nil || allow(ix.names[i]); allowed[i] {
+			best = max(best, text[i])
+		}
 	}
+	seeds := ix.seeds(text)
 	// The best limit hits, kept sorted by insertion: limit is small, and a
 	// full sort of every tool would cost most of a search.
 	hits := make([]Hit, 0, min(limit, len(ix.names)))
 	w := ix.weights
 	dem := ix.demand[profile]
 	for i, name := range ix.names {
-		if text[i] < 0 || slices.Contains(usedIdx, i) {
+		if !allowed[i] || slices.Contains(usedIdx, i) {
 			continue
 		}
 		s := w.Popularity * ix.pop[i]
@@ -210,6 +227,11 @@ func (ix *Index) SearchAs(profile, query string, used []string, limit int, allow
 			co = max(co, ix.pairs[u][i])
 		}
 		s += w.CoUse * co
+		var fb float64
+		for _, sd := range seeds {
+			fb = max(fb, sd.share*ix.pairs[sd.i][i])
+		}
+		s += w.Feedback * fb
 		h := Hit{Name: name, Score: s}
 		if len(hits) == limit && better(hits[limit-1], h) {
 			continue
@@ -227,6 +249,40 @@ func (ix *Index) SearchAs(profile, query string, used []string, limit int, allow
 		hits[at] = h
 	}
 	return hits
+}
+
+// seed is one of a query's best text matches: a tool and its text score
+// over the best tool's.
+type seed struct {
+	i     int
+	share float64
+}
+
+// seeds returns the FeedbackSeeds tools with the best text scores, among
+// every indexed tool (one the filter rejects or the session used still
+// tells which tools go with the request), ties by name; none when no tool
+// matches the query.
+func (ix *Index) seeds(text []float64) []seed {
+	var out []seed
+	for i, s := range text {
+		if s <= 0 {
+			continue
+		}
+		at := slices.IndexFunc(out, func(o seed) bool {
+			return s > text[o.i] || s == text[o.i] && ix.names[i] < ix.names[o.i]
+		})
+		if at < 0 {
+			at = len(out)
+		}
+		if at < FeedbackSeeds {
+			out = slices.Insert(out, at, seed{i: i, share: s})
+			out = out[:min(len(out), FeedbackSeeds)]
+		}
+	}
+	for k := range out {
+		out[k].share /= text[out[0].i]
+	}
+	return out
 }
 
 // better reports whether a ranks before b: higher score, then name.

@@ -106,21 +106,26 @@ func TestLearnDemand(t *testing.T) {
 }
 
 // TestSearchDeterministic builds the index from the documents in shuffled
-// orders and searches concurrently: the answers are the same.
+// orders and searches concurrently: the answers are the same, though
+// every tool matches the query as well and so is as good a feedback seed.
 func TestSearchDeterministic(t *testing.T) {
 	var many []toolsearch.Doc
+	priors := &toolsearch.Priors{Pairs: map[string]map[string]float64{}}
 	for i := range 300 {
-		many = append(many, toolsearch.Doc{Name: fmt.Sprintf("t%03d", i), Description: fmt.Sprintf("tool number %d handles file %d", i%7, i%11)})
+		name, other := fmt.Sprintf("t%03d", i), fmt.Sprintf("t%03d", (i+150)%300)
+		many = append(many, toolsearch.Doc{Name: name, Description: fmt.Sprintf("tool number %d handles file %d", i%7, i%11)})
+		priors.Pairs[name] = map[string]float64{other: 0.5}
 	}
-	want := names(toolsearch.New(many, nil, toolsearch.Weights{}).Search("file tool handles", nil, 20, nil))
+	const query = "file tool handles"
+	want := names(toolsearch.New(many, priors, toolsearch.Weights{}).Search(query, nil, 20, nil))
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 5 {
 		shuffled := slices.Clone(many)
 		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		ix := toolsearch.New(shuffled, nil, toolsearch.Weights{})
+		ix := toolsearch.New(shuffled, priors, toolsearch.Weights{})
 		done := make(chan []string, 4)
 		for range 4 {
-			go func() { done <- names(ix.Search("file tool handles", nil, 20, nil)) }()
+			go func() { done <- names(ix.Search(query, nil, 20, nil)) }()
 		}
 		for range 4 {
 			if got := <-done; !reflect.DeepEqual(got, want) {
@@ -182,5 +187,54 @@ func BenchmarkSearch500(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ix.Search("report the result of thing 3 for item 4", []string{"server1__tool_1"}, 5, nil)
+	}
+}
+
+// TestSearchFeedback: a search expands by the tools co-used with the
+// query's best text matches, so a companion the words never name (a
+// zipcode look-up before a distance estimate) ranks above a merely
+// popular tool; the expansion weighs by how well each seed matched.
+func TestSearchFeedback(t *testing.T) {
+	docs := []toolsearch.Doc{
+		{Name: "car.estimate_distance", Description: "Estimate the distance between two places.", Params: []string{"from_zip", "to_zip"}},
+		{Name: "car.get_zipcode", Description: "Look up the zipcode of a city.", Params: []string{"city"}},
+		{Name: "fs.cd", Description: "Change the working directory.", Params: []string{"folder"}},
+		{Name: "mail.login", Description: "Log in to the mail service.", Params: []string{"user_id"}},
+		{Name: "mail.send", Description: "Send a message to a user.", Params: []string{"receiver_id", "message"}},
+	}
+	priors := &toolsearch.Priors{
+		Tools: map[string]float64{"fs.cd": 0.5, "car.estimate_distance": 0.1, "car.get_zipcode": 0.1, "mail.login": 0.1, "mail.send": 0.1},
+		Pairs: map[string]map[string]float64{
+			"car.estimate_distance": {"car.get_zipcode": 0.9},
+			"car.get_zipcode":       {"car.estimate_distance": 0.9},
+			"mail.send":             {"mail.login": 0.8},
+			"mail.login":            {"mail.send": 0.8},
+		},
+	}
+	with := toolsearch.Weights{Text: 1, Popularity: 1, CoUse: 1, Feedback: 1}
+	without, noCoUse := with, with
+	without.Feedback, noCoUse.CoUse = 0, 0
+	seedsOnly := func(n string) bool { return n != "mail.send" && n != "car.estimate_distance" }
+	for _, tc := range []struct {
+		name  string
+		w     toolsearch.Weights
+		query string
+		used  []string
+		allow func(string) bool
+		want  []string
+	}{
+		{"companion of the best match", with, "estimate the distance from Rivermist", nil, nil, []string{"car.estimate_distance", "car.get_zipcode"}},
+		{"no feedback: the popular tool", without, "estimate the distance from Rivermist", nil, nil, []string{"car.estimate_distance", "fs.cd"}},
+		{"a used seed still expands", noCoUse, "estimate the distance from Rivermist", []string{"car.estimate_distance"}, nil, []string{"car.get_zipcode", "fs.cd"}},
+		{"a filtered seed still expands", with, "send a message to Bob", nil, func(n string) bool { return n != "mail.send" }, []string{"mail.login", "fs.cd"}},
+		{"the better match's companion first", with, "send a message, then estimate", nil, seedsOnly, []string{"mail.login", "car.get_zipcode"}},
+		{"no words: no seeds", with, "", nil, nil, []string{"fs.cd", "car.estimate_distance"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := toolsearch.New(docs, priors, tc.w)
+			if got := names(ix.Search(tc.query, tc.used, 2, tc.allow)); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Search(%q, %v) = %v, want %v", tc.query, tc.used, got, tc.want)
+			}
+		})
 	}
 }
