@@ -171,8 +171,9 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 // what the SDK must not see.
 func (c *Conn) decode(line []byte) []jsonrpc.Message {
 	line = bytes.TrimSpace(line)
-	var probe json.RawMessage
-	if err := json.Unmarshal(line, &probe); err != nil {
+	if !json.Valid(line) {
+		var probe json.RawMessage
+		err := json.Unmarshal(line, &probe) // for what is wrong with it
 		c.writeError(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the line is not JSON (%v); send one JSON-RPC message per line", err))
 		return nil
 	}

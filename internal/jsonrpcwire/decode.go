@@ -3,7 +3,6 @@ package jsonrpcwire
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strconv"
 	"unicode/utf8"
 
@@ -27,32 +26,35 @@ import (
 // escapes, an id that is not a plain string or an integer of at most 15
 // digits (the SDK truncates other numbers), params or result of null,
 // objects and arrays nested deeper than the SDK accepts.
+//
+// The raw id, and the params or result of msg, are slices of data.
 func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bool) {
-	if nestedDeeper(data, sdkMaxDepth) {
-		return nil, nil, false // the SDK refuses it; encoding/json would not
+	// Valid first: the walk below then only has to find where each member
+	// ends, and a message encoding/json would refuse (trailing data
+	// included) is left to the SDK's decoder, which says why.
+	if !json.Valid(data) || nestedDeeper(data, sdkMaxDepth) {
+		return nil, nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
 		return nil, nil, false
 	}
 	var version, id, method, params, result json.RawMessage
 	seen := 0
-	for dec.More() {
-		before := dec.InputOffset()
-		tok, err := dec.Token()
-		key, isKey := tok.(string)
-		if err != nil || !isKey {
-			return nil, nil, false
+	for i = skipSpace(data, i+1); data[i] != '}'; i = skipSpace(data, i) {
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
 		// The key's bytes as sent: a name with an escape may unescape
 		// differently in the SDK's decoder.
-		raw := bytes.TrimLeft(data[before:dec.InputOffset()], ", \t\r\n")
-		if len(raw) != len(key)+2 {
+		keyEnd := stringEnd(data, i)
+		key := data[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
 			return nil, nil, false
 		}
 		var slot *json.RawMessage
 		var bit int
-		switch key {
+		switch string(key) {
 		case "jsonrpc":
 			slot, bit = &version, 1
 		case "id":
@@ -70,15 +72,10 @@ func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bo
 			return nil, nil, false
 		}
 		seen |= bit
-		if err := dec.Decode(slot); err != nil {
-			return nil, nil, false
-		}
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, false // trailing data: the SDK's decoder says why
+		i = skipSpace(data, skipSpace(data, keyEnd)+1) // past the colon
+		end := valueEnd(data, i)
+		*slot = data[i:end:end]
+		i = end
 	}
 	if string(version) != `"2.0"` || string(params) == "null" || string(result) == "null" {
 		return nil, nil, false
@@ -101,6 +98,65 @@ func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bo
 		return nil, nil, false
 	}
 	return &jsonrpc.Request{ID: jid, Method: name, Params: params}, id, true
+}
+
+// skipSpace is the index of the first byte of data at or after i that is
+// not JSON white space.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// stringEnd is the index just past the string that starts at data[i] (a
+// quote), in valid JSON.
+func stringEnd(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// valueEnd is the index just past the value that starts at data[i], in
+// valid JSON.
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				i = stringEnd(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for ; i < len(data); i++ { // a number, true, false or null
+		switch data[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+	}
+	return i
 }
 
 // plainID is the SDK's id for raw when raw is absent, null, a string

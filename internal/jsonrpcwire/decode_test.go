@@ -25,6 +25,10 @@ var decodeCases = []struct {
 	{`{"jsonrpc":"2.0","id":"s-1","result":{}}`, true},
 	{`{"jsonrpc":"2.0","id":999999999999999,"method":"ping"}`, true},
 	{`{"jsonrpc":"2.0","id":1,"method":""}`, true},
+	{"{\t\"jsonrpc\"\r\n:\"2.0\",\"id\":3,\"method\":\"a\",\"params\":{\"x\":\"}\\\"]{[\",\"y\":[1,-2.5e3,true,null,{}]}\n}", true},
+	{`{"id":0,"jsonrpc":"2.0","result":[{"a":"\\"},"]"],"method":"x"}`, false},
+	{`{"jsonrpc":"2.0","id":5,"result":17}`, true},
+	{`{"jsonrpc":"2.0","id":5,"result":"s"}`, true},
 
 	{`{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}`, false},
 	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","ID":2}`, false},
@@ -152,4 +156,26 @@ func BenchmarkDecodeOne(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDecodePlainAllocations: a tools/call request and its answer are
+// decoded in the few allocations of what DecodePlain returns (the message,
+// its id, a request's method), the members being slices of the line:
+// nothing per member or token. The bound leaves room for the race
+// detector's instrumentation.
+func TestDecodePlainAllocations(t *testing.T) {
+	const most = 8
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"test_simple_text","arguments":{"a":[1,2,{"b":"c\"d"}]}}}`,
+		`{"jsonrpc":"2.0","id":"s-12","method":"tools/call","params":{"name":"t"}}`,
+		`{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"This is a simple text response for testing."}]}}`,
+	} {
+		b := []byte(line)
+		if _, _, ok := DecodePlain(b); !ok {
+			t.Fatalf("DecodePlain refused %s", b)
+		}
+		if n := testing.AllocsPerRun(100, func() { DecodePlain(b) }); n > most {
+			t.Errorf("DecodePlain(%s) allocates %v times; want at most %d", b, n, most)
+		}
+	}
 }
