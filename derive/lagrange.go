@@ -96,6 +96,68 @@ func (s *solver) closure(base *state, num, den int64) *state {
 	return st
 }
 
+// closureBetween is closure at mu = num/den when the cut is known to lie
+// between lo and hi, the cuts of a smaller and of a larger mu (or of the
+// same). The smallest minimum cut grows with mu, so it holds every tool of
+// lo and none outside hi: only the signatures hi covers and lo does not,
+// and their tools outside lo, are left to decide, a graph that shrinks as
+// the search closes in. The state returned is built from base as closure
+// builds it, so that it and the work it charges are the same. With
+// s.fullCuts it is closure itself, to compare against.
+func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
+	if s.fullCuts {
+		return s.closure(base, num, den)
+	}
+	if s.node == nil {
+		s.node = make([]int32, len(s.costs))
+	}
+	var sigs, tools []int
+	nEdges := 0
+	for i := range s.sigs {
+		if lo.missCount[i] > 0 && hi.missCount[i] == 0 {
+			sigs = append(sigs, i)
+			nEdges += int(lo.missCount[i])
+		}
+	}
+	for _, i := range sigs {
+		for _, t := range s.sigs[i].Tools {
+			if !lo.in[t] && s.node[t] == 0 {
+				s.node[t] = int32(2 + len(sigs) + len(tools))
+				tools = append(tools, t)
+			}
+		}
+	}
+	f := newFlowSized(2+len(sigs)+len(tools), len(sigs)+nEdges+len(tools))
+	const inf = int64(1) << 62
+	for k, i := range sigs {
+		f.edge(0, 2+k, int64(s.w[i])*num)
+		for _, t := range s.sigs[i].Tools {
+			if !lo.in[t] {
+				f.edge(2+k, int(s.node[t]), inf)
+			}
+		}
+	}
+	for _, t := range tools {
+		f.edge(int(s.node[t]), 1, int64(s.costs[t])*den)
+	}
+	f.compact()
+	f.maxflow(0, 1)
+	reach := f.reachable(0)
+	st := base.clone()
+	for t, in := range lo.in {
+		if in {
+			st.add(t)
+		}
+	}
+	for k, t := range tools {
+		if reach[2+len(sigs)+k] {
+			st.add(t)
+		}
+		s.node[t] = 0
+	}
+	return st
+}
+
 // lagrangianBracket returns two closure optima adjacent on the hull around
 // the goal: in target mode lo covers fewer than need sessions and hi at
 // least need (unless unreachable); in budget mode lo fits the budget and hi
@@ -128,7 +190,7 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state, adjacent bool) {
 		if den <= 0 {
 			break
 		}
-		mid := s.closure(base, num, den)
+		mid := s.closureBetween(base, lo, hi, num, den)
 		if num*int64(mid.covered)-den*int64(mid.cost) == num*int64(lo.covered)-den*int64(lo.cost) {
 			return lo, hi, true // adjacent corners of the hull
 		}
@@ -165,6 +227,10 @@ func frontier(p Problem, maxDepth int) ([]FrontierPoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.frontier(maxDepth), nil
+}
+
+func (s *solver) frontier(maxDepth int) []FrontierPoint {
 	base := s.newState()
 	allCost := int64(1)
 	for _, c := range s.costs {
@@ -180,7 +246,7 @@ func frontier(p Problem, maxDepth int) ([]FrontierPoint, error) {
 		if den <= 0 || depth >= maxDepth {
 			return
 		}
-		m := s.closure(base, num, den)
+		m := s.closureBetween(base, a, b, num, den)
 		if num*int64(m.covered)-den*int64(m.cost) == num*int64(a.covered)-den*int64(a.cost) {
 			return
 		}
@@ -194,7 +260,7 @@ func frontier(p Problem, maxDepth int) ([]FrontierPoint, error) {
 	if hi.covered != base.covered || hi.cost != base.cost {
 		out = append(out, point(hi))
 	}
-	return out, nil
+	return out
 }
 
 // flow is Dinic's maximum flow. Edges are added to per-node linked lists,
@@ -212,8 +278,12 @@ type flow struct {
 	iter  []int32
 }
 
-func newFlow(n int) *flow {
-	f := &flow{head: make([]int32, n), level: make([]int32, n), iter: make([]int32, n)}
+func newFlow(n int) *flow { return newFlowSized(n, 0) }
+
+// newFlowSized is newFlow with room for edges edges.
+func newFlowSized(n, edges int) *flow {
+	f := &flow{head: make([]int32, n), level: make([]int32, n), iter: make([]int32, n),
+		to: make([]int32, 0, 2*edges), cap: make([]int64, 0, 2*edges), next: make([]int32, 0, 2*edges)}
 	for i := range f.head {
 		f.head[i] = -1
 	}
