@@ -285,7 +285,9 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	res.demand = profileDemand(sessions, index, firstHeld)
 	train := reduce(derivePart)
 	test := reduce(holdPart)
-	trainPaths, testPaths := pathsOf(derivePart), pathsOf(holdPart)
+	// One cost model per part, shared by every profile priced on it.
+	trainCost := newCostModel(costs, pathsOf(derivePart), cache)
+	testCost := newCostModel(costs, pathsOf(holdPart), cache)
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
 	pins, denies, removed, err := constraints(cfg, index)
@@ -317,7 +319,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 				base, err = TopKBudget(p, sp.Budget)
 			}
 		} else {
-			sol, err = SolveSession(p, trainPaths, cache, sp.Target, cfg.Options)
+			sol, err = solveSession(p, trainCost, sp.Target, cfg.Options)
 			if err == nil {
 				base, err = TopK(p, sp.Target)
 			}
@@ -341,8 +343,8 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			}
 		}
 		pr := res.profile(sp.Name, sol.Tools, tools, train, test)
-		pr.DeriveCost = sessionStats(costs, trainPaths, cache, sol.Tools)
-		pr.HoldoutCost = sessionStats(costs, testPaths, cache, sol.Tools)
+		pr.DeriveCost = trainCost.sessionStats(sol.Tools)
+		pr.HoldoutCost = testCost.sessionStats(sol.Tools)
 		pr.Solution, pr.Target, pr.Budget = sol, sp.Target, sp.Budget
 		for _, rm := range removed[k] {
 			if called[index[rm.Tool]] {
@@ -353,7 +355,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q cannot hold %d tool(s) sessions called: %s", sp.Name, len(pr.Removed), profiles.DescribeRemovals(sp.Name, policyName, pr.Removed)))
 		}
 		pr.Baseline = &Baseline{Tools: pick(names, base.Tools), Tokens: base.Cost, Derive: train.score(base.Tools), Holdout: test.score(base.Tools),
-			DeriveCost: sessionStats(costs, trainPaths, cache, base.Tools), HoldoutCost: sessionStats(costs, testPaths, cache, base.Tools)}
+			DeriveCost: trainCost.sessionStats(base.Tools), HoldoutCost: testCost.sessionStats(base.Tools)}
 		res.Profiles = append(res.Profiles, pr)
 		prev = sol.Tools
 	}
@@ -362,8 +364,8 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 		all[i] = i
 	}
 	fp := res.profile(profiles.FullProfile, all, tools, train, test)
-	fp.DeriveCost = sessionStats(costs, trainPaths, cache, all)
-	fp.HoldoutCost = sessionStats(costs, testPaths, cache, all)
+	fp.DeriveCost = trainCost.sessionStats(all)
+	fp.HoldoutCost = testCost.sessionStats(all)
 	res.Profiles = append(res.Profiles, fp)
 
 	// An empty profile serves no upstream tool: it is the default only
