@@ -51,9 +51,13 @@ type pricer struct {
 	m     *costModel
 	occ   [][]occurrence // tool -> its first step in each path having it
 	first []int32        // path -> its first step whose tool in lacks
-	in    []bool
-	set   int64
-	sum   coeffs
+	cur   []coeffs       // path -> its contrib at first
+	// refused holds, per tool, the paths whose first step in lacks is
+	// that tool's: of its occurrences, the only ones adding it changes.
+	refused [][]occurrence
+	in      []bool
+	set     int64
+	sum     coeffs
 	// gamma times a cost's absolute coefficients bounds how far both
 	// costModel.total and value may be from the exact cost.
 	gamma float64
@@ -61,12 +65,24 @@ type pricer struct {
 	stamp int32
 	steps int // elementary steps taken
 	limit int // steps after which the search ends, within its round
+	// added holds, for the round's set, what addMissing found for each
+	// list of tools priced, with the steps it took, so that a list met
+	// again (signatures missing the same tools) is not priced again but
+	// counts the same steps; nil prices every list.
+	added map[uint64]addedPrice
+}
+
+type addedPrice struct {
+	sum   coeffs
+	set   int64
+	steps int
 }
 
 // newPricer returns nil when the exact coefficients could overflow or a
 // step's turn is negative: the search then prices from scratch.
 func newPricer(m *costModel) *pricer {
-	pr := &pricer{m: m, occ: make([][]occurrence, len(m.tok)), first: make([]int32, len(m.paths)), mark: make([]int32, len(m.tok)), limit: sessionSearchSteps}
+	pr := &pricer{m: m, occ: make([][]occurrence, len(m.tok)), refused: make([][]occurrence, len(m.tok)), first: make([]int32, len(m.paths)), cur: make([]coeffs, len(m.paths)), mark: make([]int32, len(m.tok)), limit: sessionSearchSteps,
+		added: map[uint64]addedPrice{}}
 	g := float64(m.cache.Growth)
 	bound, maxTurns := 0.0, 0
 	for i, p := range m.paths {
@@ -130,6 +146,12 @@ func (pr *pricer) contrib(i int, k int32) coeffs {
 // reset makes in the set tries are priced against.
 func (pr *pricer) reset(in []bool) {
 	pr.in, pr.set, pr.sum = in, 0, coeffs{}
+	if pr.added != nil {
+		clear(pr.added)
+	}
+	for t := range pr.refused {
+		pr.refused[t] = pr.refused[t][:0]
+	}
 	for t, ok := range in {
 		if ok {
 			pr.set += int64(pr.m.tok[t])
@@ -142,7 +164,12 @@ func (pr *pricer) reset(in []bool) {
 			k++
 		}
 		pr.first[i] = k
-		pr.sum = pr.sum.plus(pr.contrib(i, k))
+		if int(k) < len(p.Steps) {
+			t := p.Steps[k].Tool
+			pr.refused[t] = append(pr.refused[t], occurrence{int32(i), k})
+		}
+		pr.cur[i] = pr.contrib(i, k)
+		pr.sum = pr.sum.plus(pr.cur[i])
 		pr.steps += int(k) + 1
 	}
 }
@@ -167,21 +194,53 @@ func (pr *pricer) add(tools []int) (coeffs, int64) {
 	}
 	sum := pr.sum
 	for _, t := range tools {
+		// Counted as a scan of every occurrence, so that the step limit
+		// stops the search where it always has.
 		pr.steps += len(pr.occ[t])
-		for _, o := range pr.occ[t] {
-			if pr.first[o.path] != o.step {
-				continue
-			}
+		for _, o := range pr.refused[t] {
 			steps := pr.m.paths[o.path].Steps
 			k := o.step + 1
 			for int(k) < len(steps) && (pr.in[steps[k].Tool] || pr.mark[steps[k].Tool] == pr.stamp) {
 				k++
 			}
 			pr.steps += int(k - o.step)
-			sum = sum.plus(pr.contrib(int(o.path), k)).minus(pr.contrib(int(o.path), o.step))
+			sum = sum.plus(pr.contrib(int(o.path), k)).minus(pr.cur[o.path])
 		}
 	}
 	return sum, set
+}
+
+// addMissing is add of tools (sorted), remembered for the round when
+// they are few enough to pack into one key.
+func (pr *pricer) addMissing(tools []int) (coeffs, int64) {
+	key, ok := packTools(tools)
+	if pr.added == nil || !ok {
+		return pr.add(tools)
+	}
+	if a, ok := pr.added[key]; ok {
+		pr.steps += a.steps
+		return a.sum, a.set
+	}
+	before := pr.steps
+	sum, set := pr.add(tools)
+	pr.added[key] = addedPrice{sum, set, pr.steps - before}
+	return sum, set
+}
+
+// packTools packs up to four tools below 0xffff into one key, each plus
+// one so that no list packs as another.
+func packTools(tools []int) (uint64, bool) {
+	if len(tools) > 4 {
+		return 0, false
+	}
+	var key uint64
+	for _, t := range tools {
+		if t < 0 || t >= 0xffff {
+			return 0, false
+		}
+		key = key<<16 | uint64(t+1)
+	}
+	return key, true
 }
 
 // remove prices the set with tool t (in it) removed.
@@ -190,7 +249,7 @@ func (pr *pricer) remove(t int) (coeffs, int64) {
 	pr.steps += len(pr.occ[t])
 	for _, o := range pr.occ[t] {
 		if k := pr.first[o.path]; o.step < k {
-			sum = sum.plus(pr.contrib(int(o.path), o.step)).minus(pr.contrib(int(o.path), k))
+			sum = sum.plus(pr.contrib(int(o.path), o.step)).minus(pr.cur[o.path])
 		}
 	}
 	return sum, pr.set - int64(pr.m.tok[t])
@@ -322,7 +381,7 @@ func searchIncremental(s *solver, g goal, m *costModel, pr *pricer, best session
 						missing = append(missing, t)
 					}
 				}
-				sum, set = pr.add(missing)
+				sum, set = pr.addMissing(missing)
 			case mv.remove:
 				sum, set = pr.remove(mv.tool)
 			default:
