@@ -516,6 +516,16 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[
 	c := Counts{Input: len(sessions)}
 	used := make([]Demand, 0, len(sessions))
 	unknown := map[string]bool{}
+	// Sessions calling the same tools share one Tools slice (read only
+	// downstream) and, without a traced session, one Path: many sessions
+	// call the same few tools.
+	type shared struct {
+		tools []int
+		path  Path
+	}
+	byTools := map[string]shared{}
+	var scratch []int
+	var key []byte
 	for _, s := range sessions {
 		switch classify(s) {
 		case classExploration:
@@ -529,14 +539,28 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[
 		if s.Calls == 0 && len(s.Tools) == 0 {
 			c.ZeroCalls++
 		}
-		idx, miss := CatalogDemand(make([]int, 0, len(s.Tools)), s.Tools, index, unknown)
+		idx, miss := CatalogDemand(scratch[:0], s.Tools, index, unknown)
+		scratch = idx
 		if miss {
 			c.UnknownToolSessions++
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		path, ok := paths[s.Session.ID]
-		used = append(used, Demand{ID: s.Session.ID, Tools: idx, Start: s.Session.Start, Unknown: miss, Path: pathOf(path, ok, idx, index)})
+		key = key[:0]
+		for _, t := range idx {
+			key = binary.AppendUvarint(key, uint64(t))
+		}
+		sh, seen := byTools[string(key)]
+		if !seen {
+			sh.tools = slices.Clip(slices.Clone(idx))
+			sh.path = pathOf(price.Session{}, false, sh.tools, index)
+			byTools[string(key)] = sh
+		}
+		d := Demand{ID: s.Session.ID, Tools: sh.tools, Start: s.Session.Start, Unknown: miss, Path: sh.path}
+		if path, ok := paths[s.Session.ID]; ok {
+			d.Path = pathOf(path, true, sh.tools, index)
+		}
+		used = append(used, d)
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {

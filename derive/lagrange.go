@@ -98,12 +98,13 @@ func (s *solver) closure(base *state, num, den int64) *state {
 
 // closureBetween is closure at mu = num/den when the cut is known to lie
 // between lo and hi, the cuts of a smaller and of a larger mu (or of the
-// same). The smallest minimum cut grows with mu, so it holds every tool of
-// lo and none outside hi: only the signatures hi covers and lo does not,
-// and their tools outside lo, are left to decide, a graph that shrinks as
-// the search closes in. The state returned is built from base as closure
-// builds it, so that it and the work it charges are the same. With
-// s.fullCuts it is closure itself, to compare against.
+// same); hi nil bounds nothing. The smallest minimum cut grows with mu, so
+// it holds every tool of lo and none outside hi: only the signatures hi
+// covers and lo does not, and their tools outside lo, are left to decide,
+// a graph that shrinks as the search closes in and is dropped after the
+// cut. The state returned is built from base as closure builds it, so
+// that it and the work it charges are the same. With s.fullCuts it is
+// closure itself, to compare against.
 func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	if s.fullCuts {
 		return s.closure(base, num, den)
@@ -114,7 +115,7 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	var sigs, tools []int
 	nEdges := 0
 	for i := range s.sigs {
-		if lo.missCount[i] > 0 && hi.missCount[i] == 0 {
+		if lo.missCount[i] > 0 && (hi == nil || hi.missCount[i] == 0) {
 			sigs = append(sigs, i)
 			nEdges += int(lo.missCount[i])
 		}
@@ -169,7 +170,7 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state, adjacent bool) {
 	for _, c := range s.costs {
 		allCost += int64(c)
 	}
-	hi = s.closure(base, allCost, 1)
+	hi = s.closureBetween(base, base, nil, allCost, 1)
 	ok := func(st *state) bool {
 		if g.budget >= 0 {
 			return st.cost <= g.budget
@@ -254,7 +255,7 @@ func (s *solver) frontier(maxDepth int) []FrontierPoint {
 		out = append(out, point(m))
 		walk(m, b, depth+1)
 	}
-	hi := s.closure(base, allCost, 1)
+	hi := s.closureBetween(base, base, nil, allCost, 1)
 	out = append(out, point(base))
 	walk(base, hi, 0)
 	if hi.covered != base.covered || hi.cost != base.cost {

@@ -36,11 +36,7 @@ func (r *Result) SearchPriors() *profiles.SearchPriors {
 // at or after firstHeld is never learned from, so the held-out part tests
 // these priors as it tests the profiles.
 func profileDemand(sessions []telemetry.Usage, index map[string]int, firstHeld string) map[string][][]string {
-	starts := make([]time.Time, len(sessions))
-	for i, s := range sessions {
-		starts[i] = s.Session.Start
-	}
-	order := TimeOrderIndex(starts)
+	order := timeOrder(len(sessions), func(i int) time.Time { return sessions[i].Session.Start })
 	out := map[string][][]string{}
 	for i := range sessions {
 		if order != nil {

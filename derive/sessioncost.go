@@ -252,7 +252,19 @@ func SolveSession(p Problem, paths []Path, cache price.CacheModel, target float6
 
 // solveSession is SolveSession over a cost model of the paths.
 func solveSession(p Problem, m *costModel, target float64, opt Options) (*Solution, error) {
+	// The frontier's corners do not depend on Solve's set: find them on
+	// the other core meanwhile.
+	type corners struct {
+		pts []FrontierPoint
+		err error
+	}
+	front := make(chan corners, 1)
+	go func() {
+		pts, err := frontier(p, 6)
+		front <- corners{pts, err}
+	}()
 	sol, err := Solve(p, target, opt)
+	fc := <-front
 	if err != nil || !sol.Feasible {
 		return sol, err
 	}
@@ -270,11 +282,10 @@ func solveSession(p Problem, m *costModel, target float64, opt Options) (*Soluti
 	}
 	best := from(sol.Tools)
 	method := sol.Method
-	corners, err := frontier(p, 6)
-	if err != nil {
-		return nil, err
+	if fc.err != nil {
+		return nil, fc.err
 	}
-	for _, c := range corners {
+	for _, c := range fc.pts {
 		if c.Covered < sol.Need {
 			continue
 		}
