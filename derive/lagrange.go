@@ -113,11 +113,9 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 		s.node = make([]int32, len(s.costs))
 	}
 	var sigs, tools []int
-	nEdges := 0
 	for i := range s.sigs {
 		if lo.missCount[i] > 0 && (hi == nil || hi.missCount[i] == 0) {
 			sigs = append(sigs, i)
-			nEdges += int(lo.missCount[i])
 		}
 	}
 	for _, i := range sigs {
@@ -128,20 +126,52 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 			}
 		}
 	}
-	f := newFlowSized(2+len(sigs)+len(tools), len(sigs)+nEdges+len(tools))
-	const inf = int64(1) << 62
+	// The graph is laid out by node directly (as compact would lay it):
+	// source, sink, signatures, tools, each node's arcs together.
+	nSig, nTool := len(sigs), len(tools)
+	n := 2 + nSig + nTool
+	deg := make([]int32, n+1)
+	deg[0], deg[1] = int32(nSig), int32(nTool)
 	for k, i := range sigs {
-		f.edge(0, 2+k, int64(s.w[i])*num)
+		deg[2+k] = 1 + lo.missCount[i]
+	}
+	for j := range tools {
+		deg[2+nSig+j] = 1 // to the sink
+	}
+	for _, i := range sigs {
 		for _, t := range s.sigs[i].Tools {
 			if !lo.in[t] {
-				f.edge(2+k, int(s.node[t]), inf)
+				deg[s.node[t]]++
+			}
+		}
+	}
+	f := &flow{start: make([]int32, n+1), level: make([]int32, n), iter: make([]int32, n)}
+	for u := range n {
+		f.start[u+1] = f.start[u] + deg[u]
+	}
+	arcs := f.start[n]
+	f.to, f.cap, f.rev = make([]int32, arcs), make([]int64, arcs), make([]int32, arcs)
+	fill := deg[:n] // next free arc of each node
+	copy(fill, f.start[:n])
+	arc := func(u, v int32, c int64) {
+		a, b := fill[u], fill[v]
+		fill[u]++
+		fill[v]++
+		f.to[a], f.cap[a], f.rev[a] = v, c, b
+		f.to[b], f.rev[b] = u, a
+	}
+	const inf = int64(1) << 62
+	for k, i := range sigs {
+		arc(0, int32(2+k), int64(s.w[i])*num)
+		for _, t := range s.sigs[i].Tools {
+			if !lo.in[t] {
+				arc(int32(2+k), s.node[t], inf)
 			}
 		}
 	}
 	for _, t := range tools {
-		f.edge(int(s.node[t]), 1, int64(s.costs[t])*den)
+		arc(s.node[t], 1, int64(s.costs[t])*den)
 	}
-	f.compact()
 	f.maxflow(0, 1)
 	reach := f.reachable(0)
 	st := base.clone()
@@ -277,14 +307,11 @@ type flow struct {
 	cap   []int64
 	level []int32
 	iter  []int32
+	queue []int32 // bfs's
 }
 
-func newFlow(n int) *flow { return newFlowSized(n, 0) }
-
-// newFlowSized is newFlow with room for edges edges.
-func newFlowSized(n, edges int) *flow {
-	f := &flow{head: make([]int32, n), level: make([]int32, n), iter: make([]int32, n),
-		to: make([]int32, 0, 2*edges), cap: make([]int64, 0, 2*edges), next: make([]int32, 0, 2*edges)}
+func newFlow(n int) *flow {
+	f := &flow{head: make([]int32, n), level: make([]int32, n), iter: make([]int32, n)}
 	for i := range f.head {
 		f.head[i] = -1
 	}
@@ -326,11 +353,11 @@ func (f *flow) bfs(s, t int) bool {
 	for i := range f.level {
 		f.level[i] = -1
 	}
-	q := []int32{int32(s)}
+	// Each node is queued at most once: the queue is one array, reused.
+	q := append(f.queue[:0], int32(s))
 	f.level[s] = 0
-	for len(q) > 0 {
-		u := q[0]
-		q = q[1:]
+	for h := 0; h < len(q); h++ {
+		u := q[h]
 		for a := f.start[u]; a < f.start[u+1]; a++ {
 			if v := f.to[a]; f.cap[a] > 0 && f.level[v] < 0 {
 				f.level[v] = f.level[u] + 1
@@ -338,6 +365,7 @@ func (f *flow) bfs(s, t int) bool {
 			}
 		}
 	}
+	f.queue = q
 	return f.level[t] >= 0
 }
 
