@@ -396,14 +396,26 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			toolID[tn] = id
 		}
 	}
-	// acc returns the session's accumulators, valid until the next call.
-	acc := func(id string) (*Usage, *accExtra) {
+	// accIndex returns the session's index in st.usage and st.extra.
+	accIndex := func(id string) int32 {
 		i, ok := st.index[id]
 		if !ok {
 			i = int32(len(st.usage))
 			st.index[id] = i
 			st.usage = append(st.usage, Usage{Session: Session{ID: id}})
 			st.extra = append(st.extra, accExtra{})
+		}
+		return i
+	}
+	// acc returns session number sn's accumulators, valid until the next
+	// call. slot keeps each number's index once looked up (plus one; zero
+	// before), so its calls find it without a second lookup by id.
+	slot := make([]int32, len(names))
+	acc := func(sn uint32) (*Usage, *accExtra) {
+		i := slot[sn] - 1
+		if i < 0 {
+			i = accIndex(names[sn])
+			slot[sn] = i + 1
 		}
 		return &st.usage[i], &st.extra[i]
 	}
@@ -414,7 +426,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			return bad("sessions", k, cmpErr(err, "unknown session number"))
 		}
 		s.ID = names[sn]
-		u, x := acc(s.ID)
+		u, x := acc(sn)
 		// A later segment's record replaces an earlier one unless only the
 		// earlier one saw the session end.
 		if !x.record || !s.End.IsZero() || u.Session.End.IsZero() {
@@ -433,7 +445,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		if err != nil || int(sn) >= len(names) {
 			return bad("switches", k, cmpErr(err, "unknown session number"))
 		}
-		_, x := acc(names[sn])
+		_, x := acc(sn)
 		x.switches = append(x.switches, sw)
 		return nil
 	}); err != nil {
@@ -519,7 +531,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		if p.calls == 0 {
 			continue
 		}
-		u, x := acc(names[sn])
+		u, x := acc(uint32(sn))
 		first := time.Unix(0, int64(p.first)).UTC()
 		if x.firstCall.IsZero() || first.Before(x.firstCall) {
 			x.firstCall = first
