@@ -217,7 +217,7 @@ type Result struct {
 	// Cache is what the session costs were priced with.
 	Cache   price.CacheModel
 	options Options
-	learned []Demand              // the derive part, for SearchPriors
+	learned [][]int               // each derive session's tools, for SearchPriors
 	holdout []string              // the held-out part's session ids, oldest first
 	demand  map[string][][]string // by profile, its sessions before the held-out part, for SearchPriors
 }
@@ -274,7 +274,12 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	derivePart, holdPart := Split(used, cfg.Holdout, nil)
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
-	res.learned = derivePart
+	// Only the tools of the derive part are kept, so that the sessions'
+	// Demands are not held past the reduction.
+	res.learned = make([][]int, len(derivePart))
+	for i, d := range derivePart {
+		res.learned[i] = d.Tools
+	}
 	for _, d := range holdPart {
 		res.holdout = append(res.holdout, d.ID)
 	}

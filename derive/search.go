@@ -16,9 +16,9 @@ import (
 // held-out part (profileDemand). The same sessions give the same priors.
 func (r *Result) SearchPriors() *profiles.SearchPriors {
 	sets := make([][]string, len(r.learned))
-	for i, d := range r.learned {
-		names := make([]string, len(d.Tools))
-		for j, t := range d.Tools {
+	for i, tools := range r.learned {
+		names := make([]string, len(tools))
+		for j, t := range tools {
 			names[j] = r.Names[t]
 		}
 		sets[i] = names

@@ -148,13 +148,18 @@ type accExtra struct {
 	tally     *sessionTally // with scanStats
 }
 
-// perSegment accumulates one segment's calls by session number.
+// perSegment accumulates one segment's calls by session number; its tool
+// set is the session number's words of the segment's sets.
 type perSegment struct {
 	calls, denied, unknown int
 	first                  uint64 // first call start, Unix ns
-	tools                  []uint64
-	last                   uint64    // latest call end, Unix ns (scanStats)
-	toolCalls, outcomes    []idCount // (scanStats)
+}
+
+// perSegmentStats is what scanStats accumulates beside perSegment, kept
+// apart so that the other scans do not hold it per session.
+type perSegmentStats struct {
+	last                uint64 // latest call end, Unix ns
+	toolCalls, outcomes []idCount
 }
 
 // scanState is what a scan keeps across segments.
@@ -453,6 +458,10 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 	}
 
 	per := make([]perSegment, len(names))
+	var perStats []perSegmentStats
+	if mode == scanStats {
+		perStats = make([]perSegmentStats, len(names))
+	}
 	toolCalls := make([]int, len(tools))
 	defer func() {
 		for tn, n := range toolCalls {
@@ -507,13 +516,12 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		p := &per[sn]
 		if p.calls == 0 {
 			p.first = binary.BigEndian.Uint64(k)
-			p.tools = sets[int(sn)*words : (int(sn)+1)*words : (int(sn)+1)*words]
 		}
 		p.calls++
 		toolCalls[tn]++
 		if words > 0 {
 			r := rank[tn]
-			p.tools[r/64] |= 1 << (r % 64)
+			sets[int(sn)*words+int(r/64)] |= 1 << (r % 64)
 		}
 		switch outcome {
 		case OutcomeDenied:
@@ -522,9 +530,10 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			p.unknown++
 		}
 		if mode == scanStats {
-			p.last = max(p.last, end)
-			p.toolCalls = addCount(p.toolCalls, toolID[tn], 1)
-			p.outcomes = addCount(p.outcomes, outcomeID(outcome, st, snap), 1)
+			ps := &perStats[sn]
+			ps.last = max(ps.last, end)
+			ps.toolCalls = addCount(ps.toolCalls, toolID[tn], 1)
+			ps.outcomes = addCount(ps.outcomes, outcomeID(outcome, st, snap), 1)
 		}
 	}
 	for sn, p := range per {
@@ -540,30 +549,32 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		u.Denied += p.denied
 		u.Unknown += p.unknown
 		if mode == scanStats {
+			ps := &perStats[sn]
 			t := x.tally
 			if t == nil {
 				// The session's first segment: its counts become the tally.
-				x.tally = &sessionTally{tools: p.toolCalls, outcomes: p.outcomes, lastEnd: time.Unix(0, int64(p.last)).UTC()}
+				x.tally = &sessionTally{tools: ps.toolCalls, outcomes: ps.outcomes, lastEnd: time.Unix(0, int64(ps.last)).UTC()}
 				continue // stats reads no tool names
 			}
-			if last := time.Unix(0, int64(p.last)).UTC(); last.After(t.lastEnd) {
+			if last := time.Unix(0, int64(ps.last)).UTC(); last.After(t.lastEnd) {
 				t.lastEnd = last
 			}
-			for _, c := range p.toolCalls {
+			for _, c := range ps.toolCalls {
 				t.tools = addCount(t.tools, c.id, c.n)
 			}
-			for _, c := range p.outcomes {
+			for _, c := range ps.outcomes {
 				t.outcomes = addCount(t.outcomes, c.id, c.n)
 			}
 			continue
 		}
 		x.unsorted = len(u.Tools) > 0 // a second segment's set is appended
 		n := 0
-		for _, word := range p.tools {
+		set := sets[sn*words : (sn+1)*words]
+		for _, word := range set {
 			n += bits.OnesCount64(word)
 		}
 		u.Tools = slices.Grow(u.Tools, n) // one exact allocation, not doublings
-		for wi, word := range p.tools {
+		for wi, word := range set {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
