@@ -102,9 +102,8 @@ func (s *solver) closure(base *state, num, den int64) *state {
 // it holds every tool of lo and none outside hi: only the signatures hi
 // covers and lo does not, and their tools outside lo, are left to decide,
 // a graph that shrinks as the search closes in and is dropped after the
-// cut. The state returned is built from base as closure builds it, so
-// that it and the work it charges are the same. With s.fullCuts it is
-// closure itself, to compare against.
+// cut. The state returned, and the work it charges, are those closure
+// gives. With s.fullCuts it is closure itself, to compare against.
 func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	if s.fullCuts {
 		return s.closure(base, num, den)
@@ -174,10 +173,12 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	}
 	f.maxflow(0, 1)
 	reach := f.reachable(0)
-	st := base.clone()
+	// closure would add lo's tools to base one by one: the state is the
+	// same from lo, and the work those adds charge is charged here.
+	st := lo.clone()
 	for t, in := range lo.in {
-		if in {
-			st.add(t)
+		if in && !base.in[t] {
+			s.work -= len(s.posting[t])
 		}
 	}
 	for k, t := range tools {
