@@ -287,12 +287,19 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	if len(holdPart) > 0 {
 		firstHeld = holdPart[0].ID
 	}
+	// The signatures and the cost models read the parts independently:
+	// the signatures are reduced on the other core meanwhile.
+	var train, test *sample
+	reduced := make(chan struct{})
+	go func() {
+		defer close(reduced)
+		train, test = reduce(derivePart), reduce(holdPart)
+	}()
 	res.demand = profileDemand(sessions, index, firstHeld)
-	train := reduce(derivePart)
-	test := reduce(holdPart)
 	// One cost model per part, shared by every profile priced on it.
 	trainCost := newCostModel(costs, pathsOf(derivePart), cache)
 	testCost := newCostModel(costs, pathsOf(holdPart), cache)
+	<-reduced
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
 	pins, denies, removed, err := constraints(cfg, index)
