@@ -258,12 +258,12 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	res := &Result{Names: names, options: cfg.Options, Cache: cache}
 
-	used, counts, unknown := selectSessions(sessions, index, cfg.Paths)
+	sel, counts, unknown := selectSessions(sessions, index, cfg.Paths)
 	res.Counts = counts
 	res.Counts.UnknownTools = unknown
 	res.Counts.Calls, res.Counts.UnknownCalls = unknownCalls(cfg.ToolCalls, index)
-	for _, u := range used {
-		if s := u.Start; !s.IsZero() {
+	for _, k := range sel.kept {
+		if s := sel.usage(k).Session.Start; !s.IsZero() {
 			if res.DataFrom.IsZero() || s.Before(res.DataFrom) {
 				res.DataFrom = s
 			}
@@ -272,20 +272,18 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	derivePart, holdPart := Split(used, cfg.Holdout, nil)
+	derivePart, holdPart := Split(sel.kept, cfg.Holdout, nil)
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
-	// Only the tools of the derive part are kept, so that the sessions'
-	// Demands are not held past the reduction.
 	res.learned = make([][]int, len(derivePart))
-	for i, d := range derivePart {
-		res.learned[i] = d.Tools
+	for i, k := range derivePart {
+		res.learned[i] = sel.sets[k.set]
 	}
-	for _, d := range holdPart {
-		res.holdout = append(res.holdout, d.ID)
+	for _, k := range holdPart {
+		res.holdout = append(res.holdout, sel.usage(k).Session.ID)
 	}
 	firstHeld := ""
 	if len(holdPart) > 0 {
-		firstHeld = holdPart[0].ID
+		firstHeld = sel.usage(holdPart[0]).Session.ID
 	}
 	// The signatures and the cost models read the parts independently:
 	// the signatures are reduced on the other core meanwhile.
@@ -293,12 +291,12 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	reduced := make(chan struct{})
 	go func() {
 		defer close(reduced)
-		train, test = reduce(derivePart), reduce(holdPart)
+		train, test = sel.reduce(derivePart), sel.reduce(holdPart)
 	}()
 	res.demand = profileDemand(sessions, index, firstHeld)
 	// One cost model per part, shared by every profile priced on it.
-	trainCost := newCostModel(costs, pathsOf(derivePart), cache)
-	testCost := newCostModel(costs, pathsOf(holdPart), cache)
+	trainCost := newCostModel(costs, sel.paths(derivePart), cache)
+	testCost := newCostModel(costs, sel.paths(holdPart), cache)
 	<-reduced
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
@@ -519,26 +517,57 @@ func (res *Result) profile(name string, idx []int, tools []Tool, train, test *sa
 	return pr
 }
 
+// selection is the sessions selectSessions kept, in time order, each by
+// index into the sessions read and into the distinct tool sets: a
+// session's Demand without a copy per session (many sessions call the
+// same few tools).
+type selection struct {
+	sessions []telemetry.Usage
+	kept     []selected
+	sets     [][]int // distinct tool sets: catalog indices, sorted (read only)
+	setPaths []Path  // each set's path without a traced session (pathOf)
+	traced   []Path  // the paths of traced sessions
+}
+
+// selected is one kept session.
+type selected struct {
+	session int32 // index in sessions
+	set     int32 // index in sets
+	traced  int32 // index in traced, -1 without a traced session
+	unknown bool  // it called a tool the catalog lacks (Demand.Unknown)
+}
+
+func (sel *selection) usage(k selected) *telemetry.Usage { return &sel.sessions[k.session] }
+
+func (sel *selection) path(k selected) Path {
+	if k.traced >= 0 {
+		return sel.traced[k.traced]
+	}
+	return sel.setPaths[k.set]
+}
+
+// paths lists the paths of part, in order.
+func (sel *selection) paths(part []selected) []Path {
+	out := make([]Path, len(part))
+	for i, k := range part {
+		out[i] = sel.path(k)
+	}
+	return out
+}
+
 // selectSessions keeps the sessions that saw every tool, in time order
 // (TimeOrder), and maps their tools to catalog indices (CatalogDemand).
-// A session calling a tool the catalog lacks is marked Unknown and counted:
+// A session calling a tool the catalog lacks is marked unknown and counted:
 // no profile, not even full, can serve it, so no profile covers it.
 // Calls to the gateway's own tools are no demand and not counted.
-func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[string]price.Session) ([]Demand, Counts, []string) {
+func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[string]price.Session) (*selection, Counts, []string) {
 	c := Counts{Input: len(sessions)}
-	used := make([]Demand, 0, len(sessions))
+	sel := &selection{sessions: sessions, kept: make([]selected, 0, len(sessions))}
 	unknown := map[string]bool{}
-	// Sessions calling the same tools share one Tools slice (read only
-	// downstream) and, without a traced session, one Path: many sessions
-	// call the same few tools.
-	type shared struct {
-		tools []int
-		path  Path
-	}
-	byTools := map[string]shared{}
+	bySet := map[string]int32{}
 	var scratch []int
 	var key []byte
-	for _, s := range sessions {
+	for i, s := range sessions {
 		switch classify(s) {
 		case classExploration:
 			c.Exploration++
@@ -562,24 +591,34 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[
 		for _, t := range idx {
 			key = binary.AppendUvarint(key, uint64(t))
 		}
-		sh, seen := byTools[string(key)]
+		set, seen := bySet[string(key)]
 		if !seen {
-			sh.tools = slices.Clip(slices.Clone(idx))
-			sh.path = pathOf(price.Session{}, false, sh.tools, index)
-			byTools[string(key)] = sh
+			set = int32(len(sel.sets))
+			tools := slices.Clip(slices.Clone(idx))
+			sel.sets = append(sel.sets, tools)
+			sel.setPaths = append(sel.setPaths, pathOf(price.Session{}, false, tools, index))
+			bySet[string(key)] = set
 		}
-		d := Demand{ID: s.Session.ID, Tools: sh.tools, Start: s.Session.Start, Unknown: miss, Path: sh.path}
+		k := selected{session: int32(i), set: set, traced: -1, unknown: miss}
 		if path, ok := paths[s.Session.ID]; ok {
-			d.Path = pathOf(path, true, sh.tools, index)
+			k.traced = int32(len(sel.traced))
+			sel.traced = append(sel.traced, pathOf(path, true, sel.sets[set], index))
 		}
-		used = append(used, d)
+		sel.kept = append(sel.kept, k)
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return TimeOrder(used), c, names
+	kept := sel.kept
+	if order := timeOrder(len(kept), func(i int) time.Time { return sel.usage(kept[i]).Session.Start }); order != nil {
+		sel.kept = make([]selected, len(kept))
+		for i, o := range order {
+			sel.kept[i] = kept[o]
+		}
+	}
+	return sel, c, names
 }
 
 // unknownCalls returns the calls to upstream tools in toolCalls and those
@@ -603,14 +642,6 @@ func unknownCalls(toolCalls map[string]int, index map[string]int) (int, []ToolSh
 	return total, out
 }
 
-func pathsOf(ds []Demand) []Path {
-	out := make([]Path, len(ds))
-	for i, d := range ds {
-		out[i] = d.Path
-	}
-	return out
-}
-
 // sample is a set of sessions reduced to weighted signatures.
 type sample struct {
 	sigs        []Signature
@@ -619,31 +650,25 @@ type sample struct {
 	total       int
 }
 
-// reduce groups sessions by their distinct tool set. Signatures come out
-// sorted by tool list so that everything downstream is deterministic.
-func reduce(sessions []Demand) *sample {
-	s := &sample{total: len(sessions)}
-	byKey := map[string]int{}
-	var key []byte
-	for _, u := range sessions {
-		if u.Unknown {
+// reduce groups part's sessions by their distinct tool set. Signatures
+// come out sorted by tool list so that everything downstream is
+// deterministic.
+func (sel *selection) reduce(part []selected) *sample {
+	s := &sample{total: len(part)}
+	sig := make([]int32, len(sel.sets)) // set -> its signature plus one
+	for _, k := range part {
+		tools := sel.sets[k.set]
+		switch {
+		case k.unknown:
 			s.uncoverable++
-			continue
-		}
-		if len(u.Tools) == 0 {
+		case len(tools) == 0:
 			s.free++
-			continue
+		case sig[k.set] > 0:
+			s.sigs[sig[k.set]-1].Weight++
+		default:
+			s.sigs = append(s.sigs, Signature{Tools: tools, Weight: 1})
+			sig[k.set] = int32(len(s.sigs))
 		}
-		key = key[:0]
-		for _, t := range u.Tools {
-			key = binary.AppendUvarint(key, uint64(t))
-		}
-		if i, ok := byKey[string(key)]; ok {
-			s.sigs[i].Weight++
-			continue
-		}
-		byKey[string(key)] = len(s.sigs)
-		s.sigs = append(s.sigs, Signature{Tools: u.Tools, Weight: 1})
 	}
 	slices.SortFunc(s.sigs, func(a, b Signature) int { return slices.Compare(a.Tools, b.Tools) })
 	return s

@@ -111,8 +111,8 @@ func TestContractedCutsMatchFullCuts(t *testing.T) {
 // the corners around it (contracted), in one run.
 func BenchmarkFrontier(b *testing.B) {
 	sessions, tools := generated(b, 200_000)
-	used, _, _ := selectSessions(sessions, indexOf(tools), nil)
-	sm := reduce(used)
+	sel, _, _ := selectSessions(sessions, indexOf(tools), nil)
+	sm := sel.reduce(sel.kept)
 	p := Problem{Costs: costsOf(tools), Sigs: sm.sigs, Free: sm.free}
 	for _, impl := range []string{"full", "contracted"} {
 		b.Run(impl, func(b *testing.B) {

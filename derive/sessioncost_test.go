@@ -197,8 +197,8 @@ func setTokens(tok []int, in []bool) int {
 // summarises the distinct paths.
 func BenchmarkSessionStats(b *testing.B) {
 	sessions, tools := generated(b, 200_000)
-	used, _, _ := selectSessions(sessions, indexOf(tools), nil)
-	m := newCostModel(costsOf(tools), pathsOf(used), price.DefaultCache())
+	sel, _, _ := selectSessions(sessions, indexOf(tools), nil)
+	m := newCostModel(costsOf(tools), sel.paths(sel.kept), price.DefaultCache())
 	in := make([]bool, len(tools))
 	for t := range len(tools) / 3 {
 		in[t] = true

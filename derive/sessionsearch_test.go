@@ -181,10 +181,10 @@ func TestSearchIncrementalMatchesScratch(t *testing.T) {
 func BenchmarkSolveSession(b *testing.B) {
 	for _, n := range []int{10_000, 50_000} {
 		sessions, tools := generated(b, n)
-		used, _, _ := selectSessions(sessions, indexOf(tools), nil)
-		sm := reduce(used)
+		sel, _, _ := selectSessions(sessions, indexOf(tools), nil)
+		sm := sel.reduce(sel.kept)
 		p := Problem{Costs: costsOf(tools), Sigs: sm.sigs, Free: sm.free}
-		paths := pathsOf(used)
+		paths := sel.paths(sel.kept)
 		s, g, m, start, _ := searchStart(b, p, paths, price.DefaultCache(), 0.8)
 		for _, impl := range []string{"scratch", "incremental", "remembering"} {
 			b.Run(fmt.Sprintf("%s/%d", impl, n), func(b *testing.B) {
