@@ -108,36 +108,26 @@ func Run(ctx context.Context, cfg Config) (*Output, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	// The sessions are read while the catalog is priced, on the other
-	// core; what the read reports is held until the catalog has loaded,
-	// so that a bad catalog is reported alone, as before any read.
-	readCtx, cancelRead := context.WithCancel(ctx)
-	defer cancelRead()
-	type read struct {
-		in  *sessionsRead
-		log bytes.Buffer
-		err error
-	}
-	reading := make(chan *read, 1)
-	go func() {
-		r := &read{}
-		r.in, r.err = readSessions(readCtx, cfg.Telemetry, cfg.Traces, cfg.SkipBad, &r.log)
-		reading <- r
-	}()
-	cat, hash, policy, tools, err := loadCatalog(ctx, cfg)
+	cat, err := catalog.Load(cfg.Catalog)
 	if err != nil {
-		cancelRead()
-		<-reading
 		return nil, err
 	}
-	rd := <-reading
-	if _, err := log.Write(rd.log.Bytes()); err != nil {
+	hash, err := cat.Hash()
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s: %w", cfg.Catalog, err)
+	}
+	policy, err := loadPolicy(cfg.Policy, cfg.Out)
+	if err != nil {
 		return nil, err
 	}
-	if rd.err != nil {
-		return nil, rd.err
+	tools, err := bench.DeriveTools(ctx, cat, policy)
+	if err != nil {
+		return nil, err
 	}
-	in := rd.in
+	in, err := readSessions(ctx, cfg.Telemetry, cfg.Traces, cfg.SkipBad, log)
+	if err != nil {
+		return nil, err
+	}
 	dcfg := derive.Config{Tools: tools, Specs: cfg.Specs, Policy: policy, Holdout: cfg.Holdout, DefaultTarget: cfg.DefaultTarget, MinSessions: cfg.MinSessions, ToolCalls: in.toolCalls, MaxTools: cfg.MaxTools,
 		Paths: in.paths, Cache: cfg.Cache, PolicyPath: cmp.Or(cfg.Policy, profiles.PolicyPathFor(cfg.Out))}
 	res, err := derive.Derive(in.sessions, dcfg)
@@ -178,28 +168,6 @@ func Run(ctx context.Context, cfg Config) (*Output, error) {
 		return out, err
 	}
 	return out, nil
-}
-
-// loadCatalog loads cfg's catalog and policy and prices the tools as
-// derive sees them.
-func loadCatalog(ctx context.Context, cfg Config) (*catalog.Catalog, string, *profiles.Policy, []derive.Tool, error) {
-	cat, err := catalog.Load(cfg.Catalog)
-	if err != nil {
-		return nil, "", nil, nil, err
-	}
-	hash, err := cat.Hash()
-	if err != nil {
-		return nil, "", nil, nil, fmt.Errorf("catalog %s: %w", cfg.Catalog, err)
-	}
-	policy, err := loadPolicy(cfg.Policy, cfg.Out)
-	if err != nil {
-		return nil, "", nil, nil, err
-	}
-	tools, err := bench.DeriveTools(ctx, cat, policy)
-	if err != nil {
-		return nil, "", nil, nil, err
-	}
-	return cat, hash, policy, tools, nil
 }
 
 // step chooses the default arm on derive's held-out sessions, makes it

@@ -424,6 +424,123 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		}
 		return &st.usage[i], &st.extra[i]
 	}
+	// The calls are read on the other core, in a second read-only
+	// transaction, while the session records are: they meet only in the
+	// per-session totals after both. A segment before the window has no
+	// calls to read.
+	var per []perSegment
+	var perStats []perSegmentStats
+	if !beforeWindow {
+		per = make([]perSegment, len(names))
+	}
+	if mode == scanStats && !beforeWindow {
+		perStats = make([]perSegmentStats, len(names))
+	}
+	toolCalls := make([]int, len(tools))
+	defer func() {
+		for tn, n := range toolCalls {
+			if n > 0 {
+				snap.ToolCalls[tools[tn]] += n
+			}
+		}
+	}()
+	words := (len(tools) + 63) / 64
+	if mode == scanStats {
+		words = 0 // stats counts tools by id in the tallies, without sets
+	}
+	var sets []uint64 // per session number, words each
+	if !beforeWindow {
+		sets = make([]uint64, len(names)*words)
+	}
+	readCalls := func(tx *bolt.Tx) error {
+		c := tx.Bucket([]byte(bucketCalls)).Cursor()
+		var k, v []byte
+		if w.Since.IsZero() {
+			k, v = c.First()
+		} else {
+			k, v = c.Seek(timeKey(w.Since, 0)[:8])
+		}
+		n := 0
+		defer func() { snap.callsVisited += n }()
+		for ; k != nil; k, v = c.Next() {
+			if n++; n&0xffff == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			var sn, tn uint32
+			var outcome Outcome
+			var end uint64
+			if full {
+				call, s, t, err := decodeCall(k, v)
+				if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
+					return bad("calls", k, cmpErr(err, "unknown session or tool number"))
+				}
+				call.Session, call.Tool = names[s], tools[t]
+				*calls = append(*calls, call)
+				sn, tn, outcome = s, t, call.Outcome
+			} else {
+				// Fast path: session, skip seq, tool, skip duration, outcome.
+				r := recordReader{b: v}
+				sn = uint32(r.uvarint())
+				r.uvarint()
+				tn = uint32(r.uvarint())
+				end = binary.BigEndian.Uint64(k) + r.uvarint()
+				outcome = r.outcome()
+				if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
+					return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
+				}
+			}
+			p := &per[sn]
+			if p.calls == 0 {
+				p.first = binary.BigEndian.Uint64(k)
+			}
+			p.calls++
+			toolCalls[tn]++
+			if words > 0 {
+				r := rank[tn]
+				sets[int(sn)*words+int(r/64)] |= 1 << (r % 64)
+			}
+			switch outcome {
+			case OutcomeDenied:
+				p.denied++
+			case OutcomeUnknownTool:
+				p.unknown++
+			}
+			if mode == scanStats {
+				ps := &perStats[sn]
+				ps.last = max(ps.last, end)
+				ps.toolCalls = addCount(ps.toolCalls, toolID[tn], 1)
+				ps.outcomes = addCount(ps.outcomes, outcomeID(outcome, st, snap), 1)
+			}
+		}
+		return nil
+	}
+	callsRead := make(chan error, 1)
+	if beforeWindow {
+		callsRead <- nil
+	} else {
+		go func() {
+			rtx, err := tx.DB().Begin(false)
+			if err != nil {
+				callsRead <- fmt.Errorf("read telemetry segment %s: %w", path, err)
+				return
+			}
+			defer rtx.Rollback()
+			callsRead <- readCalls(rtx)
+		}()
+	}
+	// Wait for the calls on every return, so that nothing writes to the
+	// accumulators after readSegment returns.
+	waited := false
+	wait := func() error {
+		if waited {
+			return nil
+		}
+		waited = true
+		return <-callsRead
+	}
+	defer wait()
 	intern := map[string]string{}
 	if err := tx.Bucket([]byte(bucketSessions)).ForEach(func(k, v []byte) error {
 		s, sn, err := decodeSession(k, v, intern)
@@ -457,84 +574,8 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		return err
 	}
 
-	per := make([]perSegment, len(names))
-	var perStats []perSegmentStats
-	if mode == scanStats {
-		perStats = make([]perSegmentStats, len(names))
-	}
-	toolCalls := make([]int, len(tools))
-	defer func() {
-		for tn, n := range toolCalls {
-			if n > 0 {
-				snap.ToolCalls[tools[tn]] += n
-			}
-		}
-	}()
-	words := (len(tools) + 63) / 64
-	if mode == scanStats {
-		words = 0 // stats counts tools by id in the tallies, without sets
-	}
-	sets := make([]uint64, len(names)*words) // per session number, words each
-	c := tx.Bucket([]byte(bucketCalls)).Cursor()
-	var k, v []byte
-	if w.Since.IsZero() {
-		k, v = c.First()
-	} else {
-		k, v = c.Seek(timeKey(w.Since, 0)[:8])
-	}
-	n := 0
-	defer func() { snap.callsVisited += n }()
-	for ; k != nil; k, v = c.Next() {
-		if n++; n&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		var sn, tn uint32
-		var outcome Outcome
-		var end uint64
-		if full {
-			call, s, t, err := decodeCall(k, v)
-			if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
-				return bad("calls", k, cmpErr(err, "unknown session or tool number"))
-			}
-			call.Session, call.Tool = names[s], tools[t]
-			*calls = append(*calls, call)
-			sn, tn, outcome = s, t, call.Outcome
-		} else {
-			// Fast path: session, skip seq, tool, skip duration, outcome.
-			r := recordReader{b: v}
-			sn = uint32(r.uvarint())
-			r.uvarint()
-			tn = uint32(r.uvarint())
-			end = binary.BigEndian.Uint64(k) + r.uvarint()
-			outcome = r.outcome()
-			if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
-				return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
-			}
-		}
-		p := &per[sn]
-		if p.calls == 0 {
-			p.first = binary.BigEndian.Uint64(k)
-		}
-		p.calls++
-		toolCalls[tn]++
-		if words > 0 {
-			r := rank[tn]
-			sets[int(sn)*words+int(r/64)] |= 1 << (r % 64)
-		}
-		switch outcome {
-		case OutcomeDenied:
-			p.denied++
-		case OutcomeUnknownTool:
-			p.unknown++
-		}
-		if mode == scanStats {
-			ps := &perStats[sn]
-			ps.last = max(ps.last, end)
-			ps.toolCalls = addCount(ps.toolCalls, toolID[tn], 1)
-			ps.outcomes = addCount(ps.outcomes, outcomeID(outcome, st, snap), 1)
-		}
+	if err := wait(); err != nil {
+		return err
 	}
 	for sn, p := range per {
 		if p.calls == 0 {
