@@ -70,6 +70,8 @@ type pricer struct {
 	// again (signatures missing the same tools) is not priced again but
 	// counts the same steps; nil prices every list.
 	added map[uint64]addedPrice
+	// split is the fewest tries in a round priced on two cores.
+	split int
 }
 
 type addedPrice struct {
@@ -82,7 +84,7 @@ type addedPrice struct {
 // step's turn is negative: the search then prices from scratch.
 func newPricer(m *costModel) *pricer {
 	pr := &pricer{m: m, occ: make([][]occurrence, len(m.tok)), refused: make([][]occurrence, len(m.tok)), first: make([]int32, len(m.paths)), cur: make([]coeffs, len(m.paths)), mark: make([]int32, len(m.tok)), limit: sessionSearchSteps,
-		added: map[uint64]addedPrice{}}
+		added: map[uint64]addedPrice{}, split: parallelTries}
 	g := float64(m.cache.Growth)
 	bound, maxTurns := 0.0, 0
 	for i, p := range m.paths {
@@ -364,34 +366,51 @@ func searchIncremental(s *solver, g goal, m *costModel, pr *pricer, best session
 		lo, hi float64 // bounds on the try's exact cost
 	}
 	var tries []priced
-	var missing []int
+	var moves []sessionMove
+	var prices []tryPrice
+	// A round's tries are priced in two halves, one per core, each by a
+	// copy of pr with its own scratch; the steps each took are then
+	// counted in order, so the round stops at the try it always has.
+	var workers [2]*pricer
+	for i := range workers {
+		w := *pr
+		w.mark = make([]int32, len(pr.mark))
+		if pr.added != nil {
+			w.added = map[uint64]addedPrice{}
+		}
+		workers[i] = &w
+	}
 	return sessionRounds(s, g, m, best, work, func(best sessionCand, count func(sessionMove)) (*sessionCand, bool) {
 		pr.reset(best.st.in)
+		moves = moves[:0]
+		sessionMoves(s, g, best.st, func(mv sessionMove) bool {
+			moves = append(moves, mv)
+			return true
+		})
+		prices = slices.Grow(prices[:0], len(moves))[:len(moves)]
+		// Steps past this many would stop the round before the try.
+		left := pr.limit - pr.steps
+		half := len(moves) / 2
+		if len(moves) < pr.split {
+			half = len(moves)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			workers[1].priceTries(pr, s, best.st, moves[half:], prices[half:], left)
+		}()
+		workers[0].priceTries(pr, s, best.st, moves[:half], prices[:half], left)
+		<-done
 		tries = tries[:0]
 		stop := false
-		sessionMoves(s, g, best.st, func(mv sessionMove) bool {
+		for i, mv := range moves {
 			count(mv)
-			var sum coeffs
-			var set int64
-			switch {
-			case mv.tool < 0:
-				missing = missing[:0]
-				for _, t := range s.sigs[mv.sig].Tools {
-					if !best.st.in[t] {
-						missing = append(missing, t)
-					}
-				}
-				sum, set = pr.addMissing(missing)
-			case mv.remove:
-				sum, set = pr.remove(mv.tool)
-			default:
-				sum, set = pr.add([]int{mv.tool})
+			pr.steps += prices[i].steps
+			tries = append(tries, priced{mv, prices[i].lo, prices[i].hi})
+			if stop = pr.steps > pr.limit; stop {
+				break
 			}
-			v, e := pr.value(sum, set)
-			tries = append(tries, priced{mv, v - 2*e, v + 2*e})
-			stop = pr.steps > pr.limit
-			return !stop
-		})
+		}
 		// The winner's exact cost is at most every try's upper bound and
 		// at most best's total (which is within the bound of exact): only
 		// tries whose lower bound reaches both can win.
@@ -430,6 +449,52 @@ func searchIncremental(s *solver, g goal, m *costModel, pr *pricer, best session
 		}
 		return next, stop
 	})
+}
+
+// parallelTries is the fewest tries in a round worth pricing on two
+// cores.
+const parallelTries = 512
+
+// tryPrice is one try's bounds and the steps pricing it took.
+type tryPrice struct {
+	lo, hi float64
+	steps  int
+}
+
+// priceTries prices moves from st against the round's pricer round (w is
+// a copy of it with its own scratch) into out, stopping once its steps
+// pass left: a round counts them in order, so no later try of this share
+// is reached.
+func (w *pricer) priceTries(round *pricer, s *solver, st *state, moves []sessionMove, out []tryPrice, left int) {
+	w.in, w.set, w.sum, w.steps = round.in, round.set, round.sum, 0
+	if w.added != nil {
+		clear(w.added)
+	}
+	var missing []int
+	for i, mv := range moves {
+		before := w.steps
+		var sum coeffs
+		var set int64
+		switch {
+		case mv.tool < 0:
+			missing = missing[:0]
+			for _, t := range s.sigs[mv.sig].Tools {
+				if !st.in[t] {
+					missing = append(missing, t)
+				}
+			}
+			sum, set = w.addMissing(missing)
+		case mv.remove:
+			sum, set = w.remove(mv.tool)
+		default:
+			sum, set = w.add([]int{mv.tool})
+		}
+		v, e := w.value(sum, set)
+		out[i] = tryPrice{v - 2*e, v + 2*e, w.steps - before}
+		if w.steps > left {
+			return
+		}
+	}
 }
 
 func cmpFloat(a, b float64) int {

@@ -230,8 +230,9 @@ func TestSearchIncrementalStopsWithinRound(t *testing.T) {
 	}
 }
 
-// Remembering each round's priced tool lists changes nothing: the search
-// that prices every list again chooses the same set at the same total,
+// Remembering each round's priced tool lists, and pricing a round's tries
+// in two halves on two cores, change nothing: the search that prices
+// every list again, in one run, chooses the same set at the same total,
 // takes the same steps, and so stops at the same try under any step limit.
 func TestSearchRemembersPricedLists(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -242,20 +243,26 @@ func TestSearchRemembersPricedLists(t *testing.T) {
 			t.Skip("target unreachable")
 		}
 		limit := rapid.IntRange(1, 2000).Draw(t, "limit")
-		run := func(remember bool) (sessionCand, bool, int) {
+		run := func(remember, split bool) (sessionCand, bool, int) {
 			pr := newPricer(m)
 			pr.limit = limit
 			if !remember {
 				pr.added = nil
 			}
+			pr.split = math.MaxInt
+			if split {
+				pr.split = 1
+			}
 			got, improved := searchIncremental(s, g, m, pr, sessionCand{start.st.clone(), start.cost}, sessionSearchWork)
 			return got, improved, pr.steps
 		}
-		want, wantImproved, wantSteps := run(false)
-		got, gotImproved, gotSteps := run(true)
-		if !slices.Equal(got.st.tools(), want.st.tools()) || math.Float64bits(got.cost) != math.Float64bits(want.cost) || gotImproved != wantImproved || gotSteps != wantSteps {
-			t.Fatalf("remembering: %v at %v (improved %v, %d steps); pricing every list: %v at %v (improved %v, %d steps)",
-				got.st.tools(), got.cost, gotImproved, gotSteps, want.st.tools(), want.cost, wantImproved, wantSteps)
+		want, wantImproved, wantSteps := run(false, false)
+		for _, v := range []struct{ remember, split bool }{{true, false}, {false, true}, {true, true}} {
+			got, gotImproved, gotSteps := run(v.remember, v.split)
+			if !slices.Equal(got.st.tools(), want.st.tools()) || math.Float64bits(got.cost) != math.Float64bits(want.cost) || gotImproved != wantImproved || gotSteps != wantSteps {
+				t.Fatalf("%+v: %v at %v (improved %v, %d steps); pricing every list in one run: %v at %v (improved %v, %d steps)",
+					v, got.st.tools(), got.cost, gotImproved, gotSteps, want.st.tools(), want.cost, wantImproved, wantSteps)
+			}
 		}
 	})
 }
