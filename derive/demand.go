@@ -60,11 +60,7 @@ func CatalogDemand(idx []int, names []string, index map[string]int, unknown map[
 // start, stably: a session without a start keeps its place after the
 // session recorded before it.
 func TimeOrder(sessions []Demand) []Demand {
-	starts := make([]time.Time, len(sessions))
-	for i, s := range sessions {
-		starts[i] = s.Start
-	}
-	order := TimeOrderIndex(starts)
+	order := timeOrder(len(sessions), func(i int) time.Time { return sessions[i].Start })
 	if order == nil {
 		return sessions
 	}
@@ -79,18 +75,36 @@ func TimeOrder(sessions []Demand) []Demand {
 // (order[i] is the index of the i-th session in time), for callers that
 // reorder more than Demands; nil when they are in order already.
 func TimeOrderIndex(starts []time.Time) []int {
-	keys := make([]time.Time, len(starts))
-	var last time.Time
-	for i, s := range starts {
-		if !s.IsZero() {
+	return timeOrder(len(starts), func(i int) time.Time { return starts[i] })
+}
+
+// timeOrder is TimeOrderIndex of n sessions' starts; sessions already in
+// order, as telemetry returns them, cost no allocation.
+func timeOrder(n int, start func(int) time.Time) []int {
+	sorted := true
+	var last, prev time.Time
+	for i := range n {
+		if s := start(i); !s.IsZero() {
+			last = s
+		}
+		if last.Before(prev) {
+			sorted = false
+			break
+		}
+		prev = last
+	}
+	if sorted {
+		return nil
+	}
+	keys := make([]time.Time, n)
+	last = time.Time{}
+	for i := range n {
+		if s := start(i); !s.IsZero() {
 			last = s
 		}
 		keys[i] = last
 	}
-	if slices.IsSortedFunc(keys, func(a, b time.Time) int { return a.Compare(b) }) {
-		return nil
-	}
-	order := make([]int, len(starts))
+	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}

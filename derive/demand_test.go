@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
+	"pgregory.net/rapid"
 )
 
 func TestCatalogDemand(t *testing.T) {
@@ -94,4 +95,38 @@ func TestDeriveGatewayTools(t *testing.T) {
 	if got := fmt.Sprint(res.Problem.Sigs, res.Problem.Free); got != "[{[0] 2}] 1" {
 		t.Errorf("derive signatures %s, want [{[0] 2}] 1: demand for a twice, the gateway-only session free", got)
 	}
+}
+
+// timeOrder, which checks the order before building sort keys, gives the
+// permutation of sorting the carried-forward starts stably, and nil
+// exactly when they are sorted already.
+func TestTimeOrderMatchesStableSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		hours := rapid.SliceOf(rapid.IntRange(-1, 6)).Draw(t, "hours") // -1: undated
+		starts := make([]time.Time, len(hours))
+		for i, h := range hours {
+			if h >= 0 {
+				starts[i] = t0.Add(time.Duration(h) * time.Hour)
+			}
+		}
+		keys := make([]time.Time, len(starts))
+		var last time.Time
+		for i, s := range starts {
+			if !s.IsZero() {
+				last = s
+			}
+			keys[i] = last
+		}
+		var want []int
+		if !slices.IsSortedFunc(keys, func(a, b time.Time) int { return a.Compare(b) }) {
+			want = make([]int, len(starts))
+			for i := range want {
+				want[i] = i
+			}
+			slices.SortStableFunc(want, func(a, b int) int { return keys[a].Compare(keys[b]) })
+		}
+		if got := TimeOrderIndex(starts); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("starts %v: order %v, want %v", hours, got, want)
+		}
+	})
 }

@@ -217,7 +217,7 @@ type Result struct {
 	// Cache is what the session costs were priced with.
 	Cache   price.CacheModel
 	options Options
-	learned []Demand              // the derive part, for SearchPriors
+	learned [][]int               // each derive session's tools, for SearchPriors
 	holdout []string              // the held-out part's session ids, oldest first
 	demand  map[string][][]string // by profile, its sessions before the held-out part, for SearchPriors
 }
@@ -258,12 +258,12 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	}
 	res := &Result{Names: names, options: cfg.Options, Cache: cache}
 
-	used, counts, unknown := selectSessions(sessions, index, cfg.Paths)
+	sel, counts, unknown := selectSessions(sessions, index, cfg.Paths)
 	res.Counts = counts
 	res.Counts.UnknownTools = unknown
 	res.Counts.Calls, res.Counts.UnknownCalls = unknownCalls(cfg.ToolCalls, index)
-	for _, u := range used {
-		if s := u.Start; !s.IsZero() {
+	for _, k := range sel.kept {
+		if s := sel.usage(k).Session.Start; !s.IsZero() {
 			if res.DataFrom.IsZero() || s.Before(res.DataFrom) {
 				res.DataFrom = s
 			}
@@ -272,20 +272,32 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	derivePart, holdPart := Split(used, cfg.Holdout, nil)
+	derivePart, holdPart := Split(sel.kept, cfg.Holdout, nil)
 	res.Counts.Derive, res.Counts.Holdout = len(derivePart), len(holdPart)
-	res.learned = derivePart
-	for _, d := range holdPart {
-		res.holdout = append(res.holdout, d.ID)
+	res.learned = make([][]int, len(derivePart))
+	for i, k := range derivePart {
+		res.learned[i] = sel.sets[k.set]
+	}
+	for _, k := range holdPart {
+		res.holdout = append(res.holdout, sel.usage(k).Session.ID)
 	}
 	firstHeld := ""
 	if len(holdPart) > 0 {
-		firstHeld = holdPart[0].ID
+		firstHeld = sel.usage(holdPart[0]).Session.ID
 	}
+	// The signatures and the cost models read the parts independently:
+	// the signatures are reduced on the other core meanwhile.
+	var train, test *sample
+	reduced := make(chan struct{})
+	go func() {
+		defer close(reduced)
+		train, test = sel.reduce(derivePart), sel.reduce(holdPart)
+	}()
 	res.demand = profileDemand(sessions, index, firstHeld)
-	train := reduce(derivePart)
-	test := reduce(holdPart)
-	trainPaths, testPaths := pathsOf(derivePart), pathsOf(holdPart)
+	// One cost model per part, shared by every profile priced on it.
+	trainCost := newCostModel(costs, sel.paths(derivePart), cache)
+	testCost := newCostModel(costs, sel.paths(holdPart), cache)
+	<-reduced
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
 	pins, denies, removed, err := constraints(cfg, index)
@@ -317,7 +329,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 				base, err = TopKBudget(p, sp.Budget)
 			}
 		} else {
-			sol, err = SolveSession(p, trainPaths, cache, sp.Target, cfg.Options)
+			sol, err = solveSession(p, trainCost, sp.Target, cfg.Options)
 			if err == nil {
 				base, err = TopK(p, sp.Target)
 			}
@@ -341,8 +353,8 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			}
 		}
 		pr := res.profile(sp.Name, sol.Tools, tools, train, test)
-		pr.DeriveCost = sessionStats(costs, trainPaths, cache, sol.Tools)
-		pr.HoldoutCost = sessionStats(costs, testPaths, cache, sol.Tools)
+		pr.DeriveCost = trainCost.sessionStats(sol.Tools)
+		pr.HoldoutCost = testCost.sessionStats(sol.Tools)
 		pr.Solution, pr.Target, pr.Budget = sol, sp.Target, sp.Budget
 		for _, rm := range removed[k] {
 			if called[index[rm.Tool]] {
@@ -353,7 +365,7 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("profile %q cannot hold %d tool(s) sessions called: %s", sp.Name, len(pr.Removed), profiles.DescribeRemovals(sp.Name, policyName, pr.Removed)))
 		}
 		pr.Baseline = &Baseline{Tools: pick(names, base.Tools), Tokens: base.Cost, Derive: train.score(base.Tools), Holdout: test.score(base.Tools),
-			DeriveCost: sessionStats(costs, trainPaths, cache, base.Tools), HoldoutCost: sessionStats(costs, testPaths, cache, base.Tools)}
+			DeriveCost: trainCost.sessionStats(base.Tools), HoldoutCost: testCost.sessionStats(base.Tools)}
 		res.Profiles = append(res.Profiles, pr)
 		prev = sol.Tools
 	}
@@ -362,8 +374,8 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 		all[i] = i
 	}
 	fp := res.profile(profiles.FullProfile, all, tools, train, test)
-	fp.DeriveCost = sessionStats(costs, trainPaths, cache, all)
-	fp.HoldoutCost = sessionStats(costs, testPaths, cache, all)
+	fp.DeriveCost = trainCost.sessionStats(all)
+	fp.HoldoutCost = testCost.sessionStats(all)
 	res.Profiles = append(res.Profiles, fp)
 
 	// An empty profile serves no upstream tool: it is the default only
@@ -505,16 +517,57 @@ func (res *Result) profile(name string, idx []int, tools []Tool, train, test *sa
 	return pr
 }
 
+// selection is the sessions selectSessions kept, in time order, each by
+// index into the sessions read and into the distinct tool sets: a
+// session's Demand without a copy per session (many sessions call the
+// same few tools).
+type selection struct {
+	sessions []telemetry.Usage
+	kept     []selected
+	sets     [][]int // distinct tool sets: catalog indices, sorted (read only)
+	setPaths []Path  // each set's path without a traced session (pathOf)
+	traced   []Path  // the paths of traced sessions
+}
+
+// selected is one kept session.
+type selected struct {
+	session int32 // index in sessions
+	set     int32 // index in sets
+	traced  int32 // index in traced, -1 without a traced session
+	unknown bool  // it called a tool the catalog lacks (Demand.Unknown)
+}
+
+func (sel *selection) usage(k selected) *telemetry.Usage { return &sel.sessions[k.session] }
+
+func (sel *selection) path(k selected) Path {
+	if k.traced >= 0 {
+		return sel.traced[k.traced]
+	}
+	return sel.setPaths[k.set]
+}
+
+// paths lists the paths of part, in order.
+func (sel *selection) paths(part []selected) []Path {
+	out := make([]Path, len(part))
+	for i, k := range part {
+		out[i] = sel.path(k)
+	}
+	return out
+}
+
 // selectSessions keeps the sessions that saw every tool, in time order
 // (TimeOrder), and maps their tools to catalog indices (CatalogDemand).
-// A session calling a tool the catalog lacks is marked Unknown and counted:
+// A session calling a tool the catalog lacks is marked unknown and counted:
 // no profile, not even full, can serve it, so no profile covers it.
 // Calls to the gateway's own tools are no demand and not counted.
-func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[string]price.Session) ([]Demand, Counts, []string) {
+func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[string]price.Session) (*selection, Counts, []string) {
 	c := Counts{Input: len(sessions)}
-	used := make([]Demand, 0, len(sessions))
+	sel := &selection{sessions: sessions, kept: make([]selected, 0, len(sessions))}
 	unknown := map[string]bool{}
-	for _, s := range sessions {
+	bySet := map[string]int32{}
+	var scratch []int
+	var key []byte
+	for i, s := range sessions {
 		switch classify(s) {
 		case classExploration:
 			c.Exploration++
@@ -527,21 +580,45 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[
 		if s.Calls == 0 && len(s.Tools) == 0 {
 			c.ZeroCalls++
 		}
-		idx, miss := CatalogDemand(make([]int, 0, len(s.Tools)), s.Tools, index, unknown)
+		idx, miss := CatalogDemand(scratch[:0], s.Tools, index, unknown)
+		scratch = idx
 		if miss {
 			c.UnknownToolSessions++
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
-		path, ok := paths[s.Session.ID]
-		used = append(used, Demand{ID: s.Session.ID, Tools: idx, Start: s.Session.Start, Unknown: miss, Path: pathOf(path, ok, idx, index)})
+		key = key[:0]
+		for _, t := range idx {
+			key = binary.AppendUvarint(key, uint64(t))
+		}
+		set, seen := bySet[string(key)]
+		if !seen {
+			set = int32(len(sel.sets))
+			tools := slices.Clip(slices.Clone(idx))
+			sel.sets = append(sel.sets, tools)
+			sel.setPaths = append(sel.setPaths, pathOf(price.Session{}, false, tools, index))
+			bySet[string(key)] = set
+		}
+		k := selected{session: int32(i), set: set, traced: -1, unknown: miss}
+		if path, ok := paths[s.Session.ID]; ok {
+			k.traced = int32(len(sel.traced))
+			sel.traced = append(sel.traced, pathOf(path, true, sel.sets[set], index))
+		}
+		sel.kept = append(sel.kept, k)
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return TimeOrder(used), c, names
+	kept := sel.kept
+	if order := timeOrder(len(kept), func(i int) time.Time { return sel.usage(kept[i]).Session.Start }); order != nil {
+		sel.kept = make([]selected, len(kept))
+		for i, o := range order {
+			sel.kept[i] = kept[o]
+		}
+	}
+	return sel, c, names
 }
 
 // unknownCalls returns the calls to upstream tools in toolCalls and those
@@ -565,14 +642,6 @@ func unknownCalls(toolCalls map[string]int, index map[string]int) (int, []ToolSh
 	return total, out
 }
 
-func pathsOf(ds []Demand) []Path {
-	out := make([]Path, len(ds))
-	for i, d := range ds {
-		out[i] = d.Path
-	}
-	return out
-}
-
 // sample is a set of sessions reduced to weighted signatures.
 type sample struct {
 	sigs        []Signature
@@ -581,31 +650,25 @@ type sample struct {
 	total       int
 }
 
-// reduce groups sessions by their distinct tool set. Signatures come out
-// sorted by tool list so that everything downstream is deterministic.
-func reduce(sessions []Demand) *sample {
-	s := &sample{total: len(sessions)}
-	byKey := map[string]int{}
-	var key []byte
-	for _, u := range sessions {
-		if u.Unknown {
+// reduce groups part's sessions by their distinct tool set. Signatures
+// come out sorted by tool list so that everything downstream is
+// deterministic.
+func (sel *selection) reduce(part []selected) *sample {
+	s := &sample{total: len(part)}
+	sig := make([]int32, len(sel.sets)) // set -> its signature plus one
+	for _, k := range part {
+		tools := sel.sets[k.set]
+		switch {
+		case k.unknown:
 			s.uncoverable++
-			continue
-		}
-		if len(u.Tools) == 0 {
+		case len(tools) == 0:
 			s.free++
-			continue
+		case sig[k.set] > 0:
+			s.sigs[sig[k.set]-1].Weight++
+		default:
+			s.sigs = append(s.sigs, Signature{Tools: tools, Weight: 1})
+			sig[k.set] = int32(len(s.sigs))
 		}
-		key = key[:0]
-		for _, t := range u.Tools {
-			key = binary.AppendUvarint(key, uint64(t))
-		}
-		if i, ok := byKey[string(key)]; ok {
-			s.sigs[i].Weight++
-			continue
-		}
-		byKey[string(key)] = len(s.sigs)
-		s.sigs = append(s.sigs, Signature{Tools: u.Tools, Weight: 1})
 	}
 	slices.SortFunc(s.sigs, func(a, b Signature) int { return slices.Compare(a.Tools, b.Tools) })
 	return s

@@ -3,13 +3,16 @@ package derive
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"pgregory.net/rapid"
 )
 
 func TestWilson(t *testing.T) {
@@ -547,4 +550,86 @@ func TestDeriveEmptyDefault(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The selection, which keeps each session as indices into the distinct
+// tool sets, gives every part the Demands one Demand per session gives:
+// the same sessions in the same time order, the same tools and paths,
+// and the same signatures.
+func TestSelectionMatchesDemands(t *testing.T) {
+	names := []string{"a", "b", "c", "gone", profiles.EnableToolsName}
+	index := map[string]int{"a": 0, "b": 1, "c": 2}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 30).Draw(t, "sessions")
+		sessions := make([]telemetry.Usage, n)
+		paths := map[string]price.Session{}
+		for i := range sessions {
+			u := &sessions[i]
+			u.Session.ID = fmt.Sprint("s", i)
+			if h := rapid.IntRange(-1, 5).Draw(t, fmt.Sprint("start", i)); h >= 0 {
+				u.Session.Start = t0.Add(time.Duration(h) * time.Hour)
+			}
+			u.Session.Profile = rapid.SampledFrom([]string{"", profiles.FullProfile, "core"}).Draw(t, fmt.Sprint("profile", i))
+			u.Session.Exploration = rapid.Bool().Draw(t, fmt.Sprint("explore", i))
+			u.Tools = rapid.SliceOfDistinct(rapid.SampledFrom(names), rapid.ID[string]).Draw(t, fmt.Sprint("tools", i))
+			u.Calls = len(u.Tools)
+			if len(u.Tools) > 0 && rapid.Bool().Draw(t, fmt.Sprint("traced", i)) {
+				s, err := price.NewSession(slices.Concat(u.Tools, u.Tools[:1]), nil, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				paths[u.Session.ID] = s
+			}
+		}
+		// One Demand per session, as Derive once built them.
+		var want []Demand
+		for _, s := range sessions {
+			if classify(s) == classRestricted {
+				continue
+			}
+			idx, miss := CatalogDemand(nil, s.Tools, index, map[string]bool{})
+			slices.Sort(idx)
+			idx = slices.Compact(idx)
+			path, ok := paths[s.Session.ID]
+			want = append(want, Demand{ID: s.Session.ID, Tools: idx, Start: s.Session.Start, Unknown: miss, Path: pathOf(path, ok, idx, index)})
+		}
+		want = TimeOrder(want)
+		sel, _, _ := selectSessions(sessions, index, paths)
+		if len(sel.kept) != len(want) {
+			t.Fatalf("kept %d sessions, want %d", len(sel.kept), len(want))
+		}
+		for i, k := range sel.kept {
+			u, w := sel.usage(k), want[i]
+			if u.Session.ID != w.ID || !u.Session.Start.Equal(w.Start) || !slices.Equal(sel.sets[k.set], w.Tools) || k.unknown != w.Unknown || !reflect.DeepEqual(sel.path(k), w.Path) {
+				t.Fatalf("session %d: %s %v %v unknown %v %+v, want %s %v %v unknown %v %+v", i,
+					u.Session.ID, u.Session.Start, sel.sets[k.set], k.unknown, sel.path(k), w.ID, w.Start, w.Tools, w.Unknown, w.Path)
+			}
+		}
+		// Signatures: each distinct tool set with its sessions, sorted.
+		cut := rapid.IntRange(0, len(want)).Draw(t, "cut")
+		for _, part := range []struct {
+			got  []selected
+			want []Demand
+		}{{sel.kept[:cut], want[:cut]}, {sel.kept[cut:], want[cut:]}} {
+			ref := &sample{total: len(part.want)}
+			bySet := map[string]int{}
+			for _, d := range part.want {
+				switch key := fmt.Sprint(d.Tools); {
+				case d.Unknown:
+					ref.uncoverable++
+				case len(d.Tools) == 0:
+					ref.free++
+				case bySet[key] > 0:
+					ref.sigs[bySet[key]-1].Weight++
+				default:
+					ref.sigs = append(ref.sigs, Signature{Tools: d.Tools, Weight: 1})
+					bySet[key] = len(ref.sigs)
+				}
+			}
+			slices.SortFunc(ref.sigs, func(a, b Signature) int { return slices.Compare(a.Tools, b.Tools) })
+			if got := sel.reduce(part.got); !reflect.DeepEqual(got, ref) {
+				t.Fatalf("signatures %+v, one Demand per session gives %+v", got, ref)
+			}
+		}
+	})
 }

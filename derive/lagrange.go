@@ -96,6 +96,100 @@ func (s *solver) closure(base *state, num, den int64) *state {
 	return st
 }
 
+// closureBetween is closure at mu = num/den when the cut is known to lie
+// between lo and hi, the cuts of a smaller and of a larger mu (or of the
+// same); hi nil bounds nothing. The smallest minimum cut grows with mu, so
+// it holds every tool of lo and none outside hi: only the signatures hi
+// covers and lo does not, and their tools outside lo, are left to decide,
+// a graph that shrinks as the search closes in and is dropped after the
+// cut. The state returned, and the work it charges, are those closure
+// gives. With s.fullCuts it is closure itself, to compare against.
+func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
+	if s.fullCuts {
+		return s.closure(base, num, den)
+	}
+	if s.node == nil {
+		s.node = make([]int32, len(s.costs))
+	}
+	var sigs, tools []int
+	for i := range s.sigs {
+		if lo.missCount[i] > 0 && (hi == nil || hi.missCount[i] == 0) {
+			sigs = append(sigs, i)
+		}
+	}
+	for _, i := range sigs {
+		for _, t := range s.sigs[i].Tools {
+			if !lo.in[t] && s.node[t] == 0 {
+				s.node[t] = int32(2 + len(sigs) + len(tools))
+				tools = append(tools, t)
+			}
+		}
+	}
+	// The graph is laid out by node directly (as compact would lay it):
+	// source, sink, signatures, tools, each node's arcs together.
+	nSig, nTool := len(sigs), len(tools)
+	n := 2 + nSig + nTool
+	deg := make([]int32, n+1)
+	deg[0], deg[1] = int32(nSig), int32(nTool)
+	for k, i := range sigs {
+		deg[2+k] = 1 + lo.missCount[i]
+	}
+	for j := range tools {
+		deg[2+nSig+j] = 1 // to the sink
+	}
+	for _, i := range sigs {
+		for _, t := range s.sigs[i].Tools {
+			if !lo.in[t] {
+				deg[s.node[t]]++
+			}
+		}
+	}
+	f := &flow{start: make([]int32, n+1), level: make([]int32, n), iter: make([]int32, n)}
+	for u := range n {
+		f.start[u+1] = f.start[u] + deg[u]
+	}
+	arcs := f.start[n]
+	f.to, f.cap, f.rev = make([]int32, arcs), make([]int64, arcs), make([]int32, arcs)
+	fill := deg[:n] // next free arc of each node
+	copy(fill, f.start[:n])
+	arc := func(u, v int32, c int64) {
+		a, b := fill[u], fill[v]
+		fill[u]++
+		fill[v]++
+		f.to[a], f.cap[a], f.rev[a] = v, c, b
+		f.to[b], f.rev[b] = u, a
+	}
+	const inf = int64(1) << 62
+	for k, i := range sigs {
+		arc(0, int32(2+k), int64(s.w[i])*num)
+		for _, t := range s.sigs[i].Tools {
+			if !lo.in[t] {
+				arc(int32(2+k), s.node[t], inf)
+			}
+		}
+	}
+	for _, t := range tools {
+		arc(s.node[t], 1, int64(s.costs[t])*den)
+	}
+	f.maxflow(0, 1)
+	reach := f.reachable(0)
+	// closure would add lo's tools to base one by one: the state is the
+	// same from lo, and the work those adds charge is charged here.
+	st := lo.clone()
+	for t, in := range lo.in {
+		if in && !base.in[t] {
+			s.work -= len(s.posting[t])
+		}
+	}
+	for k, t := range tools {
+		if reach[2+len(sigs)+k] {
+			st.add(t)
+		}
+		s.node[t] = 0
+	}
+	return st
+}
+
 // lagrangianBracket returns two closure optima adjacent on the hull around
 // the goal: in target mode lo covers fewer than need sessions and hi at
 // least need (unless unreachable); in budget mode lo fits the budget and hi
@@ -107,7 +201,7 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state, adjacent bool) {
 	for _, c := range s.costs {
 		allCost += int64(c)
 	}
-	hi = s.closure(base, allCost, 1)
+	hi = s.closureBetween(base, base, nil, allCost, 1)
 	ok := func(st *state) bool {
 		if g.budget >= 0 {
 			return st.cost <= g.budget
@@ -128,7 +222,7 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state, adjacent bool) {
 		if den <= 0 {
 			break
 		}
-		mid := s.closure(base, num, den)
+		mid := s.closureBetween(base, lo, hi, num, den)
 		if num*int64(mid.covered)-den*int64(mid.cost) == num*int64(lo.covered)-den*int64(lo.cost) {
 			return lo, hi, true // adjacent corners of the hull
 		}
@@ -165,6 +259,10 @@ func frontier(p Problem, maxDepth int) ([]FrontierPoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.frontier(maxDepth), nil
+}
+
+func (s *solver) frontier(maxDepth int) []FrontierPoint {
 	base := s.newState()
 	allCost := int64(1)
 	for _, c := range s.costs {
@@ -180,7 +278,7 @@ func frontier(p Problem, maxDepth int) ([]FrontierPoint, error) {
 		if den <= 0 || depth >= maxDepth {
 			return
 		}
-		m := s.closure(base, num, den)
+		m := s.closureBetween(base, a, b, num, den)
 		if num*int64(m.covered)-den*int64(m.cost) == num*int64(a.covered)-den*int64(a.cost) {
 			return
 		}
@@ -188,13 +286,13 @@ func frontier(p Problem, maxDepth int) ([]FrontierPoint, error) {
 		out = append(out, point(m))
 		walk(m, b, depth+1)
 	}
-	hi := s.closure(base, allCost, 1)
+	hi := s.closureBetween(base, base, nil, allCost, 1)
 	out = append(out, point(base))
 	walk(base, hi, 0)
 	if hi.covered != base.covered || hi.cost != base.cost {
 		out = append(out, point(hi))
 	}
-	return out, nil
+	return out
 }
 
 // flow is Dinic's maximum flow. Edges are added to per-node linked lists,
@@ -210,6 +308,7 @@ type flow struct {
 	cap   []int64
 	level []int32
 	iter  []int32
+	queue []int32 // bfs's
 }
 
 func newFlow(n int) *flow {
@@ -255,11 +354,11 @@ func (f *flow) bfs(s, t int) bool {
 	for i := range f.level {
 		f.level[i] = -1
 	}
-	q := []int32{int32(s)}
+	// Each node is queued at most once: the queue is one array, reused.
+	q := append(f.queue[:0], int32(s))
 	f.level[s] = 0
-	for len(q) > 0 {
-		u := q[0]
-		q = q[1:]
+	for h := 0; h < len(q); h++ {
+		u := q[h]
 		for a := f.start[u]; a < f.start[u+1]; a++ {
 			if v := f.to[a]; f.cap[a] > 0 && f.level[v] < 0 {
 				f.level[v] = f.level[u] + 1
@@ -267,6 +366,7 @@ func (f *flow) bfs(s, t int) bool {
 			}
 		}
 	}
+	f.queue = q
 	return f.level[t] >= 0
 }
 

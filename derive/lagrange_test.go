@@ -2,6 +2,8 @@ package derive
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -65,4 +67,64 @@ func smallestClosure(s *solver, base *state, num, den int64) []int {
 		}
 	}
 	return best
+}
+
+// Cutting only between the two corners around mu finds what cutting the
+// whole graph finds: the same frontier corners, the same bracket and, since
+// the states and the work they charge are the same, the same solution
+// after the local search.
+func TestContractedCutsMatchFullCuts(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		seed := rapid.Uint64().Draw(t, "seed")
+		p := randomProblem(rand.New(rand.NewPCG(seed, 7)), rapid.IntRange(3, 40).Draw(t, "tools"), rapid.IntRange(1, 80).Draw(t, "sigs"))
+		target := rapid.SampledFrom([]float64{0, 0.3, 0.5, 0.8, 0.95, 1}).Draw(t, "target")
+		depth := rapid.IntRange(1, 64).Draw(t, "depth")
+		opt := Options{ExactWork: -1}
+		run := func(full bool) ([]FrontierPoint, *Solution, int) {
+			s, err := newSolver(p, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.fullCuts = full
+			front := s.frontier(depth)
+			s, err = newSolver(p, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.fullCuts = full
+			sol := s.solve(goal{need: Need(target, s.total), budget: -1})
+			return front, sol, s.work
+		}
+		wantFront, wantSol, wantWork := run(true)
+		gotFront, gotSol, gotWork := run(false)
+		if !reflect.DeepEqual(gotFront, wantFront) {
+			t.Fatalf("frontier %v, cutting the whole graph %v", gotFront, wantFront)
+		}
+		if !reflect.DeepEqual(gotSol, wantSol) || gotWork != wantWork {
+			t.Fatalf("solution %+v (work left %d), cutting the whole graph %+v (%d)", gotSol, gotWork, wantSol, wantWork)
+		}
+	})
+}
+
+// BenchmarkFrontier times SolveSession's frontier on generated sessions,
+// cutting the whole graph at every mu (full) against cutting only between
+// the corners around it (contracted), in one run.
+func BenchmarkFrontier(b *testing.B) {
+	sessions, tools := generated(b, 200_000)
+	sel, _, _ := selectSessions(sessions, indexOf(tools), nil)
+	sm := sel.reduce(sel.kept)
+	p := Problem{Costs: costsOf(tools), Sigs: sm.sigs, Free: sm.free}
+	for _, impl := range []string{"full", "contracted"} {
+		b.Run(impl, func(b *testing.B) {
+			for b.Loop() {
+				s, err := newSolver(p, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.fullCuts = impl == "full"
+				s.frontier(6)
+				s.solve(goal{need: Need(0.8, s.total), budget: -1})
+			}
+		})
+	}
 }

@@ -48,8 +48,8 @@ func BenchmarkDerive(b *testing.B) {
 		b.Run(fmt.Sprintf("topk/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				used, _, _ := selectSessions(sessions, indexOf(tools), nil)
-				s := reduce(used)
+				sel, _, _ := selectSessions(sessions, indexOf(tools), nil)
+				s := sel.reduce(sel.kept)
 				if _, err := TopK(Problem{Costs: costsOf(tools), Sigs: s.sigs, Free: s.free}, 0.95); err != nil {
 					b.Fatal(err)
 				}
@@ -76,8 +76,8 @@ func costsOf(tools []Tool) []int {
 
 func TestGeneratedWorkloadShape(t *testing.T) {
 	sessions, tools := generated(t, 5_000)
-	used, _, _ := selectSessions(sessions, indexOf(tools), nil)
-	s := reduce(used)
+	sel, _, _ := selectSessions(sessions, indexOf(tools), nil)
+	s := sel.reduce(sel.kept)
 	t.Logf("5k sessions: %d signatures, %d zero-call", len(s.sigs), s.free)
 	res, err := Derive(sessions, Config{Tools: tools, Specs: DefaultSpecs(), Holdout: DefaultHoldout, DefaultTarget: DefaultTarget})
 	if err != nil {

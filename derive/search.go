@@ -16,9 +16,9 @@ import (
 // held-out part (profileDemand). The same sessions give the same priors.
 func (r *Result) SearchPriors() *profiles.SearchPriors {
 	sets := make([][]string, len(r.learned))
-	for i, d := range r.learned {
-		names := make([]string, len(d.Tools))
-		for j, t := range d.Tools {
+	for i, tools := range r.learned {
+		names := make([]string, len(tools))
+		for j, t := range tools {
 			names[j] = r.Names[t]
 		}
 		sets[i] = names
@@ -36,11 +36,7 @@ func (r *Result) SearchPriors() *profiles.SearchPriors {
 // at or after firstHeld is never learned from, so the held-out part tests
 // these priors as it tests the profiles.
 func profileDemand(sessions []telemetry.Usage, index map[string]int, firstHeld string) map[string][][]string {
-	starts := make([]time.Time, len(sessions))
-	for i, s := range sessions {
-		starts[i] = s.Session.Start
-	}
-	order := TimeOrderIndex(starts)
+	order := timeOrder(len(sessions), func(i int) time.Time { return sessions[i].Session.Start })
 	out := map[string][][]string{}
 	for i := range sessions {
 		if order != nil {

@@ -1,7 +1,9 @@
 package derive
 
 import (
+	"cmp"
 	"encoding/binary"
+	"math"
 	"slices"
 
 	"github.com/toolprof/toolprof/price"
@@ -156,7 +158,9 @@ func (m *costModel) total(in []bool) float64 {
 	return sum
 }
 
-// stats prices every path under in and summarises per session.
+// stats prices every path under in and summarises per session: what
+// price.Summarise gives for every session's cost, from each distinct
+// path's cost and weight, without listing a cost per session.
 func (m *costModel) stats(in []bool) price.Stats {
 	set := 0
 	for t, ok := range in {
@@ -164,24 +168,57 @@ func (m *costModel) stats(in []bool) price.Stats {
 			set += m.tok[t]
 		}
 	}
-	var costs []float64
-	for _, p := range m.paths {
-		c := m.session(p, in, set)
-		for range p.weight {
-			costs = append(costs, c)
-		}
+	costs := make([]weightedCost, len(m.paths))
+	for i, p := range m.paths {
+		costs[i] = weightedCost{m.session(p, in, set), p.weight}
 	}
-	return price.Summarise(costs)
+	return summariseWeighted(costs)
 }
 
-// sessionStats is the per-session cost of tools over paths, beside full's.
-func sessionStats(tok []int, paths []Path, cache price.CacheModel, tools []int) SessionCost {
-	m := newCostModel(tok, paths, cache)
-	in := make([]bool, len(tok))
+// weightedCost is a cost that weight sessions have.
+type weightedCost struct {
+	cost   float64
+	weight int
+}
+
+// summariseWeighted is price.Summarise of the list holding each cost
+// weight times, to the bit: the mean is summed in the same sorted order,
+// one addition per session.
+func summariseWeighted(costs []weightedCost) price.Stats {
+	slices.SortFunc(costs, func(a, b weightedCost) int { return cmp.Compare(a.cost, b.cost) })
+	n := 0
+	sum := 0.0
+	for _, c := range costs {
+		n += c.weight
+		for range c.weight {
+			sum += c.cost
+		}
+	}
+	if n == 0 {
+		return price.Stats{}
+	}
+	// rank is the cost at sorted position i, as Summarise takes it.
+	rank := func(q float64) float64 {
+		i := max(0, min(int(math.Ceil(q*float64(n)))-1, n-1))
+		for _, c := range costs {
+			if i < c.weight {
+				return c.cost
+			}
+			i -= c.weight
+		}
+		return costs[len(costs)-1].cost
+	}
+	return price.Stats{Sessions: n, Mean: sum / float64(n), P50: rank(0.50), P95: rank(0.95)}
+}
+
+// sessionStats is the per-session cost of tools over m's paths, beside
+// full's.
+func (m *costModel) sessionStats(tools []int) SessionCost {
+	in := make([]bool, len(m.tok))
 	for _, t := range tools {
 		in[t] = true
 	}
-	all := make([]bool, len(tok))
+	all := make([]bool, len(m.tok))
 	for i := range all {
 		all[i] = true
 	}
@@ -210,7 +247,24 @@ func SolveSession(p Problem, paths []Path, cache price.CacheModel, target float6
 	if err := cache.Check(); err != nil {
 		return nil, err
 	}
+	return solveSession(p, newCostModel(p.Costs, paths, cache), target, opt)
+}
+
+// solveSession is SolveSession over a cost model of the paths.
+func solveSession(p Problem, m *costModel, target float64, opt Options) (*Solution, error) {
+	// The frontier's corners do not depend on Solve's set: find them on
+	// the other core meanwhile.
+	type corners struct {
+		pts []FrontierPoint
+		err error
+	}
+	front := make(chan corners, 1)
+	go func() {
+		pts, err := frontier(p, 6)
+		front <- corners{pts, err}
+	}()
 	sol, err := Solve(p, target, opt)
+	fc := <-front
 	if err != nil || !sol.Feasible {
 		return sol, err
 	}
@@ -218,7 +272,6 @@ func SolveSession(p Problem, paths []Path, cache price.CacheModel, target float6
 	if err != nil {
 		return nil, err
 	}
-	m := newCostModel(p.Costs, paths, cache)
 	g := goal{need: sol.Need, budget: -1}
 	from := func(tools []int) sessionCand {
 		st := s.newState()
@@ -229,11 +282,10 @@ func SolveSession(p Problem, paths []Path, cache price.CacheModel, target float6
 	}
 	best := from(sol.Tools)
 	method := sol.Method
-	corners, err := frontier(p, 6)
-	if err != nil {
-		return nil, err
+	if fc.err != nil {
+		return nil, fc.err
 	}
-	for _, c := range corners {
+	for _, c := range fc.pts {
 		if c.Covered < sol.Need {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/telemetry"
+	"pgregory.net/rapid"
 )
 
 // The closed form prices a session as price does: Prices.Turns with the
@@ -152,4 +153,72 @@ func TestDefaultIsCheapestReachingTarget(t *testing.T) {
 	if res.Default != "core" {
 		t.Errorf("default %q, want core (%.1f per derive session against small's %.1f)", res.Default, core.DeriveCost.Mean, small.DeriveCost.Mean)
 	}
+}
+
+// The summary of distinct paths' costs with their weights is, to the bit,
+// price.Summarise of one cost per session: the same sessions, mean, and
+// percentiles, for every set and cache.
+func TestSessionStatsMatchesSummarise(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tok, paths, cache := drawPaths(t)
+		m := newCostModel(tok, paths, cache)
+		in := make([]bool, len(tok))
+		for i := range in {
+			in[i] = rapid.Bool().Draw(t, fmt.Sprint("in", i))
+		}
+		var each []float64
+		for _, p := range m.paths {
+			c := m.session(p, in, setTokens(tok, in))
+			for range p.weight {
+				each = append(each, c)
+			}
+		}
+		want, got := price.Summarise(each), m.stats(in)
+		if got.Sessions != want.Sessions || math.Float64bits(got.Mean) != math.Float64bits(want.Mean) ||
+			math.Float64bits(got.P50) != math.Float64bits(want.P50) || math.Float64bits(got.P95) != math.Float64bits(want.P95) {
+			t.Fatalf("weighted %+v, one cost per session %+v", got, want)
+		}
+	})
+}
+
+func setTokens(tok []int, in []bool) int {
+	n := 0
+	for t, ok := range in {
+		if ok {
+			n += tok[t]
+		}
+	}
+	return n
+}
+
+// BenchmarkSessionStats prices a set over generated sessions' paths:
+// perSession lists one cost per session for price.Summarise (the
+// reference TestSessionStatsMatchesSummarise holds stats to), weighted
+// summarises the distinct paths.
+func BenchmarkSessionStats(b *testing.B) {
+	sessions, tools := generated(b, 200_000)
+	sel, _, _ := selectSessions(sessions, indexOf(tools), nil)
+	m := newCostModel(costsOf(tools), sel.paths(sel.kept), price.DefaultCache())
+	in := make([]bool, len(tools))
+	for t := range len(tools) / 3 {
+		in[t] = true
+	}
+	set := setTokens(m.tok, in)
+	b.Run("perSession", func(b *testing.B) {
+		for b.Loop() {
+			var each []float64
+			for _, p := range m.paths {
+				c := m.session(p, in, set)
+				for range p.weight {
+					each = append(each, c)
+				}
+			}
+			price.Summarise(each)
+		}
+	})
+	b.Run("weighted", func(b *testing.B) {
+		for b.Loop() {
+			m.stats(in)
+		}
+	})
 }

@@ -51,9 +51,13 @@ type pricer struct {
 	m     *costModel
 	occ   [][]occurrence // tool -> its first step in each path having it
 	first []int32        // path -> its first step whose tool in lacks
-	in    []bool
-	set   int64
-	sum   coeffs
+	cur   []coeffs       // path -> its contrib at first
+	// refused holds, per tool, the paths whose first step in lacks is
+	// that tool's: of its occurrences, the only ones adding it changes.
+	refused [][]occurrence
+	in      []bool
+	set     int64
+	sum     coeffs
 	// gamma times a cost's absolute coefficients bounds how far both
 	// costModel.total and value may be from the exact cost.
 	gamma float64
@@ -61,12 +65,26 @@ type pricer struct {
 	stamp int32
 	steps int // elementary steps taken
 	limit int // steps after which the search ends, within its round
+	// added holds, for the round's set, what addMissing found for each
+	// list of tools priced, with the steps it took, so that a list met
+	// again (signatures missing the same tools) is not priced again but
+	// counts the same steps; nil prices every list.
+	added map[uint64]addedPrice
+	// split is the fewest tries in a round priced on two cores.
+	split int
+}
+
+type addedPrice struct {
+	sum   coeffs
+	set   int64
+	steps int
 }
 
 // newPricer returns nil when the exact coefficients could overflow or a
 // step's turn is negative: the search then prices from scratch.
 func newPricer(m *costModel) *pricer {
-	pr := &pricer{m: m, occ: make([][]occurrence, len(m.tok)), first: make([]int32, len(m.paths)), mark: make([]int32, len(m.tok)), limit: sessionSearchSteps}
+	pr := &pricer{m: m, occ: make([][]occurrence, len(m.tok)), refused: make([][]occurrence, len(m.tok)), first: make([]int32, len(m.paths)), cur: make([]coeffs, len(m.paths)), mark: make([]int32, len(m.tok)), limit: sessionSearchSteps,
+		added: map[uint64]addedPrice{}, split: parallelTries}
 	g := float64(m.cache.Growth)
 	bound, maxTurns := 0.0, 0
 	for i, p := range m.paths {
@@ -130,6 +148,12 @@ func (pr *pricer) contrib(i int, k int32) coeffs {
 // reset makes in the set tries are priced against.
 func (pr *pricer) reset(in []bool) {
 	pr.in, pr.set, pr.sum = in, 0, coeffs{}
+	if pr.added != nil {
+		clear(pr.added)
+	}
+	for t := range pr.refused {
+		pr.refused[t] = pr.refused[t][:0]
+	}
 	for t, ok := range in {
 		if ok {
 			pr.set += int64(pr.m.tok[t])
@@ -142,7 +166,12 @@ func (pr *pricer) reset(in []bool) {
 			k++
 		}
 		pr.first[i] = k
-		pr.sum = pr.sum.plus(pr.contrib(i, k))
+		if int(k) < len(p.Steps) {
+			t := p.Steps[k].Tool
+			pr.refused[t] = append(pr.refused[t], occurrence{int32(i), k})
+		}
+		pr.cur[i] = pr.contrib(i, k)
+		pr.sum = pr.sum.plus(pr.cur[i])
 		pr.steps += int(k) + 1
 	}
 }
@@ -167,21 +196,53 @@ func (pr *pricer) add(tools []int) (coeffs, int64) {
 	}
 	sum := pr.sum
 	for _, t := range tools {
+		// Counted as a scan of every occurrence, so that the step limit
+		// stops the search where it always has.
 		pr.steps += len(pr.occ[t])
-		for _, o := range pr.occ[t] {
-			if pr.first[o.path] != o.step {
-				continue
-			}
+		for _, o := range pr.refused[t] {
 			steps := pr.m.paths[o.path].Steps
 			k := o.step + 1
 			for int(k) < len(steps) && (pr.in[steps[k].Tool] || pr.mark[steps[k].Tool] == pr.stamp) {
 				k++
 			}
 			pr.steps += int(k - o.step)
-			sum = sum.plus(pr.contrib(int(o.path), k)).minus(pr.contrib(int(o.path), o.step))
+			sum = sum.plus(pr.contrib(int(o.path), k)).minus(pr.cur[o.path])
 		}
 	}
 	return sum, set
+}
+
+// addMissing is add of tools (sorted), remembered for the round when
+// they are few enough to pack into one key.
+func (pr *pricer) addMissing(tools []int) (coeffs, int64) {
+	key, ok := packTools(tools)
+	if pr.added == nil || !ok {
+		return pr.add(tools)
+	}
+	if a, ok := pr.added[key]; ok {
+		pr.steps += a.steps
+		return a.sum, a.set
+	}
+	before := pr.steps
+	sum, set := pr.add(tools)
+	pr.added[key] = addedPrice{sum, set, pr.steps - before}
+	return sum, set
+}
+
+// packTools packs up to four tools below 0xffff into one key, each plus
+// one so that no list packs as another.
+func packTools(tools []int) (uint64, bool) {
+	if len(tools) > 4 {
+		return 0, false
+	}
+	var key uint64
+	for _, t := range tools {
+		if t < 0 || t >= 0xffff {
+			return 0, false
+		}
+		key = key<<16 | uint64(t+1)
+	}
+	return key, true
 }
 
 // remove prices the set with tool t (in it) removed.
@@ -190,7 +251,7 @@ func (pr *pricer) remove(t int) (coeffs, int64) {
 	pr.steps += len(pr.occ[t])
 	for _, o := range pr.occ[t] {
 		if k := pr.first[o.path]; o.step < k {
-			sum = sum.plus(pr.contrib(int(o.path), o.step)).minus(pr.contrib(int(o.path), k))
+			sum = sum.plus(pr.contrib(int(o.path), o.step)).minus(pr.cur[o.path])
 		}
 	}
 	return sum, pr.set - int64(pr.m.tok[t])
@@ -305,34 +366,51 @@ func searchIncremental(s *solver, g goal, m *costModel, pr *pricer, best session
 		lo, hi float64 // bounds on the try's exact cost
 	}
 	var tries []priced
-	var missing []int
+	var moves []sessionMove
+	var prices []tryPrice
+	// A round's tries are priced in two halves, one per core, each by a
+	// copy of pr with its own scratch; the steps each took are then
+	// counted in order, so the round stops at the try it always has.
+	var workers [2]*pricer
+	for i := range workers {
+		w := *pr
+		w.mark = make([]int32, len(pr.mark))
+		if pr.added != nil {
+			w.added = map[uint64]addedPrice{}
+		}
+		workers[i] = &w
+	}
 	return sessionRounds(s, g, m, best, work, func(best sessionCand, count func(sessionMove)) (*sessionCand, bool) {
 		pr.reset(best.st.in)
+		moves = moves[:0]
+		sessionMoves(s, g, best.st, func(mv sessionMove) bool {
+			moves = append(moves, mv)
+			return true
+		})
+		prices = slices.Grow(prices[:0], len(moves))[:len(moves)]
+		// Steps past this many would stop the round before the try.
+		left := pr.limit - pr.steps
+		half := len(moves) / 2
+		if len(moves) < pr.split {
+			half = len(moves)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			workers[1].priceTries(pr, s, best.st, moves[half:], prices[half:], left)
+		}()
+		workers[0].priceTries(pr, s, best.st, moves[:half], prices[:half], left)
+		<-done
 		tries = tries[:0]
 		stop := false
-		sessionMoves(s, g, best.st, func(mv sessionMove) bool {
+		for i, mv := range moves {
 			count(mv)
-			var sum coeffs
-			var set int64
-			switch {
-			case mv.tool < 0:
-				missing = missing[:0]
-				for _, t := range s.sigs[mv.sig].Tools {
-					if !best.st.in[t] {
-						missing = append(missing, t)
-					}
-				}
-				sum, set = pr.add(missing)
-			case mv.remove:
-				sum, set = pr.remove(mv.tool)
-			default:
-				sum, set = pr.add([]int{mv.tool})
+			pr.steps += prices[i].steps
+			tries = append(tries, priced{mv, prices[i].lo, prices[i].hi})
+			if stop = pr.steps > pr.limit; stop {
+				break
 			}
-			v, e := pr.value(sum, set)
-			tries = append(tries, priced{mv, v - 2*e, v + 2*e})
-			stop = pr.steps > pr.limit
-			return !stop
-		})
+		}
 		// The winner's exact cost is at most every try's upper bound and
 		// at most best's total (which is within the bound of exact): only
 		// tries whose lower bound reaches both can win.
@@ -371,6 +449,52 @@ func searchIncremental(s *solver, g goal, m *costModel, pr *pricer, best session
 		}
 		return next, stop
 	})
+}
+
+// parallelTries is the fewest tries in a round worth pricing on two
+// cores.
+const parallelTries = 512
+
+// tryPrice is one try's bounds and the steps pricing it took.
+type tryPrice struct {
+	lo, hi float64
+	steps  int
+}
+
+// priceTries prices moves from st against the round's pricer round (w is
+// a copy of it with its own scratch) into out, stopping once its steps
+// pass left: a round counts them in order, so no later try of this share
+// is reached.
+func (w *pricer) priceTries(round *pricer, s *solver, st *state, moves []sessionMove, out []tryPrice, left int) {
+	w.in, w.set, w.sum, w.steps = round.in, round.set, round.sum, 0
+	if w.added != nil {
+		clear(w.added)
+	}
+	var missing []int
+	for i, mv := range moves {
+		before := w.steps
+		var sum coeffs
+		var set int64
+		switch {
+		case mv.tool < 0:
+			missing = missing[:0]
+			for _, t := range s.sigs[mv.sig].Tools {
+				if !st.in[t] {
+					missing = append(missing, t)
+				}
+			}
+			sum, set = w.addMissing(missing)
+		case mv.remove:
+			sum, set = w.remove(mv.tool)
+		default:
+			sum, set = w.add([]int{mv.tool})
+		}
+		v, e := w.value(sum, set)
+		out[i] = tryPrice{v - 2*e, v + 2*e, w.steps - before}
+		if w.steps > left {
+			return
+		}
+	}
 }
 
 func cmpFloat(a, b float64) int {

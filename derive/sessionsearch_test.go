@@ -175,24 +175,30 @@ func TestSearchIncrementalMatchesScratch(t *testing.T) {
 
 // BenchmarkSolveSession times the session-cost local search on generated
 // sessions: scratch prices every try from every path (the reference the
-// property test holds the incremental search to), so the ratio of the two
-// in one run is the speed-up.
+// property test holds the incremental search to), incremental prices each
+// try from the paths it changes, remembering also prices each round's
+// distinct tool lists once; the ratios in one run are the speed-ups.
 func BenchmarkSolveSession(b *testing.B) {
 	for _, n := range []int{10_000, 50_000} {
 		sessions, tools := generated(b, n)
-		used, _, _ := selectSessions(sessions, indexOf(tools), nil)
-		sm := reduce(used)
+		sel, _, _ := selectSessions(sessions, indexOf(tools), nil)
+		sm := sel.reduce(sel.kept)
 		p := Problem{Costs: costsOf(tools), Sigs: sm.sigs, Free: sm.free}
-		paths := pathsOf(used)
+		paths := sel.paths(sel.kept)
 		s, g, m, start, _ := searchStart(b, p, paths, price.DefaultCache(), 0.8)
-		for _, impl := range []string{"scratch", "incremental"} {
+		for _, impl := range []string{"scratch", "incremental", "remembering"} {
 			b.Run(fmt.Sprintf("%s/%d", impl, n), func(b *testing.B) {
 				for b.Loop() {
 					best := sessionCand{start.st.clone(), start.cost}
-					if impl == "scratch" {
+					pr := newPricer(m)
+					switch impl {
+					case "scratch":
 						searchScratch(s, g, m, best, sessionSearchWork)
-					} else {
-						searchIncremental(s, g, m, newPricer(m), best, sessionSearchWork)
+					case "incremental":
+						pr.added = nil
+						searchIncremental(s, g, m, pr, best, sessionSearchWork)
+					default:
+						searchIncremental(s, g, m, pr, best, sessionSearchWork)
 					}
 				}
 			})
@@ -222,4 +228,41 @@ func TestSearchIncrementalStopsWithinRound(t *testing.T) {
 			t.Errorf("step limit %d: %v, want %v", c.limit, got.st.tools(), c.want)
 		}
 	}
+}
+
+// Remembering each round's priced tool lists, and pricing a round's tries
+// in two halves on two cores, change nothing: the search that prices
+// every list again, in one run, chooses the same set at the same total,
+// takes the same steps, and so stops at the same try under any step limit.
+func TestSearchRemembersPricedLists(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		p, paths, cache := drawProblem(t)
+		target := rapid.SampledFrom([]float64{0, 0.5, 0.8, 0.95}).Draw(t, "target")
+		s, g, m, start, ok := searchStart(t, p, paths, cache, target)
+		if !ok {
+			t.Skip("target unreachable")
+		}
+		limit := rapid.IntRange(1, 2000).Draw(t, "limit")
+		run := func(remember, split bool) (sessionCand, bool, int) {
+			pr := newPricer(m)
+			pr.limit = limit
+			if !remember {
+				pr.added = nil
+			}
+			pr.split = math.MaxInt
+			if split {
+				pr.split = 1
+			}
+			got, improved := searchIncremental(s, g, m, pr, sessionCand{start.st.clone(), start.cost}, sessionSearchWork)
+			return got, improved, pr.steps
+		}
+		want, wantImproved, wantSteps := run(false, false)
+		for _, v := range []struct{ remember, split bool }{{true, false}, {false, true}, {true, true}} {
+			got, gotImproved, gotSteps := run(v.remember, v.split)
+			if !slices.Equal(got.st.tools(), want.st.tools()) || math.Float64bits(got.cost) != math.Float64bits(want.cost) || gotImproved != wantImproved || gotSteps != wantSteps {
+				t.Fatalf("%+v: %v at %v (improved %v, %d steps); pricing every list in one run: %v at %v (improved %v, %d steps)",
+					v, got.st.tools(), got.cost, gotImproved, gotSteps, want.st.tools(), want.cost, wantImproved, wantSteps)
+			}
+		}
+	})
 }

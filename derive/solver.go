@@ -92,6 +92,10 @@ type solver struct {
 	opt     Options
 	work    int // remaining destroy-and-repair budget
 	cg      *closureGraph
+	node    []int32 // closureBetween's tool -> node, zero between calls
+	// fullCuts makes closureBetween cut the whole graph, as closure
+	// does: tests compare the two.
+	fullCuts bool
 }
 
 func newSolver(p Problem, opt Options) (*solver, error) {

@@ -329,21 +329,16 @@ func readSessions(ctx context.Context, dirs, traces []string, skipBad bool, log 
 		return s
 	}
 	r := &sessionsRead{paths: map[string]price.Session{}}
-	add := func(u telemetry.Usage) {
-		for i, t := range u.Tools {
-			u.Tools[i] = name(t)
-		}
-		r.unknown += u.Unknown
-		r.sessions = append(r.sessions, u)
-	}
 	if len(dirs) > 0 {
 		snap, err := telemetry.ScanUsage(ctx, dirs, telemetry.Window{})
 		if err != nil {
 			return nil, err
 		}
-		r.sessions = snap.Usage[:0] // in place: add writes element i over itself, no second copy
-		for _, u := range snap.Usage {
-			add(u)
+		// The reader names tools from each segment's one table, shared
+		// by its sessions: interning them again saves next to nothing.
+		r.sessions = snap.Usage
+		for i := range r.sessions {
+			r.unknown += r.sessions[i].Unknown
 		}
 		// Telemetry records no turns: each call is one, plus one answering.
 		called := map[string][]string{}

@@ -148,13 +148,18 @@ type accExtra struct {
 	tally     *sessionTally // with scanStats
 }
 
-// perSegment accumulates one segment's calls by session number.
+// perSegment accumulates one segment's calls by session number; its tool
+// set is the session number's words of the segment's sets.
 type perSegment struct {
 	calls, denied, unknown int
 	first                  uint64 // first call start, Unix ns
-	tools                  []uint64
-	last                   uint64    // latest call end, Unix ns (scanStats)
-	toolCalls, outcomes    []idCount // (scanStats)
+}
+
+// perSegmentStats is what scanStats accumulates beside perSegment, kept
+// apart so that the other scans do not hold it per session.
+type perSegmentStats struct {
+	last                uint64 // latest call end, Unix ns
+	toolCalls, outcomes []idCount
 }
 
 // scanState is what a scan keeps across segments.
@@ -396,8 +401,8 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			toolID[tn] = id
 		}
 	}
-	// acc returns the session's accumulators, valid until the next call.
-	acc := func(id string) (*Usage, *accExtra) {
+	// accIndex returns the session's index in st.usage and st.extra.
+	accIndex := func(id string) int32 {
 		i, ok := st.index[id]
 		if !ok {
 			i = int32(len(st.usage))
@@ -405,8 +410,137 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			st.usage = append(st.usage, Usage{Session: Session{ID: id}})
 			st.extra = append(st.extra, accExtra{})
 		}
+		return i
+	}
+	// acc returns session number sn's accumulators, valid until the next
+	// call. slot keeps each number's index once looked up (plus one; zero
+	// before), so its calls find it without a second lookup by id.
+	slot := make([]int32, len(names))
+	acc := func(sn uint32) (*Usage, *accExtra) {
+		i := slot[sn] - 1
+		if i < 0 {
+			i = accIndex(names[sn])
+			slot[sn] = i + 1
+		}
 		return &st.usage[i], &st.extra[i]
 	}
+	// The calls are read on the other core, in a second read-only
+	// transaction, while the session records are: they meet only in the
+	// per-session totals after both. A segment before the window has no
+	// calls to read.
+	var per []perSegment
+	var perStats []perSegmentStats
+	if !beforeWindow {
+		per = make([]perSegment, len(names))
+	}
+	if mode == scanStats && !beforeWindow {
+		perStats = make([]perSegmentStats, len(names))
+	}
+	toolCalls := make([]int, len(tools))
+	defer func() {
+		for tn, n := range toolCalls {
+			if n > 0 {
+				snap.ToolCalls[tools[tn]] += n
+			}
+		}
+	}()
+	words := (len(tools) + 63) / 64
+	if mode == scanStats {
+		words = 0 // stats counts tools by id in the tallies, without sets
+	}
+	var sets []uint64 // per session number, words each
+	if !beforeWindow {
+		sets = make([]uint64, len(names)*words)
+	}
+	readCalls := func(tx *bolt.Tx) error {
+		c := tx.Bucket([]byte(bucketCalls)).Cursor()
+		var k, v []byte
+		if w.Since.IsZero() {
+			k, v = c.First()
+		} else {
+			k, v = c.Seek(timeKey(w.Since, 0)[:8])
+		}
+		n := 0
+		defer func() { snap.callsVisited += n }()
+		for ; k != nil; k, v = c.Next() {
+			if n++; n&0xffff == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			var sn, tn uint32
+			var outcome Outcome
+			var end uint64
+			if full {
+				call, s, t, err := decodeCall(k, v)
+				if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
+					return bad("calls", k, cmpErr(err, "unknown session or tool number"))
+				}
+				call.Session, call.Tool = names[s], tools[t]
+				*calls = append(*calls, call)
+				sn, tn, outcome = s, t, call.Outcome
+			} else {
+				// Fast path: session, skip seq, tool, skip duration, outcome.
+				r := recordReader{b: v}
+				sn = uint32(r.uvarint())
+				r.uvarint()
+				tn = uint32(r.uvarint())
+				end = binary.BigEndian.Uint64(k) + r.uvarint()
+				outcome = r.outcome()
+				if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
+					return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
+				}
+			}
+			p := &per[sn]
+			if p.calls == 0 {
+				p.first = binary.BigEndian.Uint64(k)
+			}
+			p.calls++
+			toolCalls[tn]++
+			if words > 0 {
+				r := rank[tn]
+				sets[int(sn)*words+int(r/64)] |= 1 << (r % 64)
+			}
+			switch outcome {
+			case OutcomeDenied:
+				p.denied++
+			case OutcomeUnknownTool:
+				p.unknown++
+			}
+			if mode == scanStats {
+				ps := &perStats[sn]
+				ps.last = max(ps.last, end)
+				ps.toolCalls = addCount(ps.toolCalls, toolID[tn], 1)
+				ps.outcomes = addCount(ps.outcomes, outcomeID(outcome, st, snap), 1)
+			}
+		}
+		return nil
+	}
+	callsRead := make(chan error, 1)
+	if beforeWindow {
+		callsRead <- nil
+	} else {
+		go func() {
+			rtx, err := tx.DB().Begin(false)
+			if err != nil {
+				callsRead <- fmt.Errorf("read telemetry segment %s: %w", path, err)
+				return
+			}
+			defer rtx.Rollback()
+			callsRead <- readCalls(rtx)
+		}()
+	}
+	// Wait for the calls on every return, so that nothing writes to the
+	// accumulators after readSegment returns.
+	waited := false
+	wait := func() error {
+		if waited {
+			return nil
+		}
+		waited = true
+		return <-callsRead
+	}
+	defer wait()
 	intern := map[string]string{}
 	if err := tx.Bucket([]byte(bucketSessions)).ForEach(func(k, v []byte) error {
 		s, sn, err := decodeSession(k, v, intern)
@@ -414,7 +548,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			return bad("sessions", k, cmpErr(err, "unknown session number"))
 		}
 		s.ID = names[sn]
-		u, x := acc(s.ID)
+		u, x := acc(sn)
 		// A later segment's record replaces an earlier one unless only the
 		// earlier one saw the session end.
 		if !x.record || !s.End.IsZero() || u.Session.End.IsZero() {
@@ -433,93 +567,21 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		if err != nil || int(sn) >= len(names) {
 			return bad("switches", k, cmpErr(err, "unknown session number"))
 		}
-		_, x := acc(names[sn])
+		_, x := acc(sn)
 		x.switches = append(x.switches, sw)
 		return nil
 	}); err != nil {
 		return err
 	}
 
-	per := make([]perSegment, len(names))
-	toolCalls := make([]int, len(tools))
-	defer func() {
-		for tn, n := range toolCalls {
-			if n > 0 {
-				snap.ToolCalls[tools[tn]] += n
-			}
-		}
-	}()
-	words := (len(tools) + 63) / 64
-	if mode == scanStats {
-		words = 0 // stats counts tools by id in the tallies, without sets
-	}
-	sets := make([]uint64, len(names)*words) // per session number, words each
-	c := tx.Bucket([]byte(bucketCalls)).Cursor()
-	var k, v []byte
-	if w.Since.IsZero() {
-		k, v = c.First()
-	} else {
-		k, v = c.Seek(timeKey(w.Since, 0)[:8])
-	}
-	n := 0
-	defer func() { snap.callsVisited += n }()
-	for ; k != nil; k, v = c.Next() {
-		if n++; n&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		var sn, tn uint32
-		var outcome Outcome
-		var end uint64
-		if full {
-			call, s, t, err := decodeCall(k, v)
-			if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
-				return bad("calls", k, cmpErr(err, "unknown session or tool number"))
-			}
-			call.Session, call.Tool = names[s], tools[t]
-			*calls = append(*calls, call)
-			sn, tn, outcome = s, t, call.Outcome
-		} else {
-			// Fast path: session, skip seq, tool, skip duration, outcome.
-			r := recordReader{b: v}
-			sn = uint32(r.uvarint())
-			r.uvarint()
-			tn = uint32(r.uvarint())
-			end = binary.BigEndian.Uint64(k) + r.uvarint()
-			outcome = r.outcome()
-			if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
-				return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
-			}
-		}
-		p := &per[sn]
-		if p.calls == 0 {
-			p.first = binary.BigEndian.Uint64(k)
-			p.tools = sets[int(sn)*words : (int(sn)+1)*words : (int(sn)+1)*words]
-		}
-		p.calls++
-		toolCalls[tn]++
-		if words > 0 {
-			r := rank[tn]
-			p.tools[r/64] |= 1 << (r % 64)
-		}
-		switch outcome {
-		case OutcomeDenied:
-			p.denied++
-		case OutcomeUnknownTool:
-			p.unknown++
-		}
-		if mode == scanStats {
-			p.last = max(p.last, end)
-			p.toolCalls = addCount(p.toolCalls, toolID[tn], 1)
-			p.outcomes = addCount(p.outcomes, outcomeID(outcome, st, snap), 1)
-		}
+	if err := wait(); err != nil {
+		return err
 	}
 	for sn, p := range per {
 		if p.calls == 0 {
 			continue
 		}
-		u, x := acc(names[sn])
+		u, x := acc(uint32(sn))
 		first := time.Unix(0, int64(p.first)).UTC()
 		if x.firstCall.IsZero() || first.Before(x.firstCall) {
 			x.firstCall = first
@@ -528,30 +590,32 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		u.Denied += p.denied
 		u.Unknown += p.unknown
 		if mode == scanStats {
+			ps := &perStats[sn]
 			t := x.tally
 			if t == nil {
 				// The session's first segment: its counts become the tally.
-				x.tally = &sessionTally{tools: p.toolCalls, outcomes: p.outcomes, lastEnd: time.Unix(0, int64(p.last)).UTC()}
+				x.tally = &sessionTally{tools: ps.toolCalls, outcomes: ps.outcomes, lastEnd: time.Unix(0, int64(ps.last)).UTC()}
 				continue // stats reads no tool names
 			}
-			if last := time.Unix(0, int64(p.last)).UTC(); last.After(t.lastEnd) {
+			if last := time.Unix(0, int64(ps.last)).UTC(); last.After(t.lastEnd) {
 				t.lastEnd = last
 			}
-			for _, c := range p.toolCalls {
+			for _, c := range ps.toolCalls {
 				t.tools = addCount(t.tools, c.id, c.n)
 			}
-			for _, c := range p.outcomes {
+			for _, c := range ps.outcomes {
 				t.outcomes = addCount(t.outcomes, c.id, c.n)
 			}
 			continue
 		}
 		x.unsorted = len(u.Tools) > 0 // a second segment's set is appended
 		n := 0
-		for _, word := range p.tools {
+		set := sets[sn*words : (sn+1)*words]
+		for _, word := range set {
 			n += bits.OnesCount64(word)
 		}
 		u.Tools = slices.Grow(u.Tools, n) // one exact allocation, not doublings
-		for wi, word := range p.tools {
+		for wi, word := range set {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << b
