@@ -196,7 +196,7 @@ func (c *Choose) step(ctx context.Context, cfg Config, cat *catalog.Catalog, pol
 		return fmt.Errorf("derive --choose-default: %w", err)
 	}
 	choice, err := evaluate.ChooseDefault(ctx, evaluate.ChooseConfig{Target: c.ServedTarget,
-		Config: evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: out.File, Policy: policy}, Sessions: held, Cache: cfg.Cache, Limit: c.SearchLimit}})
+		Config: evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: out.File, Policy: policy, PolicyPath: policyPath(cfg, policy)}, Sessions: held, Cache: cfg.Cache, Limit: c.SearchLimit}})
 	if err != nil {
 		return &RefusedError{fmt.Errorf("derive --choose-default: %w; nothing written: lower --served-target or derive without --choose-default", err)}
 	}
@@ -287,6 +287,14 @@ func loadPolicy(path, out string) (*profiles.Policy, error) {
 		}
 	}
 	return profiles.LoadPolicy(path)
+}
+
+// policyPath names the policy Run loaded: "" when there is none.
+func policyPath(cfg Config, policy *profiles.Policy) string {
+	if policy == nil {
+		return ""
+	}
+	return cmp.Or(cfg.Policy, profiles.PolicyPathFor(cfg.Out))
 }
 
 // LoadCurrent reads the file at path: nil when it does not exist. A file
