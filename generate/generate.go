@@ -18,6 +18,7 @@ import (
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/evaluate"
 	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/internal/cli"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
@@ -124,6 +125,9 @@ func Run(ctx context.Context, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.Choose.checkPolicy(policy, policyPath(cfg, policy)); err != nil {
+		return nil, err
+	}
 	tools, err := bench.DeriveTools(ctx, cat, policy)
 	if err != nil {
 		return nil, err
@@ -172,6 +176,17 @@ func Run(ctx context.Context, cfg Config) (*Output, error) {
 		return out, err
 	}
 	return out, nil
+}
+
+// checkPolicy refuses, as a usage error, to choose the default under a
+// policy that sets its own: Set.Default prefers profiles.toml's, so the
+// chosen one would be written and reported but never served.
+func (c *Choose) checkPolicy(policy *profiles.Policy, path string) error {
+	if c == nil || policy == nil || policy.Default == "" {
+		return nil
+	}
+	return cli.UsageError{Err: fmt.Errorf("derive --choose-default: %w", &profiles.Error{File: path, Line: profiles.KeyLine(path, "default"), Key: "default",
+		Msg: fmt.Sprintf("profiles.toml's default %q is served over any chosen one: remove the default key to choose it with --choose-default, or derive without --choose-default", policy.Default)})}
 }
 
 // step chooses the default arm on derive's held-out sessions, makes it
