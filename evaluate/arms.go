@@ -90,7 +90,8 @@ type ArmReport struct {
 	// for: ProtocolsAll, ProtocolsModern or ProtocolsLegacy.
 	Protocols string `json:"protocols"`
 	// ServedShare is the share of needed uses the arm served: listed,
-	// switched on, or found by a search.
+	// switched on, or found by a search. Of no needed uses it is unknown:
+	// 0 here, left out of the report's JSON and printed "-".
 	ServedShare float64 `json:"served_share"`
 	// RecallAt is the share of the needed uses a search was made for whose
 	// tool ranked within the top k, by k; only for the arms that search,

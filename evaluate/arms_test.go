@@ -469,3 +469,50 @@ func TestRunSearchAsksWithTheTurnBefore(t *testing.T) {
 		t.Errorf("search arm served %v with %v searches, want 1 with 1", a.ServedShare, a.SearchesPerSession)
 	}
 }
+
+// TestRunServedUnknownWithoutNeededUses: sessions that call no catalog
+// tool need nothing, so no arm's served share can be computed: it is left
+// out of the JSON and printed "-", never 0.
+func TestRunServedUnknownWithoutNeededUses(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Sessions = []evaluate.Session{{ID: "none", Turns: []string{"hello"}, Calls: []evaluate.Call{{Tool: "gone", Turn: 0}}}}
+	rep, err := evaluate.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Needed != 0 || len(rep.Arms) == 0 {
+		t.Fatalf("needed %d, %d arms; want none needed", rep.Needed, len(rep.Arms))
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shape struct {
+		Needed *int `json:"needed"`
+		Arms   []map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(b, &shape); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range shape.Arms {
+		if _, ok := a["served_share"]; ok || a["cost_per_session"] == nil || shape.Needed == nil {
+			t.Errorf("arm %s: %s; want served_share left out, the rest kept", a["name"], b)
+		}
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, line := range strings.Split(text.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && rep.Arm(f[0]) != nil {
+			rows++
+			if f[3] != "-" {
+				t.Errorf("row %q: want served printed as -", line)
+			}
+		}
+	}
+	if rows != len(rep.Arms) {
+		t.Errorf("%d rows for %d arms:\n%s", rows, len(rep.Arms), text.String())
+	}
+}

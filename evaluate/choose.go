@@ -279,6 +279,9 @@ func ChooseDefault(ctx context.Context, cfg ChooseConfig) (*Choice, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.CheckServed(cfg.Profiles); err != nil {
+		return nil, err
+	}
 	c.Limit = cmp.Or(cfg.Limit, toolsearch.DefaultLimit)
 	return c, nil
 }

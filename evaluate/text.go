@@ -20,7 +20,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			return "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%s\t%s\t%s\t%.2f\t%.0f\t%.0f\t%.0f\t%.3f\t\n", a.Name, a.Profile, a.Protocols, a.ServedShare,
+		served := "-" // of no needed uses: unknown
+		if r.Needed > 0 {
+			served = fmt.Sprintf("%.3f", a.ServedShare)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.0f\t%.0f\t%.0f\t%.3f\t\n", a.Name, a.Profile, a.Protocols, served,
 			recall("1"), recall("5"), recall("10"), a.SearchesPerSession, a.CostPerSession.Mean, a.CostPerSession.P50, a.CostPerSession.P95, a.CostShareOfFull)
 	}
 	if err := tw.Flush(); err != nil {

@@ -114,14 +114,7 @@ func newSearchState(list []*mcp.Tool, r *profiles.Resolved) (*searchState, error
 
 // searchOffered reports whether sessions of profile are served search.
 func (g *Gateway) searchOffered(profile string) bool {
-	cat := g.cat()
-	p, ok := cat.resolved.Profiles[profile]
-	if !ok || !p.Search || cat.search == nil {
-		return false
-	}
-	_, clashFind := cat.tools[toolsearch.FindToolsName]
-	_, clashCall := cat.tools[toolsearch.CallToolName]
-	return !clashFind && !clashCall
+	return g.policySnapshot(g.cat()).SearchOffered(profile)
 }
 
 // withSearchTools puts find_tools and call_tool before names when profile

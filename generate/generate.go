@@ -18,6 +18,7 @@ import (
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/evaluate"
 	"github.com/toolprof/toolprof/groups"
+	"github.com/toolprof/toolprof/internal/cli"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
@@ -124,6 +125,9 @@ func Run(ctx context.Context, cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.Choose.checkPolicy(policy, policyPath(cfg, policy)); err != nil {
+		return nil, err
+	}
 	tools, err := bench.DeriveTools(ctx, cat, policy)
 	if err != nil {
 		return nil, err
@@ -174,6 +178,17 @@ func Run(ctx context.Context, cfg Config) (*Output, error) {
 	return out, nil
 }
 
+// checkPolicy refuses, as a usage error, to choose the default under a
+// policy that sets its own: Set.Default prefers profiles.toml's, so the
+// chosen one would be written and reported but never served.
+func (c *Choose) checkPolicy(policy *profiles.Policy, path string) error {
+	if c == nil || policy == nil || policy.Default == "" {
+		return nil
+	}
+	return cli.UsageError{Err: fmt.Errorf("derive --choose-default: %w", &profiles.Error{File: path, Line: profiles.KeyLine(path, "default"), Key: "default",
+		Msg: fmt.Sprintf("profiles.toml's default %q is served over any chosen one: remove the default key to choose it with --choose-default, or derive without --choose-default", policy.Default)})}
+}
+
 // step chooses the default arm on derive's held-out sessions, makes it
 // out.File's default and re-encodes it. With c nil it does nothing.
 func (c *Choose) step(ctx context.Context, cfg Config, cat *catalog.Catalog, policy *profiles.Policy, out *Output) error {
@@ -196,7 +211,7 @@ func (c *Choose) step(ctx context.Context, cfg Config, cat *catalog.Catalog, pol
 		return fmt.Errorf("derive --choose-default: %w", err)
 	}
 	choice, err := evaluate.ChooseDefault(ctx, evaluate.ChooseConfig{Target: c.ServedTarget,
-		Config: evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: out.File, Policy: policy}, Sessions: held, Cache: cfg.Cache, Limit: c.SearchLimit}})
+		Config: evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: out.File, Policy: policy, PolicyPath: policyPath(cfg, policy)}, Sessions: held, Cache: cfg.Cache, Limit: c.SearchLimit}})
 	if err != nil {
 		return &RefusedError{fmt.Errorf("derive --choose-default: %w; nothing written: lower --served-target or derive without --choose-default", err)}
 	}
@@ -287,6 +302,14 @@ func loadPolicy(path, out string) (*profiles.Policy, error) {
 		}
 	}
 	return profiles.LoadPolicy(path)
+}
+
+// policyPath names the policy Run loaded: "" when there is none.
+func policyPath(cfg Config, policy *profiles.Policy) string {
+	if policy == nil {
+		return ""
+	}
+	return cmp.Or(cfg.Policy, profiles.PolicyPathFor(cfg.Out))
 }
 
 // LoadCurrent reads the file at path: nil when it does not exist. A file

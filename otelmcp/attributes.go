@@ -25,7 +25,8 @@ const (
 	// upstream_error, denied, unknown_tool, cancelled).
 	AttrOutcome = "toolprof.outcome"
 	// AttrReachedBy says how the session reached the tool it called:
-	// listed (in its profile) or group (switched on).
+	// listed (in its profile), group (switched on) or search (through
+	// call_tool).
 	AttrReachedBy = "toolprof.reached_by"
 	// AttrUsageSession is the telemetry session ID, which groups a stdio
 	// session's spans (stdio has no mcp.session.id).

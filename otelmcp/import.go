@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -182,7 +183,9 @@ func (r *reader) span(s ptrace.Span) {
 	}
 	sess.calls = append(sess.calls, importCall{
 		start: s.StartTimestamp().AsTime(),
-		call:  telemetry.TraceCall{Tool: tool, Outcome: string(outcome(str(AttrOutcome), str(AttrErrorType)))},
+		// Only a call search let through says so (toolprof.reached_by); a
+		// refused one reads as a direct call of the tool.
+		call: telemetry.TraceCall{Tool: tool, Outcome: string(outcome(str(AttrOutcome), str(AttrErrorType))), Search: str(AttrReachedBy) == gateway.ReachedSearch},
 	})
 }
 

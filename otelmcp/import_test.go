@@ -193,3 +193,33 @@ func TestReadFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestReadFilesSearch: a call span marked reached by search is imported as
+// a call made through call_tool; any other is not.
+func TestReadFilesSearch(t *testing.T) {
+	call := attr(AttrMethodName, "tools/call") + "," + attr(AttrToolName, "get-weather")
+	for _, tt := range []struct {
+		name   string
+		attrs  string
+		search bool
+	}{
+		{"reached by search", call + "," + attr(AttrReachedBy, "search"), true},
+		{"listed", call + "," + attr(AttrReachedBy, "listed"), false},
+		{"switched on", call + "," + attr(AttrReachedBy, "group"), false},
+		{"refused: no reached_by", call + "," + attr(AttrOutcome, "denied"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "spans.json")
+			if err := os.WriteFile(path, []byte(otlpSpan("4bf92f3577b34da6a3ce929d0e0e4736", "2", tt.attrs)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sessions, _, err := ReadFiles([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sessions) != 1 || len(sessions[0].Calls) != 1 || sessions[0].Calls[0].Search != tt.search {
+				t.Fatalf("sessions %+v: want one call, search %v", sessions, tt.search)
+			}
+		})
+	}
+}

@@ -51,7 +51,9 @@ type Verdict struct {
 // gateway would serve them: enable_tools, find_tools and call_tool are the
 // gateway's own where it serves them to profile (groups, search), and a
 // call through call_tool is allowed a tool the profile does not hold only
-// when the tool is searchable. Where profile is not served search, a call
+// when the tool is searchable; one whose recorded arguments name no tool
+// (no name, an empty one, or not a string) the gateway refuses, and so is
+// an unknown tool here. Where profile is not served search, a call
 // made through call_tool is one of a tool named call_tool (an upstream's,
 // or unknown).
 func CheckSession(snap *Snapshot, session string, calls []Call, profile string) Verdict {
@@ -68,6 +70,14 @@ func CheckSession(snap *Snapshot, session string, calls []Call, profile string) 
 	st := &State{Profile: profile}
 	groupsOffered := len(snap.OfferedGroups(st)) > 0
 	searchOffered := snap.SearchOffered(profile)
+	unknown := func(tool string) {
+		if !slices.Contains(v.Unknown, tool) {
+			v.Unknown = append(v.Unknown, tool)
+		}
+		if v.Status == VerdictCovered {
+			v.Status = VerdictUnknownTool
+		}
+	}
 	for _, c := range calls {
 		tool, viaSearch := c.Tool, c.ViaSearch
 		switch {
@@ -87,10 +97,16 @@ func CheckSession(snap *Snapshot, session string, calls []Call, profile string) 
 		case searchOffered && tool == toolsearch.FindToolsName:
 			continue
 		case searchOffered && tool == toolsearch.CallToolName:
-			name, ok := calledTool(c.Arguments)
-			if !ok {
+			if len(c.Arguments) == 0 {
 				// The record does not say which tool (exported telemetry
 				// records the carried call instead): any searchable one.
+				continue
+			}
+			name, ok := calledTool(c.Arguments)
+			if !ok {
+				// The gateway refuses it (invalid_arguments), whatever
+				// the session meant to call.
+				unknown(callToolNamingNone)
 				continue
 			}
 			tool, viaSearch = name, true
@@ -99,12 +115,7 @@ func CheckSession(snap *Snapshot, session string, calls []Call, profile string) 
 		switch Decide(snap, st, tool).Refusal {
 		case Allowed:
 		case UnknownTool:
-			if !slices.Contains(v.Unknown, tool) {
-				v.Unknown = append(v.Unknown, tool)
-			}
-			if v.Status == VerdictCovered {
-				v.Status = VerdictUnknownTool
-			}
+			unknown(tool)
 		default:
 			if !slices.Contains(v.Excluded, tool) {
 				v.Excluded = append(v.Excluded, tool)
@@ -136,6 +147,10 @@ func switchedGroups(res *profiles.Resolved, profile string, arguments json.RawMe
 	}
 	return nil // the gateway refuses a group the profile does not offer
 }
+
+// callToolNamingNone stands, among a verdict's unknown tools, for
+// call_tool calls whose recorded arguments name no tool.
+const callToolNamingNone = "call_tool without a tool name"
 
 // calledTool returns the tool a call_tool call with arguments runs, as the
 // gateway reads it; ok is false when the arguments do not name one.

@@ -56,6 +56,10 @@ func TestCheckSession(t *testing.T) {
 		{name: "call_tool naming a searchable tool", profile: "searchy", calls: []call{{Tool: "call_tool", Arguments: args(`{"name": "write", "arguments": {}}`)}}, status: policy.VerdictCovered},
 		{name: "call_tool naming a tool not searchable", profile: "searchy", calls: []call{{Tool: "call_tool", Arguments: args(`{"name": "drop"}`)}}, status: policy.VerdictExcluded, excluded: []string{"drop"}},
 		{name: "call_tool unrecorded", profile: "searchy", calls: []call{{Tool: "call_tool"}}, status: policy.VerdictCovered},
+		{name: "call_tool with no name", profile: "searchy", calls: []call{{Tool: "call_tool", Arguments: args(`{"arguments": {}}`)}}, status: policy.VerdictUnknownTool, unknown: []string{"call_tool without a tool name"}},
+		{name: "call_tool with an empty name", profile: "searchy", calls: []call{{Tool: "call_tool", Arguments: args(`{"name": ""}`)}}, status: policy.VerdictUnknownTool, unknown: []string{"call_tool without a tool name"}},
+		{name: "call_tool with a name not a string", profile: "searchy", calls: []call{{Tool: "call_tool", Arguments: args(`{"name": 7}`)}}, status: policy.VerdictUnknownTool, unknown: []string{"call_tool without a tool name"}},
+		{name: "call_tool with null arguments", profile: "searchy", calls: []call{{Tool: "call_tool", Arguments: args(`null`)}, {Tool: "read"}}, status: policy.VerdictUnknownTool, unknown: []string{"call_tool without a tool name"}},
 		{name: "call_tool not served", profile: "core", calls: []call{{Tool: "call_tool", Arguments: args(`{"name": "write"}`)}}, status: policy.VerdictUnknownTool, unknown: []string{"call_tool"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"os"
 	"strconv"
 	"strings"
 )
@@ -357,4 +358,16 @@ func (s *scanner) skipValue() {
 			s.i++
 		}
 	}
+}
+
+// KeyLine returns the line the TOML file at path writes key on (with array
+// indices, "profile[1].deny"), or that of its nearest written ancestor; 0
+// when the file cannot be read or writes neither. It is for errors found
+// after loading, which Error locates as loading's own do.
+func KeyLine(path, key string) int {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return locate(string(src)).line(key)
 }

@@ -136,7 +136,7 @@ func (im *Importer) Add(t *TraceSession) (bool, error) {
 	// Calls have no times in the format: space them a nanosecond apart
 	// from the session start so they keep their order.
 	for j, c := range t.Calls {
-		call := Call{Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c)}
+		call := Call{Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c), Search: c.Search}
 		im.calls = append(im.calls, call)
 		im.last = latest(im.last, call.Start)
 	}

@@ -29,6 +29,8 @@ func TestScanTraceSessionMatchesJSON(t *testing.T) {
 		{`{"session":"s","profile":"p","started":"2026-03-01T12:00:00.5","calls":[{"tool":"a","ok":null,"outcome":null}]}`, true},
 		{`{"session":"s","client":{"name":null,"version":"2"},"calls":[{"tool":"a"}]}`, true},
 		{`{"session":"a","session":"b","calls":[]}`, true},
+		{`{"session":"s","calls":[{"tool":"a","search":true},{"tool":"b","search":false,"ok":true},{"tool":"c","search":null}]}`, true},
+		{`{"session":"s","calls":[{"tool":"a","search":1}]}`, false},
 		{`{"session":"s","calls":[{"tool":"a","arguments":{"x":1}}]}`, false},
 		{`{"session":"s","turns":["hi"],"calls":[{"tool":"a","turn":0}]}`, false},
 		{`{"session":"s\u00e9","calls":[]}`, false},

@@ -107,6 +107,9 @@ type TraceCall struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"` // replay only; never stored in telemetry
 	Outcome   string          `json:"outcome,omitempty"`
 	Turn      *int            `json:"turn,omitempty"` // index into the session's Turns
+	// Search marks a call made through call_tool, of a tool the session
+	// found with find_tools (Call.Search): Tool is the tool it ran.
+	Search bool `json:"search,omitempty"`
 }
 
 // LineError is a malformed line of a trace file.
@@ -359,7 +362,7 @@ func EncodeTrace(w io.Writer, sessions []Session, calls []Call) error {
 		start := s.Start.UTC()
 		ts := TraceSession{Session: s.ID, Client: TraceClient{Name: s.ClientName, Version: s.ClientVersion}, Started: &start, Profile: s.Profile, Calls: make([]TraceCall, 0, len(cs))}
 		for _, c := range cs {
-			tc := TraceCall{Tool: c.Tool, Outcome: string(c.Outcome)}
+			tc := TraceCall{Tool: c.Tool, Outcome: string(c.Outcome), Search: c.Search}
 			switch c.Outcome {
 			case "":
 			case OutcomeOK:

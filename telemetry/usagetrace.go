@@ -654,7 +654,7 @@ func scanTraceSession(b []byte, in *interner, slab *[]TraceCall) (TraceSession, 
 	return ts, sc.i == len(b)
 }
 
-// traceCall reads {"tool": ..., "ok": ..., "outcome": ...}.
+// traceCall reads {"tool": ..., "ok": ..., "outcome": ..., "search": ...}.
 func (s *scanner) traceCall(in *interner) (TraceCall, bool) {
 	var c TraceCall
 	if !s.eat('{') {
@@ -692,21 +692,35 @@ func (s *scanner) traceCall(in *interner) (TraceCall, bool) {
 			}
 			c.Outcome = in.bytes(v)
 		case "ok":
-			s.space()
-			switch {
-			case s.null():
-				c.OK = nil
-			case bytes.HasPrefix(s.b[s.i:], []byte("true")):
-				s.i += 4
-				c.OK = new(true)
-			case bytes.HasPrefix(s.b[s.i:], []byte("false")):
-				s.i += 5
-				c.OK = new(false)
-			default:
+			v, ok := s.boolean()
+			if !ok {
 				return c, false
 			}
+			c.OK = v
+		case "search":
+			v, ok := s.boolean()
+			if !ok {
+				return c, false
+			}
+			c.Search = v != nil && *v
 		default:
 			return c, false
 		}
 	}
+}
+
+// boolean reads true, false or null (nil).
+func (s *scanner) boolean() (*bool, bool) {
+	s.space()
+	switch {
+	case s.null():
+		return nil, true
+	case bytes.HasPrefix(s.b[s.i:], []byte("true")):
+		s.i += 4
+		return new(true), true
+	case bytes.HasPrefix(s.b[s.i:], []byte("false")):
+		s.i += 5
+		return new(false), true
+	}
+	return nil, false
 }

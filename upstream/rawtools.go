@@ -213,7 +213,8 @@ const maxRawRequest = 64 << 10
 // call (application/json or an SSE stream), and of a GET resuming (by
 // Last-Event-ID) such a stream that ended unanswered. A call whose answer
 // ends without its response (or fails) is forgotten, but for a stream the
-// client resumes, which passes it on to the resumption.
+// client resumes, which passes it on to the resumption, and for a
+// resumption that fails in transport, which the client tries again.
 func (r *rawTools) roundTripper(base http.RoundTripper) http.RoundTripper {
 	return rawRoundTripper{base: base, r: r, limit: DefaultMaxMessageBytes}
 }
@@ -245,7 +246,14 @@ func (t rawRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if err != nil || resp.StatusCode/100 != 2 {
-		t.r.unanswered(ids, "") // a POST is retried with the same id, noted again then
+		// A POST is retried with the same id, noted again then; a GET
+		// that failed in transport the SDK retries with the same
+		// Last-Event-ID, so its calls await that one again.
+		resumeID := ""
+		if err != nil && req.Method == http.MethodGet {
+			resumeID = req.Header.Get("Last-Event-ID")
+		}
+		t.r.unanswered(ids, resumeID)
 		return resp, err
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -384,7 +392,10 @@ func (b *rawSSEBody) endLine() {
 		b.data, b.over = b.data[:0], false
 	case b.over:
 	case bytes.HasPrefix(line, []byte("id:")):
-		b.lastID = string(bytes.TrimSpace(line[len("id:"):])) // as the SDK reads it
+		// As the SDK reads it, which keeps the last id for an empty one.
+		if id := string(bytes.TrimSpace(line[len("id:"):])); id != "" {
+			b.lastID = id
+		}
 	case bytes.HasPrefix(line, []byte("data:")):
 		v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
 		if len(b.data) > 0 {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
@@ -198,6 +199,9 @@ func TestRawToolsForgetsUnansweredLists(t *testing.T) {
 		return func(w http.ResponseWriter) { io.WriteString(w, s) }
 	}
 	resumable := write("id: s1\nretry: 1\ndata:\n\n") // a priming event, then the end
+	answered := func(w http.ResponseWriter, answer []byte) {
+		io.WriteString(w, "id: s2\ndata: "+string(bytes.TrimSpace(answer))+"\n\n")
+	}
 	cases := []struct {
 		name    string
 		post    func(w http.ResponseWriter)
@@ -221,9 +225,27 @@ func TestRawToolsForgetsUnansweredLists(t *testing.T) {
 		{name: "a resumption that ends unanswered", post: resumable, resume: func(w http.ResponseWriter, _ []byte) {
 			io.WriteString(w, ": nothing\n\n")
 		}},
-		{name: "answered on the resumption", post: resumable, resume: func(w http.ResponseWriter, answer []byte) {
-			io.WriteString(w, "id: s2\ndata: "+string(bytes.TrimSpace(answer))+"\n\n")
-		}, wantRaw: true},
+		{name: "answered on the resumption", post: resumable, resume: answered, wantRaw: true},
+		// The SDK keeps the last event id when an event's id is empty.
+		{name: "an empty id keeps the last", post: write("id: s1\nretry: 1\ndata:\n\nid:\ndata:\n\n"), resume: answered, wantRaw: true},
+		// The SDK retries a resumption that fails in transport with the
+		// same Last-Event-ID. The post's connection is closed, so that the
+		// failed GET is on a new one, which net/http does not retry itself.
+		{name: "a resumption that fails in transport, retried", post: func(w http.ResponseWriter) {
+			w.Header().Set("Connection", "close")
+			resumable(w)
+		}, resume: func() func(w http.ResponseWriter, answer []byte) {
+			var failed atomic.Bool
+			return func(w http.ResponseWriter, answer []byte) {
+				if !failed.Swap(true) {
+					if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+						conn.Close()
+					}
+					return
+				}
+				answered(w, answer)
+			}
+		}(), wantRaw: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

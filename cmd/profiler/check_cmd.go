@@ -63,7 +63,7 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		calls := make([]policy.Call, len(s.Calls))
 		for j, c := range s.Calls {
-			calls[j] = policy.Call{Tool: c.Tool, Arguments: c.Arguments}
+			calls[j] = policy.Call{Tool: c.Tool, Arguments: c.Arguments, ViaSearch: c.Search}
 		}
 		verdicts[i] = policy.CheckSession(snap, s.Session, calls, name)
 	}

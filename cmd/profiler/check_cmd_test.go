@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // checkFixture writes a profiles file, its policy, a catalog and a trace
@@ -247,6 +250,68 @@ tools = ["list_dir"]
 	} {
 		if got := rowOf(stdout.String(), session); got != want {
 			t.Errorf("row %s:\n got %q\nwant %q", session, got, want)
+		}
+	}
+}
+
+// TestCheckCallsThroughSearch: the gateway records a call made through
+// call_tool as a call of the tool it ran, marked search; export carries
+// the mark and check judges the call as made through search: allowed a
+// searchable tool where the profile is served search, a call of call_tool
+// (unknown) where it is not.
+func TestCheckCallsThroughSearch(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	profilesPath := write("profiles.generated.toml", `version = 1
+default = "core"
+[[profile]]
+name = "core"
+tools = ["read_file"]
+[[profile]]
+name = "searchy"
+tools = ["read_file"]
+search = true
+`)
+	catalogPath := write("catalog.json", `{"tools": [
+ {"name": "read_file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+ {"name": "write_file", "inputSchema": {"type": "object"}}
+]}`)
+	tel := filepath.Join(dir, "telemetry")
+	rec, err := telemetry.OpenRecorder(tel, telemetry.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for i, profile := range []string{"searchy", "core"} {
+		id := "s-" + profile
+		rec.Session(telemetry.Session{ID: id, Start: start.Add(time.Duration(i) * time.Hour), Profile: profile})
+		rec.Call(telemetry.Call{Session: id, Seq: 1, Tool: "read_file", Start: start.Add(time.Duration(i)*time.Hour + time.Second), Outcome: telemetry.OutcomeOK})
+		rec.Call(telemetry.Call{Session: id, Seq: 2, Tool: "write_file", Start: start.Add(time.Duration(i)*time.Hour + 2*time.Second), Outcome: telemetry.OutcomeOK, Search: true})
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exported, stderr, code := runProfiler(t, "export", "--telemetry", tel)
+	if code != 0 || strings.Count(exported, `{"tool":"write_file","ok":true,"outcome":"ok","search":true}`) != 2 || strings.Count(exported, `"search"`) != 2 {
+		t.Fatalf("export: exit %d, %s\n%s", code, stderr, exported)
+	}
+	stdout, stderr, code := runProfiler(t, "check", "--profiles", profilesPath, "--catalog", catalogPath, "--trace", write("export.jsonl", exported))
+	if code != 0 {
+		t.Fatalf("check: exit %d: %s", code, stderr)
+	}
+	for session, want := range map[string]string{
+		"s-searchy": "s-searchy searchy 2 covered",
+		"s-core":    "s-core core 2 unknown-tool unknown: call_tool",
+	} {
+		if got := rowOf(stdout, session); got != want {
+			t.Errorf("row %s:\n got %q\nwant %q\n%s", session, got, want, stdout)
 		}
 	}
 }

@@ -626,3 +626,23 @@ func TestDeriveChooseDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveChooseDefaultUnderPolicyDefault: a profiles.toml default is
+// served over any chosen one, so --choose-default refuses it as a usage
+// error naming the file, line and key, and writes nothing.
+func TestDeriveChooseDefaultUnderPolicyDefault(t *testing.T) {
+	dir, cat, trace := deriveFixture(t, 100)
+	out := filepath.Join(dir, "profiles.generated.toml")
+	policy := filepath.Join(dir, profiles.PolicyFile)
+	if err := os.WriteFile(policy, []byte("version = 1\n\ndefault = \"core\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--search", "--choose-default")
+	want := policy + `:3: default: profiles.toml's default "core" is served over any chosen one: remove the default key`
+	if _, err := os.Stat(out); code != 2 || !strings.Contains(stderr, want) || err == nil {
+		t.Errorf("exit %d, stat %v, stderr %s; want 2, nothing written and %q", code, err, stderr, want)
+	}
+	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--search"); code != 0 {
+		t.Errorf("without --choose-default: exit %d: %s", code, stderr)
+	}
+}
