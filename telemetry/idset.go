@@ -31,6 +31,11 @@ func (s *idSet[V]) insertHash(h uint64, id string, v V) (V, bool) {
 	if i, ok := s.find(h, id); ok {
 		return s.vals[i], false
 	}
+	return add(s, h, id, v), true
+}
+
+// add appends id, of hash h, with v.
+func add[V any, ID string | []byte](s *idSet[V], h uint64, id ID, v V) V {
 	head, ok := s.first[h]
 	if !ok {
 		head = -1
@@ -40,7 +45,16 @@ func (s *idSet[V]) insertHash(h uint64, id string, v V) (V, bool) {
 	s.next = append(s.next, head)
 	s.vals = append(s.vals, v)
 	s.first[h] = len(s.ends) - 1
-	return v, true
+	return v
+}
+
+// insertBytes is insert with id as bytes, which it copies.
+func (s *idSet[V]) insertBytes(id []byte, v V) (V, bool) {
+	h := maphash.Bytes(s.seed, id)
+	if i, ok := s.find(h, string(id)); ok { // no allocation for the comparison
+		return s.vals[i], false
+	}
+	return add(s, h, id, v), true
 }
 
 // has reports whether id is in the set.
