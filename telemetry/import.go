@@ -69,22 +69,26 @@ type Importer struct {
 
 	tmp, replica string
 	db           *bolt.DB
-	// The batch: sessions and their calls (calls[from:to] per session).
-	// Sessions get numbers in the order added and tools at first sight,
-	// so the writer keeps no table of session ids: their names are
-	// unique, which NewImporter's and the caller's checks ensure.
-	batch []importSession
-	calls []Call
+	// The batch: sessions and their calls (calls[from:to] per session),
+	// and the tools first seen in it. Sessions get numbers in the order
+	// added, so the writer keeps no table of session ids: their names
+	// are unique, which NewImporter's and the caller's checks ensure.
+	// Tools are numbered by Add at first sight.
+	batch    []importSession
+	calls    []importCall
+	newTools []string
+	tools    map[string]uint32 // tool name -> number in the segment
 	// The batch before, being written by one goroutine while Add fills
 	// the next (the decoding and the writing each keep a core busy);
 	// written is its result, nil when none is being written. Only that
-	// goroutine uses tools, nextNum and counter while it runs.
-	prevBatch []importSession
-	prevCalls []Call
-	written   chan error
-	tools     map[string]uint32 // tool name -> number in the segment
-	nextNum   uint32            // next session number
-	counter   uint32            // call key suffix
+	// goroutine uses nextNum and counter while it runs.
+	prevBatch    []importSession
+	prevCalls    []importCall
+	prevNewTools []string
+	written      chan error
+	nextNum      uint32 // next session number
+	toolCount    uint32 // tools written
+	counter      uint32 // call key suffix
 	// The greatest call and session keys written: a batch whose keys
 	// are all above them is appended.
 	lastCall, lastSession [timeKeyLen]byte
@@ -97,6 +101,13 @@ type Importer struct {
 type importSession struct {
 	s        Session
 	from, to int // its calls in Importer.calls
+}
+
+// importCall is what a trace says of a call: the rest of its record
+// follows from its place in its session.
+type importCall struct {
+	tool    uint32 // number in the segment
+	outcome Outcome
 }
 
 // NewImporter starts an import into dir, reading the ids of the sessions
@@ -133,13 +144,18 @@ func (im *Importer) Add(t *TraceSession) (bool, error) {
 	}
 	s := traceSession(*t, im.now.Add(time.Duration(i)*time.Microsecond))
 	from := len(im.calls)
-	// Calls have no times in the format: space them a nanosecond apart
-	// from the session start so they keep their order.
-	for j, c := range t.Calls {
-		call := Call{Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c)}
-		im.calls = append(im.calls, call)
-		im.last = latest(im.last, call.Start)
+	for _, c := range t.Calls {
+		tn, ok := im.tools[c.Tool]
+		if !ok {
+			tn = uint32(len(im.tools) + 1)
+			im.tools[c.Tool] = tn
+			im.newTools = append(im.newTools, c.Tool)
+		}
+		im.calls = append(im.calls, importCall{tool: tn, outcome: outcomeOf(c)})
 	}
+	// Calls have no times in the format: they are spaced a nanosecond
+	// apart from the session start (apply), so they keep their order, and
+	// the session ends after the last.
 	s.End = s.Start.Add(time.Duration(len(t.Calls)))
 	im.batch = append(im.batch, importSession{s: s, from: from, to: len(im.calls)})
 	if im.first.IsZero() || s.Start.Before(im.first) {
@@ -175,7 +191,7 @@ func (im *Importer) create() error {
 	im.db = db
 	im.tools = map[string]uint32{}
 	im.nextNum = 1
-	im.calls = make([]Call, 0, importBatch+256)
+	im.calls = make([]importCall, 0, importBatch+256)
 	return nil
 }
 
@@ -190,16 +206,17 @@ func (im *Importer) flush() error {
 		im.Abort()
 		return err
 	}
-	batch, calls := im.batch, im.calls
+	batch, calls, newTools := im.batch, im.calls, im.newTools
 	im.written = make(chan error, 1)
 	go func() {
-		im.written <- im.db.Update(func(tx *bolt.Tx) error { return im.apply(tx, batch, calls) })
+		im.written <- im.db.Update(func(tx *bolt.Tx) error { return im.apply(tx, batch, calls, newTools) })
 	}()
 	clear(im.prevBatch)
 	clear(im.prevCalls)
-	im.batch, im.calls, im.prevBatch, im.prevCalls = im.prevBatch[:0], im.prevCalls[:0], batch, calls
+	clear(im.prevNewTools)
+	im.batch, im.calls, im.newTools, im.prevBatch, im.prevCalls, im.prevNewTools = im.prevBatch[:0], im.prevCalls[:0], im.prevNewTools[:0], batch, calls, newTools
 	if im.calls == nil {
-		im.calls = make([]Call, 0, importBatch+256)
+		im.calls = make([]importCall, 0, importBatch+256)
 	}
 	return nil
 }
@@ -218,8 +235,9 @@ func (im *Importer) wait() error {
 }
 
 // apply writes a batch: the records the segment writer writes, keyed and
-// numbered the same way.
-func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []Call) error {
+// numbered the same way; newTools are the batch's tools not in the
+// segment yet, in number order.
+func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []importCall, newTools []string) error {
 	callsB := tx.Bucket([]byte(bucketCalls))
 	names := tx.Bucket([]byte(bucketSessionNames))
 	toolsB := tx.Bucket([]byte(bucketTools))
@@ -232,6 +250,12 @@ func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []Call) erro
 	arena := make([]byte, 0, 40*len(calls)+64*len(batch))
 	callRecs := make([]importRecord, 0, len(calls))
 	sessionRecs := make([]importRecord, 0, len(batch))
+	for _, name := range newTools {
+		im.toolCount++
+		if err := toolsB.Put(num4(im.toolCount), []byte(name)); err != nil {
+			return err
+		}
+	}
 	for i := range batch {
 		is := &batch[i]
 		sn := im.nextNum
@@ -242,17 +266,10 @@ func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []Call) erro
 			return err
 		}
 		for j := is.from; j < is.to; j++ {
-			c := &calls[j]
-			tn, ok := im.tools[c.Tool]
-			if !ok {
-				tn = uint32(len(im.tools) + 1)
-				if err := toolsB.Put(num4(tn), []byte(c.Tool)); err != nil {
-					return err
-				}
-				im.tools[c.Tool] = tn
-			}
+			n := j - is.from
+			c := Call{Seq: uint64(n + 1), Start: is.s.Start.Add(time.Duration(n)), Outcome: calls[j].outcome}
 			start := len(arena)
-			arena = appendCall(appendTimeKey(arena, c.Start, im.counter), sn, tn, c)
+			arena = appendCall(appendTimeKey(arena, c.Start, im.counter), sn, calls[j].tool, &c)
 			im.counter++
 			callRecs = append(callRecs, importRecord{start, len(arena)})
 		}
@@ -362,7 +379,7 @@ func (im *Importer) Abort() {
 	if im.tmp != "" {
 		os.Remove(im.tmp)
 	}
-	im.batch, im.calls, im.prevBatch, im.prevCalls = nil, nil, nil, nil
+	im.batch, im.calls, im.prevBatch, im.prevCalls, im.newTools, im.prevNewTools = nil, nil, nil, nil, nil, nil
 }
 
 func latest(a, b time.Time) time.Time {
