@@ -86,6 +86,9 @@ type Importer struct {
 	prevCalls    []importCall
 	prevNewTools []string
 	written      chan error
+	arena        []byte         // a batch's keys and values, reused once it is committed
+	callRecs     []importRecord // (likewise)
+	sessionRecs  []importRecord
 	nextNum      uint32 // next session number
 	toolCount    uint32 // tools written
 	counter      uint32 // call key suffix
@@ -246,10 +249,12 @@ func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []importCall
 		b.FillPercent = appendFill // numbered in order: always appended
 	}
 	// bbolt keeps references to keys and values until the commit: one
-	// arena per batch, as the segment writer does.
-	arena := make([]byte, 0, 40*len(calls)+64*len(batch))
-	callRecs := make([]importRecord, 0, len(calls))
-	sessionRecs := make([]importRecord, 0, len(batch))
+	// arena per batch, as the segment writer does, reused by the next
+	// batch, which starts once this one is committed.
+	arena := slices.Grow(im.arena[:0], 40*len(calls)+64*len(batch))
+	callRecs := slices.Grow(im.callRecs[:0], len(calls))
+	sessionRecs := slices.Grow(im.sessionRecs[:0], len(batch))
+	defer func() { im.arena, im.callRecs, im.sessionRecs = arena, callRecs, sessionRecs }()
 	for _, name := range newTools {
 		im.toolCount++
 		if err := toolsB.Put(num4(im.toolCount), []byte(name)); err != nil {
