@@ -10,7 +10,7 @@ import (
 func TestIDSet(t *testing.T) {
 	s := newIDSet[int]()
 	type step struct {
-		hash      uint64 // 0: the set's own hash
+		hash      uint64 // 0: the set's own hash; 1: insertBytes
 		id        string
 		v, want   int
 		wantAdded bool
@@ -26,12 +26,18 @@ func TestIDSet(t *testing.T) {
 		{hash: 7, id: "x", v: 8, want: 6},
 		{hash: 7, id: "y", v: 9, want: 7},
 		{hash: 7, id: "xy", v: 10, want: 10, wantAdded: true},
+		{hash: 1, id: "b", v: 11, want: 2},                       // as bytes
+		{hash: 1, id: "bytes", v: 12, want: 12, wantAdded: true}, // as bytes
+		{id: "bytes", v: 13, want: 12},
 	} {
 		var got int
 		var added bool
-		if st.hash == 0 {
+		switch st.hash {
+		case 0:
 			got, added = s.insert(st.id, st.v)
-		} else {
+		case 1:
+			got, added = s.insertBytes([]byte(st.id), st.v)
+		default:
 			got, added = s.insertHash(st.hash, st.id, st.v)
 		}
 		if got != st.want || added != st.wantAdded {
@@ -58,6 +64,28 @@ func TestIDSet(t *testing.T) {
 	for i := range 50_000 {
 		if v, added := m.insert("gen/"+strconv.Itoa(i), -1); added || v != i {
 			t.Fatalf("gen/%d again: %d, %v; want %d, false", i, v, added, i)
+		}
+	}
+}
+
+// BenchmarkIDSetInsert adds a million session ids and looks each up
+// again, as an import checks a trace's ids.
+func BenchmarkIDSetInsert(b *testing.B) {
+	ids := make([]string, 1_000_000)
+	for i := range ids {
+		ids[i] = "gen/" + strconv.Itoa(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		s := newIDSet[struct{ file, line int32 }]()
+		for i, id := range ids {
+			s.insert(id, struct{ file, line int32 }{0, int32(i)})
+		}
+		for _, id := range ids {
+			if !s.has(id) {
+				b.Fatal(id)
+			}
 		}
 	}
 }

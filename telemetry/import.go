@@ -69,22 +69,23 @@ type Importer struct {
 
 	tmp, replica string
 	db           *bolt.DB
-	// The batch: sessions and their calls (calls[from:to] per session).
-	// Sessions get numbers in the order added and tools at first sight,
-	// so the writer keeps no table of session ids: their names are
-	// unique, which NewImporter's and the caller's checks ensure.
-	batch []importSession
-	calls []Call
-	// The batch before, being written by one goroutine while Add fills
-	// the next (the decoding and the writing each keep a core busy);
-	// written is its result, nil when none is being written. Only that
-	// goroutine uses tools, nextNum and counter while it runs.
-	prevBatch []importSession
-	prevCalls []Call
+	// The batch: sessions and their calls (calls[from:to] per session),
+	// and the tools first seen in it. Sessions get numbers in the order
+	// added, so the writer keeps no table of session ids: their names
+	// are unique, which NewImporter's and the caller's checks ensure.
+	// Tools are numbered by Add at first sight.
+	batch    []importSession
+	calls    []importCall
+	newTools []string
+	tools    map[string]uint32 // tool name -> number in the segment
+	nextNum  uint32            // next session number
+	counter  uint32            // call key suffix
+	// A batch is encoded (enc) while the one before (prev) is put by
+	// one goroutine: the decoding and encoding keep one core busy, the
+	// writing the other. written is that goroutine's result, nil when
+	// none is being written; an encoded batch is reused once committed.
+	enc, prev *encodedBatch
 	written   chan error
-	tools     map[string]uint32 // tool name -> number in the segment
-	nextNum   uint32            // next session number
-	counter   uint32            // call key suffix
 	// The greatest call and session keys written: a batch whose keys
 	// are all above them is appended.
 	lastCall, lastSession [timeKeyLen]byte
@@ -94,9 +95,27 @@ type Importer struct {
 	done        bool
 }
 
+// encodedBatch is a batch as the writer puts it: keys and values in one
+// arena (bbolt keeps references to them until the commit), the calls and
+// sessions by key, and the tools first seen in it.
+type encodedBatch struct {
+	arena                  []byte
+	names, calls, sessions []importRecord // names: a 4-byte key, then the id
+	tools                  []string       // numbered from firstTool
+	firstTool              uint32
+}
+
 type importSession struct {
 	s        Session
 	from, to int // its calls in Importer.calls
+}
+
+// importCall is what a trace says of a call: the rest of its record
+// follows from its place in its session.
+type importCall struct {
+	tool    uint32 // number in the segment
+	outcome Outcome
+	search  bool // reached through call_tool
 }
 
 // NewImporter starts an import into dir, reading the ids of the sessions
@@ -133,13 +152,18 @@ func (im *Importer) Add(t *TraceSession) (bool, error) {
 	}
 	s := traceSession(*t, im.now.Add(time.Duration(i)*time.Microsecond))
 	from := len(im.calls)
-	// Calls have no times in the format: space them a nanosecond apart
-	// from the session start so they keep their order.
-	for j, c := range t.Calls {
-		call := Call{Seq: uint64(j + 1), Tool: c.Tool, Start: s.Start.Add(time.Duration(j)), Outcome: outcomeOf(c), Search: c.Search}
-		im.calls = append(im.calls, call)
-		im.last = latest(im.last, call.Start)
+	for _, c := range t.Calls {
+		tn, ok := im.tools[c.Tool]
+		if !ok {
+			tn = uint32(len(im.tools) + 1)
+			im.tools[c.Tool] = tn
+			im.newTools = append(im.newTools, c.Tool)
+		}
+		im.calls = append(im.calls, importCall{tool: tn, outcome: outcomeOf(c), search: c.Search})
 	}
+	// Calls have no times in the format: they are spaced a nanosecond
+	// apart from the session start (apply), so they keep their order, and
+	// the session ends after the last.
 	s.End = s.Start.Add(time.Duration(len(t.Calls)))
 	im.batch = append(im.batch, importSession{s: s, from: from, to: len(im.calls)})
 	if im.first.IsZero() || s.Start.Before(im.first) {
@@ -175,32 +199,32 @@ func (im *Importer) create() error {
 	im.db = db
 	im.tools = map[string]uint32{}
 	im.nextNum = 1
-	im.calls = make([]Call, 0, importBatch+256)
+	im.calls = make([]importCall, 0, importBatch+256)
+	im.enc, im.prev = &encodedBatch{}, &encodedBatch{}
 	return nil
 }
 
-// flush starts writing the batch, once the one before is written, and
-// gives Add the buffers of that one to fill.
+// flush encodes the batch while the one before is written, then starts
+// writing it once that one is committed, and empties the batch for Add.
 func (im *Importer) flush() error {
 	if err := im.ctx.Err(); err != nil {
 		im.Abort()
 		return err
 	}
+	enc := im.enc
+	im.encode(enc)
+	clear(im.batch)
+	clear(im.newTools)
+	im.batch, im.calls, im.newTools = im.batch[:0], im.calls[:0], im.newTools[:0]
 	if err := im.wait(); err != nil {
 		im.Abort()
 		return err
 	}
-	batch, calls := im.batch, im.calls
 	im.written = make(chan error, 1)
 	go func() {
-		im.written <- im.db.Update(func(tx *bolt.Tx) error { return im.apply(tx, batch, calls) })
+		im.written <- im.db.Update(func(tx *bolt.Tx) error { return im.apply(tx, enc) })
 	}()
-	clear(im.prevBatch)
-	clear(im.prevCalls)
-	im.batch, im.calls, im.prevBatch, im.prevCalls = im.prevBatch[:0], im.prevCalls[:0], batch, calls
-	if im.calls == nil {
-		im.calls = make([]Call, 0, importBatch+256)
-	}
+	im.enc, im.prev = im.prev, enc
 	return nil
 }
 
@@ -217,53 +241,65 @@ func (im *Importer) wait() error {
 	return nil
 }
 
-// apply writes a batch: the records the segment writer writes, keyed and
-// numbered the same way.
-func (im *Importer) apply(tx *bolt.Tx, batch []importSession, calls []Call) error {
-	callsB := tx.Bucket([]byte(bucketCalls))
-	names := tx.Bucket([]byte(bucketSessionNames))
-	toolsB := tx.Bucket([]byte(bucketTools))
-	sessions := tx.Bucket([]byte(bucketSessions))
-	for _, b := range []*bolt.Bucket{names, toolsB} {
-		b.FillPercent = appendFill // numbered in order: always appended
-	}
-	// bbolt keeps references to keys and values until the commit: one
-	// arena per batch, as the segment writer does.
-	arena := make([]byte, 0, 40*len(calls)+64*len(batch))
-	callRecs := make([]importRecord, 0, len(calls))
-	sessionRecs := make([]importRecord, 0, len(batch))
-	for i := range batch {
-		is := &batch[i]
+// encode encodes the batch into e: the records the segment writer
+// writes, keyed and numbered the same way.
+func (im *Importer) encode(e *encodedBatch) {
+	e.arena = slices.Grow(e.arena[:0], 40*len(im.calls)+64*len(im.batch))
+	e.names = slices.Grow(e.names[:0], len(im.batch))
+	e.calls = slices.Grow(e.calls[:0], len(im.calls))
+	e.sessions = slices.Grow(e.sessions[:0], len(im.batch))
+	e.tools = append(e.tools[:0], im.newTools...)
+	e.firstTool = uint32(len(im.tools)-len(im.newTools)) + 1
+	arena := e.arena
+	for i := range im.batch {
+		is := &im.batch[i]
 		sn := im.nextNum
 		im.nextNum++
 		start := len(arena)
 		arena = append(binary.BigEndian.AppendUint32(arena, sn), is.s.ID...)
-		if err := names.Put(arena[start:start+4:start+4], arena[start+4:len(arena):len(arena)]); err != nil {
-			return err
-		}
+		e.names = append(e.names, importRecord{start, len(arena)})
 		for j := is.from; j < is.to; j++ {
-			c := &calls[j]
-			tn, ok := im.tools[c.Tool]
-			if !ok {
-				tn = uint32(len(im.tools) + 1)
-				if err := toolsB.Put(num4(tn), []byte(c.Tool)); err != nil {
-					return err
-				}
-				im.tools[c.Tool] = tn
-			}
+			n := j - is.from
+			c := Call{Seq: uint64(n + 1), Start: is.s.Start.Add(time.Duration(n)), Outcome: im.calls[j].outcome, Search: im.calls[j].search}
 			start := len(arena)
-			arena = appendCall(appendTimeKey(arena, c.Start, im.counter), sn, tn, c)
+			arena = appendCall(appendTimeKey(arena, c.Start, im.counter), sn, im.calls[j].tool, &c)
 			im.counter++
-			callRecs = append(callRecs, importRecord{start, len(arena)})
+			e.calls = append(e.calls, importRecord{start, len(arena)})
 		}
 		start = len(arena)
 		arena = appendSession(appendTimeKey(arena, is.s.Start, sn), &is.s)
-		sessionRecs = append(sessionRecs, importRecord{start, len(arena)})
+		e.sessions = append(e.sessions, importRecord{start, len(arena)})
 	}
-	if err := putInOrder(callsB, arena, callRecs, &im.lastCall); err != nil {
+	e.arena = arena
+	byKey := func(x, y importRecord) int { return bytes.Compare(x.key(arena), y.key(arena)) }
+	for _, recs := range [][]importRecord{e.calls, e.sessions} {
+		if !slices.IsSortedFunc(recs, byKey) {
+			slices.SortFunc(recs, byKey)
+		}
+	}
+}
+
+// apply puts an encoded batch.
+func (im *Importer) apply(tx *bolt.Tx, e *encodedBatch) error {
+	names := tx.Bucket([]byte(bucketSessionNames))
+	toolsB := tx.Bucket([]byte(bucketTools))
+	for _, b := range []*bolt.Bucket{names, toolsB} {
+		b.FillPercent = appendFill // numbered in order: always appended
+	}
+	for i, name := range e.tools {
+		if err := toolsB.Put(num4(e.firstTool+uint32(i)), []byte(name)); err != nil {
+			return err
+		}
+	}
+	for _, r := range e.names {
+		if err := names.Put(e.arena[r.start:r.start+4:r.start+4], e.arena[r.start+4:r.end:r.end]); err != nil {
+			return err
+		}
+	}
+	if err := putInOrder(tx.Bucket([]byte(bucketCalls)), e.arena, e.calls, &im.lastCall); err != nil {
 		return err
 	}
-	return putInOrder(sessions, arena, sessionRecs, &im.lastSession)
+	return putInOrder(tx.Bucket([]byte(bucketSessions)), e.arena, e.sessions, &im.lastSession)
 }
 
 // importRecord is a record in a batch's arena: a time key, then the value.
@@ -276,18 +312,15 @@ func (r importRecord) key(arena []byte) []byte {
 // timeKeyLen is the length of appendTimeKey's keys.
 const timeKeyLen = 12
 
-// putInOrder puts a batch's records into b by key. Keys above every key
-// before (*last) are appended to full pages; a batch that reaches back
-// (sessions not in start order) is put with bbolt's default fill, since
+// putInOrder puts a batch's records, sorted by key, into b. Keys above
+// every key before (*last) are appended to full pages; a batch that
+// reaches back (sessions not in start order) is put with bbolt's default
+// fill, since
 // pages filled full would each split in two at the next key that falls
 // into them (a shuffled trace made a segment three times as large).
 func putInOrder(b *bolt.Bucket, arena []byte, recs []importRecord, last *[timeKeyLen]byte) error {
 	if len(recs) == 0 {
 		return nil
-	}
-	byKey := func(x, y importRecord) int { return bytes.Compare(x.key(arena), y.key(arena)) }
-	if !slices.IsSortedFunc(recs, byKey) {
-		slices.SortFunc(recs, byKey)
 	}
 	b.FillPercent = bolt.DefaultFillPercent
 	if bytes.Compare(recs[0].key(arena), last[:]) > 0 {
@@ -362,7 +395,7 @@ func (im *Importer) Abort() {
 	if im.tmp != "" {
 		os.Remove(im.tmp)
 	}
-	im.batch, im.calls, im.prevBatch, im.prevCalls = nil, nil, nil, nil
+	im.batch, im.calls, im.newTools, im.enc, im.prev = nil, nil, nil, nil, nil
 }
 
 func latest(a, b time.Time) time.Time {

@@ -81,21 +81,6 @@ func (st *scanState) join(p, a int32) {
 	s.Calls += t.Calls
 	s.Denied += t.Denied
 	s.Unknown += t.Unknown
-	if tt := tx.tally; tt != nil {
-		if sx.tally == nil {
-			sx.tally = &sessionTally{}
-		}
-		st := sx.tally
-		for _, c := range tt.tools {
-			st.tools = addCount(st.tools, c.id, c.n)
-		}
-		for _, c := range tt.outcomes {
-			st.outcomes = addCount(st.outcomes, c.id, c.n)
-		}
-		if tt.lastEnd.After(st.lastEnd) {
-			st.lastEnd = tt.lastEnd
-		}
-	}
 	tx.merged = true
 }
 

@@ -64,13 +64,16 @@ type Snapshot struct {
 	outcomeNames []Outcome
 }
 
-// sessionTally is what stats needs of one session's calls.
+// sessionTally is what stats needs of one session: of its record, and
+// the counts of its calls.
 type sessionTally struct {
-	session  *Session // nil for calls of a session not in the snapshot
-	id       string
-	tools    []idCount // calls per tool id
-	outcomes []idCount // calls per outcome id
-	lastEnd  time.Time // latest call end; zero without calls
+	session                   bool // false for calls of a session not in the snapshot
+	start, end                time.Time
+	clientName, clientVersion string
+	attribution               Attribution
+	tools                     []idCount // calls per tool id
+	outcomes                  []idCount // calls per outcome id
+	lastEnd                   time.Time // latest call end; zero without calls
 }
 
 type idCount struct{ id, n int32 }
@@ -92,7 +95,6 @@ type scanMode uint8
 
 const (
 	scanUsage scanMode = iota // tool sets and counts
-	scanStats                 // and per-session tallies for Summarize
 	scanFull                  // and every call record
 )
 
@@ -114,12 +116,13 @@ func ScanUsage(ctx context.Context, dirs []string, w Window) (*Snapshot, error) 
 	return scan(ctx, dirs, w, scanUsage)
 }
 
-// ScanStats reads what ScanUsage does, plus per session the counts of its
-// calls by tool and outcome that Summarize and SummarizeEffects need, so
-// stats never holds the call records; Sessions, Calls and each Usage's
-// Tools stay empty (the counts name tools by id).
+// ScanStats reads the counts of a Snapshot (Dropped, Segments, Skipped,
+// ToolCalls) and per session what Summarize and SummarizeEffects need: of
+// its record, and the counts of its calls by tool and outcome, so stats
+// never holds the call records or a Usage; Sessions, Calls and Usage stay
+// empty (statsscan.go).
 func ScanStats(ctx context.Context, dirs []string, w Window) (*Snapshot, error) {
-	return scan(ctx, dirs, w, scanStats)
+	return scanForStats(ctx, dirs, w)
 }
 
 // ReadAll returns the sessions started in w and all their calls.
@@ -145,7 +148,6 @@ type accExtra struct {
 	unsorted  bool // Usage.Tools holds a second segment's set appended
 	firstCall time.Time
 	switches  []Switch
-	tally     *sessionTally // with scanStats
 }
 
 // perSegment accumulates one segment's calls by session number; its tool
@@ -155,23 +157,14 @@ type perSegment struct {
 	first                  uint64 // first call start, Unix ns
 }
 
-// perSegmentStats is what scanStats accumulates beside perSegment, kept
-// apart so that the other scans do not hold it per session.
-type perSegmentStats struct {
-	last                uint64 // latest call end, Unix ns
-	toolCalls, outcomes []idCount
-}
-
 // scanState is what a scan keeps across segments.
 type scanState struct {
 	// The sessions merged so far, in the order first seen: their Usage is
 	// built in place, then sorted in place, so a scan holds one Usage per
 	// session and never a second copy.
-	index    map[string]int32 // session id -> index in usage and extra
-	usage    []Usage
-	extra    []accExtra
-	toolIDs  map[string]int32  // tool name -> id in Snapshot.toolNames (scanStats)
-	otherIDs map[Outcome]int32 // outcome outside the coded ones -> id (scanStats)
+	index map[string]int32 // session id -> index in usage and extra
+	usage []Usage
+	extra []accExtra
 }
 
 func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapshot, error) {
@@ -184,17 +177,7 @@ func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapsho
 		return nil, err
 	}
 	snap := &Snapshot{ToolCalls: map[string]int{}}
-	st := &scanState{toolIDs: map[string]int32{}, otherIDs: map[Outcome]int32{}}
-	if mode == scanStats {
-		snap.outcomeNames = make([]Outcome, 0, 8)
-		for code := byte(0); ; code++ {
-			o, ok := outcomeOfCode(code)
-			if !ok {
-				break
-			}
-			snap.outcomeNames = append(snap.outcomeNames, o)
-		}
-	}
+	st := &scanState{}
 	var calls []Call
 	for _, seg := range segs {
 		if err := ctx.Err(); err != nil {
@@ -247,14 +230,6 @@ func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapsho
 	}
 	st.index = nil
 	sort.Slice(kept, func(i, j int) bool { return sessionLess(&st.usage[kept[i]].Session, &st.usage[kept[j]].Session) })
-	if mode == scanStats {
-		snap.tallies = make([]sessionTally, len(kept))
-		for k, i := range kept {
-			if t := st.extra[i].tally; t != nil {
-				snap.tallies[k] = *t
-			}
-		}
-	}
 	st.extra = nil
 	snap.Usage = gather(st.usage, kept)
 	st.usage = nil
@@ -262,19 +237,10 @@ func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapsho
 	if full {
 		keep = make(map[string]bool, len(snap.Usage))
 		snap.Sessions = make([]Session, len(snap.Usage))
-	}
-	for k := range snap.Usage {
-		u := &snap.Usage[k]
-		if full {
-			keep[u.Session.ID] = true
-			snap.Sessions[k] = u.Session
+		for k := range snap.Usage {
+			keep[snap.Usage[k].Session.ID] = true
+			snap.Sessions[k] = snap.Usage[k].Session
 		}
-		if mode == scanStats {
-			snap.tallies[k].session = &u.Session
-			snap.tallies[k].id = u.Session.ID
-		}
-	}
-	if full {
 		repoint(calls, alias)
 		calls = slices.DeleteFunc(calls, func(c Call) bool { return !keep[c.Session] })
 		sort.Slice(calls, func(i, j int) bool {
@@ -387,20 +353,6 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		st.usage = make([]Usage, 0, len(names))
 		st.extra = make([]accExtra, 0, len(names))
 	}
-	// Tool ids across segments, for the tallies.
-	var toolID []int32
-	if mode == scanStats {
-		toolID = make([]int32, len(tools))
-		for tn, name := range tools {
-			id, ok := st.toolIDs[name]
-			if !ok {
-				id = int32(len(snap.toolNames))
-				st.toolIDs[name] = id
-				snap.toolNames = append(snap.toolNames, name)
-			}
-			toolID[tn] = id
-		}
-	}
 	// accIndex returns the session's index in st.usage and st.extra.
 	accIndex := func(id string) int32 {
 		i, ok := st.index[id]
@@ -429,12 +381,8 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 	// per-session totals after both. A segment before the window has no
 	// calls to read.
 	var per []perSegment
-	var perStats []perSegmentStats
 	if !beforeWindow {
 		per = make([]perSegment, len(names))
-	}
-	if mode == scanStats && !beforeWindow {
-		perStats = make([]perSegmentStats, len(names))
 	}
 	toolCalls := make([]int, len(tools))
 	defer func() {
@@ -445,9 +393,6 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		}
 	}()
 	words := (len(tools) + 63) / 64
-	if mode == scanStats {
-		words = 0 // stats counts tools by id in the tallies, without sets
-	}
 	var sets []uint64 // per session number, words each
 	if !beforeWindow {
 		sets = make([]uint64, len(names)*words)
@@ -470,7 +415,6 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			}
 			var sn, tn uint32
 			var outcome Outcome
-			var end uint64
 			if full {
 				call, s, t, err := decodeCall(k, v)
 				if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
@@ -485,7 +429,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 				sn = uint32(r.uvarint())
 				r.uvarint()
 				tn = uint32(r.uvarint())
-				end = binary.BigEndian.Uint64(k) + r.uvarint()
+				r.uvarint()
 				outcome = r.outcome()
 				if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
 					return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
@@ -497,21 +441,13 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			}
 			p.calls++
 			toolCalls[tn]++
-			if words > 0 {
-				r := rank[tn]
-				sets[int(sn)*words+int(r/64)] |= 1 << (r % 64)
-			}
+			r := rank[tn]
+			sets[int(sn)*words+int(r/64)] |= 1 << (r % 64)
 			switch outcome {
 			case OutcomeDenied:
 				p.denied++
 			case OutcomeUnknownTool:
 				p.unknown++
-			}
-			if mode == scanStats {
-				ps := &perStats[sn]
-				ps.last = max(ps.last, end)
-				ps.toolCalls = addCount(ps.toolCalls, toolID[tn], 1)
-				ps.outcomes = addCount(ps.outcomes, outcomeID(outcome, st, snap), 1)
 			}
 		}
 		return nil
@@ -589,25 +525,6 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		u.Calls += p.calls
 		u.Denied += p.denied
 		u.Unknown += p.unknown
-		if mode == scanStats {
-			ps := &perStats[sn]
-			t := x.tally
-			if t == nil {
-				// The session's first segment: its counts become the tally.
-				x.tally = &sessionTally{tools: ps.toolCalls, outcomes: ps.outcomes, lastEnd: time.Unix(0, int64(ps.last)).UTC()}
-				continue // stats reads no tool names
-			}
-			if last := time.Unix(0, int64(ps.last)).UTC(); last.After(t.lastEnd) {
-				t.lastEnd = last
-			}
-			for _, c := range ps.toolCalls {
-				t.tools = addCount(t.tools, c.id, c.n)
-			}
-			for _, c := range ps.outcomes {
-				t.outcomes = addCount(t.outcomes, c.id, c.n)
-			}
-			continue
-		}
 		x.unsorted = len(u.Tools) > 0 // a second segment's set is appended
 		n := 0
 		set := sets[sn*words : (sn+1)*words]
@@ -624,21 +541,6 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		}
 	}
 	return nil
-}
-
-// outcomeID is the id of o in snap.outcomeNames: its stored code for the
-// coded outcomes, else one given at first sight.
-func outcomeID(o Outcome, st *scanState, snap *Snapshot) int32 {
-	if code := outcomeCode(o); code != outcomeOther {
-		return int32(code)
-	}
-	id, ok := st.otherIDs[o]
-	if !ok {
-		id = int32(len(snap.outcomeNames))
-		st.otherIDs[o] = id
-		snap.outcomeNames = append(snap.outcomeNames, o)
-	}
-	return id
 }
 
 // numberedNames reads a bucket of 4-byte numbers to names into a slice

@@ -66,20 +66,22 @@ func Summarize(snap *Snapshot) Stats {
 		st.Calls += calls
 		last = later(last, t.lastEnd)
 		client := ""
-		if s := t.session; s != nil {
+		if t.session {
 			st.Sessions++
-			if first.IsZero() || s.Start.Before(first) {
-				first = s.Start
+			// A session known from a switch alone has no start: the
+			// window is of the others.
+			if !t.start.IsZero() && (first.IsZero() || t.start.Before(first)) {
+				first = t.start
 			}
-			last = later(last, later(s.Start, s.End))
-			client = s.ClientName
+			last = later(last, later(t.start, t.end))
+			client = t.clientName
 			if client == "" {
 				client = "(unnamed)"
 			}
-			if s.ClientVersion != "" {
-				client += " " + s.ClientVersion
+			if t.clientVersion != "" {
+				client += " " + t.clientVersion
 			}
-			rules.add(s.Attribution.Name(), calls)
+			rules.add(t.attribution.Name(), calls)
 		}
 		clients.add(client, calls)
 	}
@@ -108,8 +110,9 @@ func (snap *Snapshot) statTallies() ([]sessionTally, []string, []Outcome) {
 	tallies := make([]sessionTally, len(snap.Sessions))
 	index := make(map[string]int, len(snap.Sessions))
 	for i := range snap.Sessions {
-		tallies[i] = sessionTally{session: &snap.Sessions[i], id: snap.Sessions[i].ID}
-		index[snap.Sessions[i].ID] = i
+		s := &snap.Sessions[i]
+		tallies[i] = sessionTally{session: true, start: s.Start, end: s.End, clientName: s.ClientName, clientVersion: s.ClientVersion, attribution: s.Attribution}
+		index[s.ID] = i
 	}
 	toolIDs, outcomeIDs := map[string]int32{}, map[Outcome]int32{}
 	var toolNames []string
@@ -119,7 +122,7 @@ func (snap *Snapshot) statTallies() ([]sessionTally, []string, []Outcome) {
 		if !ok {
 			i = len(tallies)
 			index[c.Session] = i
-			tallies = append(tallies, sessionTally{id: c.Session})
+			tallies = append(tallies, sessionTally{})
 		}
 		tid, ok := toolIDs[c.Tool]
 		if !ok {

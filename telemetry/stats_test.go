@@ -97,8 +97,9 @@ func TestSummarizeAttribution(t *testing.T) {
 
 // TestScanStatsMatchesScan: stats from ScanStats' counts equal stats from
 // Scan's call records, over several segments, outcomes outside the coded
-// ones, a session known only from its calls and windows, while ScanStats
-// holds no call record.
+// ones, a session known only from its calls, one known only from a
+// switch, records of one trace on two replicas (merged), ends seen by one
+// segment only and windows, while ScanStats holds no call record.
 func TestScanStatsMatchesScan(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -109,9 +110,21 @@ func TestScanStatsMatchesScan(t *testing.T) {
 		}
 		for i := range 40 {
 			id := fmt.Sprintf("s%d", i%30) // sessions 0-9 span both segments
+			if i%3 == 1 {
+				id = fmt.Sprintf("%s-r%d", id, seg) // traced: each replica its own record
+			}
 			start := t0.Add(time.Duration(seg*40+i) * time.Minute)
 			if i%7 != 3 {
-				r.Session(Session{ID: id, Start: t0.Add(time.Duration(i%30) * time.Minute), ClientName: fmt.Sprint("c", i%3), ClientVersion: fmt.Sprint(i % 2), Attribution: []Attribution{AttributionConnection, AttributionTrace, AttributionCaller}[i%3]})
+				s := Session{ID: id, Start: t0.Add(time.Duration(i%30) * time.Minute), ClientName: fmt.Sprint("c", i%3), ClientVersion: fmt.Sprint(i % 2), Attribution: []Attribution{AttributionConnection, AttributionTrace, AttributionCaller}[i%3]}
+				if s.Attribution == AttributionTrace {
+					// One trace per replica's session pair: s1 and s4 on r0
+					// join r1's, and so on.
+					s.Trace, s.Profile = TraceKey(fmt.Sprint("t", i%6)), "p"
+				}
+				if i%4 == seg {
+					s.End = start.Add(time.Duration(i) * time.Second)
+				}
+				r.Session(s)
 			}
 			outcome := Outcomes()[i%len(Outcomes())]
 			if i%11 == 0 {
@@ -120,6 +133,7 @@ func TestScanStatsMatchesScan(t *testing.T) {
 			r.Call(Call{Session: id, Seq: uint64(seg*100 + i), Tool: fmt.Sprint("tool", i%5), Start: start, Duration: time.Duration(i) * time.Second, Outcome: outcome})
 			r.Call(Call{Session: id, Seq: uint64(seg*100 + i + 50), Tool: "tool0", Start: start.Add(time.Second)})
 		}
+		r.Switch(fmt.Sprint("only-switched", seg), Switch{Time: t0, Group: "g"})
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
