@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
@@ -303,7 +304,14 @@ func prepare(ctx context.Context, cfg Config) (*measured, error) {
 	}
 	// find_tools' answer is text the model reads: priced as the gateway
 	// writes it.
+	// Tokenising is most of a replay's time, and the same answers recur
+	// across arms and sessions: counted once each.
+	answers := map[string]int{}
 	answerTokens := func(names []string) (int, error) {
+		key := strings.Join(names, "\x00")
+		if n, ok := answers[key]; ok {
+			return n, nil
+		}
 		ds := make([]toolsearch.Definition, len(names))
 		for i, n := range names {
 			ds[i] = defs[n]
@@ -316,6 +324,7 @@ func prepare(ctx context.Context, cfg Config) (*measured, error) {
 		if err != nil {
 			return 0, err
 		}
+		answers[key] = n[price.O200kBase]
 		return n[price.O200kBase], nil
 	}
 	m := &measured{limit: limit, client: client, resolved: resolved, served: &served, base: base, rep: rep,
@@ -404,6 +413,26 @@ func (r *replay) sessions(ss []Session) ([]float64, error) {
 
 // session replays s and returns its cost.
 func (r *replay) session(s Session) (float64, error) {
+	p, err := r.play(s)
+	if err != nil {
+		return 0, err
+	}
+	return r.cost(p), nil
+}
+
+// played is what replaying a session against an arm decided, before its
+// pricing.
+type played struct {
+	ps        price.Session
+	added     []int // find_tools' answers and loaded definitions, by turn
+	refusedAt int   // the turn of the first needed use not served; -1: none
+	// ranked is every tool a search of the session ranked: listing one
+	// of them, or the tools the session calls, may change how it plays.
+	ranked map[string]bool
+}
+
+// play replays s's needed uses against the arm, counting as it goes.
+func (r *replay) play(s Session) (*played, error) {
 	var tools []string
 	var turns []int
 	for _, c := range s.Calls {
@@ -413,7 +442,7 @@ func (r *replay) session(s Session) (float64, error) {
 	}
 	ps, err := price.NewSession(tools, turns, len(s.Turns))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	listed := map[string]bool{}
 	for _, t := range r.listed {
@@ -426,12 +455,12 @@ func (r *replay) session(s Session) (float64, error) {
 		}
 	}
 	found := map[string]bool{} // definitions a search returned: callable from then on
-	added := make([]int, ps.Turns)
+	p := &played{ps: ps, added: make([]int, ps.Turns), refusedAt: -1, ranked: map[string]bool{}}
+	added := p.added
 	var history []string
-	refusedAt := -1 // the turn of the first needed use not served
 	refuse := func(turn int) {
-		if refusedAt < 0 {
-			refusedAt = turn
+		if p.refusedAt < 0 {
+			p.refusedAt = turn
 		}
 	}
 	for _, c := range ps.Calls {
@@ -448,14 +477,17 @@ func (r *replay) session(s Session) (float64, error) {
 			hits := find(r.ix, r.profile, s.query(c.Turn), history, r.search, r.searchable, found)
 			r.rank(hits, c.Tool)
 			var names []string
-			for _, h := range hits[:min(r.search, len(hits))] {
-				names = append(names, h.Name)
+			for i, h := range hits {
+				p.ranked[h.Name] = true
+				if i < r.search {
+					names = append(names, h.Name)
+				}
 			}
 			n, err := r.answerTokens(names)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
-			if refusedAt < 0 { // on the full catalog the model reads no answer
+			if p.refusedAt < 0 { // on the full catalog the model reads no answer
 				added[c.Turn] += n
 			}
 			if found[c.Tool] {
@@ -490,14 +522,19 @@ func (r *replay) session(s Session) (float64, error) {
 		}
 		history = append(history, c.Tool)
 	}
-	layout, _ := r.prices.Turns(ps, price.Listing{Base: r.listed, Groups: r.groups})
+	return p, nil
+}
+
+// cost prices p with the arm's listing.
+func (r *replay) cost(p *played) float64 {
+	layout, _ := r.prices.Turns(p.ps, price.Listing{Base: r.listed, Groups: r.groups})
 	for t := range layout {
-		layout[t].Added = added[t]
-		if refusedAt >= 0 && t >= refusedAt {
-			layout[t].Prefix, layout[t].Changed = r.fallback, t == refusedAt
+		layout[t].Added = p.added[t]
+		if p.refusedAt >= 0 && t >= p.refusedAt {
+			layout[t].Prefix, layout[t].Changed = r.fallback, t == p.refusedAt
 		}
 	}
-	return price.SessionCost(layout, r.cache), nil
+	return price.SessionCost(layout, r.cache)
 }
 
 // rank counts a search made for tool and where tool ranked in hits.
