@@ -2,13 +2,20 @@ package evaluate_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/evaluate"
+	"github.com/toolprof/toolprof/generate"
+	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -198,5 +205,43 @@ func TestChoiceApplyDerivedBase(t *testing.T) {
 	plain := &evaluate.Choice{Target: 0.95, Chosen: arm(evaluate.ArmSearch, evaluate.DerivedSearchProfile, 1, 1)}
 	if got := plain.Profile(); got != evaluate.DerivedSearchProfile+evaluate.SearchProfileSuffix {
 		t.Errorf("without a derived base Profile() = %q", got)
+	}
+}
+
+// TestDeriveChooseDefaultSearchBaseLearnsOnly: derive --choose-default
+// derives the search base from the sessions it did not hold out. The
+// newest sessions, held out, call a tool their words never name; the
+// older ones never call it, so the base never lists it.
+func TestDeriveChooseDefaultSearchBaseLearnsOnly(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var trace strings.Builder
+	for i := range 20 {
+		line := map[string]any{"session": fmt.Sprintf("s%02d", i), "started": base.Add(time.Duration(i) * time.Hour).Format(time.RFC3339),
+			"turns": []string{"list the files"}, "calls": []map[string]any{{"tool": "fs.ls", "turn": 0}}}
+		if i >= 16 {
+			line["turns"], line["calls"] = []string{"zzz qqq"}, []map[string]any{{"tool": "mail.inbox", "turn": 0}}
+		}
+		raw, _ := json.Marshal(line)
+		trace.Write(append(raw, '\n'))
+	}
+	tracePath, catalogPath := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "catalog.json")
+	if err := os.WriteFile(catalogPath, []byte(armsCatalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tracePath, []byte(trace.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := generate.Run(context.Background(), generate.Config{Traces: []string{tracePath}, Catalog: catalogPath, Out: filepath.Join(dir, "profiles.generated.toml"),
+		Specs: derive.DefaultSpecs(), Holdout: 0.2, DefaultTarget: derive.DefaultTarget, Search: true, Force: true, Cache: price.DefaultCache(),
+		Choose: &generate.Choose{ServedTarget: 0.5, SearchLimit: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Choice == nil || out.Choice.SearchBase == nil {
+		t.Fatalf("no search base derived: %+v", out.Choice)
+	}
+	if sb := out.Choice.SearchBase; slices.Contains(sb.Tools, "mail.inbox") {
+		t.Errorf("the search base %v lists mail.inbox, which only held-out sessions call", sb.Tools)
 	}
 }
