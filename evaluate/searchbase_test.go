@@ -159,7 +159,9 @@ func TestChooseDefaultDerivesFromLearnOnly(t *testing.T) {
 		}
 		bases = append(bases, c.SearchBase.Tools)
 		all := append(append([]evaluate.ArmReport{c.Chosen}, c.Beaten...), c.Missed...)
-		if !slices.ContainsFunc(all, func(a evaluate.ArmReport) bool { return a.Name == evaluate.ArmSearch && a.Profile == evaluate.DerivedSearchProfile }) {
+		if !slices.ContainsFunc(all, func(a evaluate.ArmReport) bool {
+			return a.Name == evaluate.ArmSearch && a.Profile == evaluate.DerivedSearchProfile
+		}) {
 			t.Errorf("search over the derived base is not a candidate: %+v", all)
 		}
 	}
