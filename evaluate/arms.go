@@ -426,9 +426,11 @@ type played struct {
 	ps        price.Session
 	added     []int // find_tools' answers and loaded definitions, by turn
 	refusedAt int   // the turn of the first needed use not served; -1: none
-	// ranked is every tool a search of the session ranked: listing one
-	// of them, or the tools the session calls, may change how it plays.
-	ranked map[string]bool
+	// returned is every tool a search of the session returned: listing
+	// one of them, or one the session calls, changes how it plays (but
+	// for a tool whose words matched best, whose score the others'
+	// are scaled by, which DeriveSearchBase replays to check).
+	returned map[string]bool
 }
 
 // play replays s's needed uses against the arm, counting as it goes.
@@ -455,7 +457,7 @@ func (r *replay) play(s Session) (*played, error) {
 		}
 	}
 	found := map[string]bool{} // definitions a search returned: callable from then on
-	p := &played{ps: ps, added: make([]int, ps.Turns), refusedAt: -1, ranked: map[string]bool{}}
+	p := &played{ps: ps, added: make([]int, ps.Turns), refusedAt: -1, returned: map[string]bool{}}
 	added := p.added
 	var history []string
 	refuse := func(turn int) {
@@ -477,11 +479,9 @@ func (r *replay) play(s Session) (*played, error) {
 			hits := find(r.ix, r.profile, s.query(c.Turn), history, r.search, r.searchable, found)
 			r.rank(hits, c.Tool)
 			var names []string
-			for i, h := range hits {
-				p.ranked[h.Name] = true
-				if i < r.search {
-					names = append(names, h.Name)
-				}
+			for _, h := range hits[:min(r.search, len(hits))] {
+				p.returned[h.Name] = true
+				names = append(names, h.Name)
 			}
 			n, err := r.answerTokens(names)
 			if err != nil {

@@ -115,15 +115,16 @@ func DeriveSearchBase(ctx context.Context, cfg Config) (*SearchBase, error) {
 		return out, nil
 	}
 	// addCost is the mean cost with t listed as well: a session that
-	// neither calls t nor ranked it plays as before and is only priced
-	// with the longer listing; the others are replayed.
+	// neither calls t nor was returned it by a search plays as before and
+	// is only priced with the longer listing; the others are replayed.
+	// An estimate (see played.returned): the move taken is replayed whole.
 	addCost := func(cur *replayed, t string) (float64, error) {
 		tools := maps.Clone(cur.tools)
 		tools[t] = true
 		r := m.replay(armFor(tools))
 		var sum float64
 		for i, s := range cfg.Sessions {
-			if !calls[i][t] && !cur.plays[i].ranked[t] {
+			if !calls[i][t] && !cur.plays[i].returned[t] {
 				sum += r.cost(cur.plays[i])
 				continue
 			}
