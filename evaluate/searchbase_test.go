@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/evaluate"
 	"github.com/toolprof/toolprof/generate"
@@ -245,5 +246,37 @@ func TestDeriveChooseDefaultSearchBaseLearnsOnly(t *testing.T) {
 	}
 	if sb := out.Choice.SearchBase; slices.Contains(sb.Tools, "mail.inbox") {
 		t.Errorf("the search base %v lists mail.inbox, which only held-out sessions call", sb.Tools)
+	}
+}
+
+// TestDeriveSearchBaseTiesByName: two tools alike but for their names,
+// each needed by as many sessions that search misses, lower the cost
+// alike; the one first by name is listed first, whichever order the
+// catalog gives them in.
+func TestDeriveSearchBaseTiesByName(t *testing.T) {
+	for _, order := range [][]string{{"kv.a", "kv.b"}, {"kv.b", "kv.a"}} {
+		var tools []string
+		for _, n := range append(order, "kv.z") {
+			tools = append(tools, fmt.Sprintf(`{"name": %q, "description": "Store a value.", "inputSchema": {"type": "object"}}`, n))
+		}
+		// Ranked first on a query matching no words (ties by name) and
+		// long, so that a session refused goes on an expensive catalog.
+		for i := range 8 {
+			tools = append(tools, fmt.Sprintf(`{"name": "kv.%d", "description": %q, "inputSchema": {"type": "object"}}`, i, strings.Repeat("Keep the records of the ledger in order. ", 20)))
+		}
+		cat, err := catalog.Decode(strings.NewReader(`{"tools": [` + strings.Join(tools, ",") + `]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &profiles.File{Version: profiles.Version, Default: "core", Profiles: []profiles.Profile{{Name: "core", Tools: []string{"kv.z"}}}}
+		sessions := append(sessionsOf("a", 3, "kv.a", "zzz"), sessionsOf("b", 3, "kv.b", "zzz")...)
+		cfg := evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: f}, Cache: price.DefaultCache(), Limit: 1, Sessions: sessions}
+		b, err := evaluate.DeriveSearchBase(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"+kv.a", "+kv.b", "-kv.z"}; !slices.Equal(b.Moves, want) {
+			t.Errorf("catalog order %v: moves %v, want %v", order, b.Moves, want)
+		}
 	}
 }
