@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/toolprof/toolprof/bench"
 	"github.com/toolprof/toolprof/catalog"
@@ -145,6 +146,112 @@ type arm struct {
 // Run serves every arm with the gateway's own code over the catalog,
 // measures what each lists, and replays the sessions against each.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	m, err := prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var arms []arm
+	add := func(name, profile string, edit func(*arm)) error {
+		a, err := m.armOf(name, profile)
+		if err != nil {
+			return err
+		}
+		if edit != nil {
+			edit(&a)
+		}
+		arms = append(arms, a)
+		return nil
+	}
+	// The listings were measured by a client of 2025-11-25, which is
+	// offered a profile's groups; a 2026-07-28 one is offered none, nor
+	// enable_tools.
+	modern := func(a *arm) {
+		if len(a.groups) > 0 {
+			a.protocols = ProtocolsModern
+		}
+		a.groups = nil
+		a.listed = slices.DeleteFunc(slices.Clone(a.listed), func(t string) bool { return t == profiles.EnableToolsName })
+	}
+	resolved := m.resolved
+	if err := add(ArmFull, profiles.FullProfile, nil); err != nil {
+		return nil, err
+	}
+	if err := add(ArmDefault, resolved.Default, modern); err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(resolved.Order, func(p string) bool { return len(resolved.Profiles[p].Groups) > 0 }); i >= 0 {
+		if err := add(ArmGroups, resolved.Order[i], func(a *arm) { a.protocols = ProtocolsLegacy }); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(ArmSearch, searchArmProfile, func(a *arm) { a.profile = m.base }); err != nil {
+		return nil, err
+	}
+	// always_load marks the base's own tools, never the gateway's, for the
+	// client to load, on a list that never changes.
+	if err := add(ArmAlwaysLoad, m.base, func(a *arm) {
+		a.groups, a.search, a.searchable, a.client = nil, 0, nil, m.client
+		a.listed = slices.DeleteFunc(slices.Clone(a.listed), func(t string) bool {
+			return t == toolsearch.FindToolsName || t == toolsearch.CallToolName || t == profiles.EnableToolsName
+		})
+	}); err != nil {
+		return nil, err
+	}
+
+	out := &Report{Sessions: len(cfg.Sessions)}
+	var fullMean float64
+	for _, a := range arms {
+		r := m.replay(a)
+		costs, err := r.sessions(cfg.Sessions)
+		if err != nil {
+			return nil, err
+		}
+		out.Needed = r.needed
+		st := price.Summarise(costs)
+		ar := ArmReport{Name: a.name, Profile: a.profile, Protocols: a.protocols, ServedShare: ratio(r.served, r.needed),
+			SearchesPerSession: round4(ratio(r.recall.Needed, len(cfg.Sessions))),
+			CostPerSession:     Cost{Mean: round2(st.Mean), P50: round2(st.P50), P95: round2(st.P95)}}
+		ar.ServedShare = round4(ar.ServedShare)
+		if a.name == ArmFull {
+			fullMean = st.Mean
+		}
+		if fullMean > 0 {
+			ar.CostShareOfFull = round4(st.Mean / fullMean)
+		}
+		// Recall over no searches cannot be computed: left out, never 0.
+		if (a.search > 0 || a.client > 0) && r.recall.Needed > 0 {
+			ar.RecallAt = map[string]float64{}
+			for _, k := range RecallRanks() {
+				ar.RecallAt[strconv.Itoa(k)] = round4(r.recall.Share(k))
+			}
+		}
+		out.Arms = append(out.Arms, ar)
+	}
+	return out, nil
+}
+
+// measured is cfg's profiles served and measured, and what replaying an
+// arm over them needs: shared by Run and DeriveSearchBase, so that a base
+// is chosen by the figures it is reported with.
+type measured struct {
+	limit, client int
+	resolved      *profiles.Resolved
+	// served is resolved with the search arm's profile (searchArmProfile):
+	// base, served with search.
+	served     *profiles.Resolved
+	base       string
+	rep        *bench.Report
+	toolPrices map[string]int // model tokens of each catalog tool's entry
+	ix         *toolsearch.Index
+	cache      price.CacheModel
+	// answerTokens prices find_tools' answer of names.
+	answerTokens func(names []string) (int, error)
+	fallback     int // the full catalog's prefix, listed after a refusal
+}
+
+// prepare checks cfg, serves its profiles with the gateway's own code and
+// measures what each lists.
+func prepare(ctx context.Context, cfg Config) (*measured, error) {
 	if cfg.Catalog == nil || cfg.Profiles == nil {
 		return nil, errors.New("evaluate: a catalog and a profiles file are needed")
 	}
@@ -177,7 +284,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !ok {
 		return nil, fmt.Errorf("evaluate: search base %q: no such profile; valid profiles: %v", base, resolved.Order)
 	}
-	// The search arm's profile: the base, served with search.
 	served := *resolved
 	served.Profiles = maps.Clone(resolved.Profiles)
 	sp := *bp
@@ -199,7 +305,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	// find_tools' answer is text the model reads: priced as the gateway
 	// writes it.
+	// Tokenising is most of a replay's time, and the same answers recur
+	// across arms and sessions: counted once each.
+	answers := map[string]int{}
 	answerTokens := func(names []string) (int, error) {
+		key := strings.Join(names, "\x00")
+		if n, ok := answers[key]; ok {
+			return n, nil
+		}
 		ds := make([]toolsearch.Definition, len(names))
 		for i, n := range names {
 			ds[i] = defs[n]
@@ -212,118 +325,51 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return 0, err
 		}
+		answers[key] = n[price.O200kBase]
 		return n[price.O200kBase], nil
 	}
-	toolPrices := map[string]int{}
+	m := &measured{limit: limit, client: client, resolved: resolved, served: &served, base: base, rep: rep,
+		toolPrices: map[string]int{}, cache: cfg.Cache, answerTokens: answerTokens,
+		ix: toolsearch.New(Docs(cfg.Catalog.Tools), resolved.SearchPriors.Priors(), toolsearch.Weights{})}
 	for _, tc := range rep.ToolCosts {
-		toolPrices[tc.Name] = tc.Model[price.DefaultFamily]
+		m.toolPrices[tc.Name] = tc.Model[price.DefaultFamily]
 	}
-	armOf := func(name, profile string) (arm, error) {
-		pc := rep.Profile(profile)
-		if pc == nil {
-			return arm{}, fmt.Errorf("evaluate: profile %q was not measured", profile)
-		}
-		p := price.Prices{Tools: maps.Clone(toolPrices), Overhead: pc.InstructionTokens[string(price.DefaultFamily)][price.O200kBase]}
-		for t, n := range pc.EntryTokens() {
-			if _, ok := p.Tools[t]; !ok {
-				p.Tools[t] = n // the gateway's own tools
-			}
-		}
-		a := arm{name: name, profile: profile, protocols: ProtocolsAll, listed: pc.ToolNames, groups: pc.Groups, prices: p}
-		if served.Profiles[profile].Search {
-			a.search = limit
-			a.searchable = func(tool string) bool { return served.Searchable(profile, tool) }
-		}
-		return a, nil
-	}
-	var arms []arm
-	add := func(name, profile string, edit func(*arm)) error {
-		a, err := armOf(name, profile)
-		if err != nil {
-			return err
-		}
-		if edit != nil {
-			edit(&a)
-		}
-		arms = append(arms, a)
-		return nil
-	}
-	// The listings were measured by a client of 2025-11-25, which is
-	// offered a profile's groups; a 2026-07-28 one is offered none, nor
-	// enable_tools.
-	modern := func(a *arm) {
-		if len(a.groups) > 0 {
-			a.protocols = ProtocolsModern
-		}
-		a.groups = nil
-		a.listed = slices.DeleteFunc(slices.Clone(a.listed), func(t string) bool { return t == profiles.EnableToolsName })
-	}
-	if err := add(ArmFull, profiles.FullProfile, nil); err != nil {
-		return nil, err
-	}
-	if err := add(ArmDefault, resolved.Default, modern); err != nil {
-		return nil, err
-	}
-	if i := slices.IndexFunc(resolved.Order, func(p string) bool { return len(resolved.Profiles[p].Groups) > 0 }); i >= 0 {
-		if err := add(ArmGroups, resolved.Order[i], func(a *arm) { a.protocols = ProtocolsLegacy }); err != nil {
-			return nil, err
-		}
-	}
-	if err := add(ArmSearch, searchArmProfile, func(a *arm) { a.profile = base }); err != nil {
-		return nil, err
-	}
-	// always_load marks the base's own tools, never the gateway's, for the
-	// client to load, on a list that never changes.
-	if err := add(ArmAlwaysLoad, base, func(a *arm) {
-		a.groups, a.search, a.searchable, a.client = nil, 0, nil, client
-		a.listed = slices.DeleteFunc(slices.Clone(a.listed), func(t string) bool {
-			return t == toolsearch.FindToolsName || t == toolsearch.CallToolName || t == profiles.EnableToolsName
-		})
-	}); err != nil {
-		return nil, err
-	}
-
-	ix := toolsearch.New(Docs(cfg.Catalog.Tools), resolved.SearchPriors.Priors(), toolsearch.Weights{})
 	// A session refused a tool continues on the full catalog, as derive and
 	// bench price it: the full arm's prefix from that turn, written again.
-	fallback := arms[0].prices.Overhead
-	for _, t := range arms[0].listed {
-		fallback += arms[0].prices.Tools[t]
+	full, err := m.armOf(ArmFull, profiles.FullProfile)
+	if err != nil {
+		return nil, err
 	}
-	out := &Report{Sessions: len(cfg.Sessions)}
-	var fullMean float64
-	for _, a := range arms {
-		r := replay{arm: a, ix: ix, cache: cfg.Cache, answerTokens: answerTokens, fallback: fallback, recall: Recall{At: map[int]int{}}}
-		costs := make([]float64, 0, len(cfg.Sessions))
-		for _, s := range cfg.Sessions {
-			c, err := r.session(s)
-			if err != nil {
-				return nil, fmt.Errorf("evaluate: session %q: %w", s.ID, err)
-			}
-			costs = append(costs, c)
-		}
-		out.Needed = r.needed
-		st := price.Summarise(costs)
-		ar := ArmReport{Name: a.name, Profile: a.profile, Protocols: a.protocols, ServedShare: ratio(r.served, r.needed),
-			SearchesPerSession: round4(ratio(r.recall.Needed, len(cfg.Sessions))),
-			CostPerSession:     Cost{Mean: round2(st.Mean), P50: round2(st.P50), P95: round2(st.P95)}}
-		ar.ServedShare = round4(ar.ServedShare)
-		if a.name == ArmFull {
-			fullMean = st.Mean
-		}
-		if fullMean > 0 {
-			ar.CostShareOfFull = round4(st.Mean / fullMean)
-		}
-		// Recall over no searches cannot be computed: left out, never 0.
-		if (a.search > 0 || a.client > 0) && r.recall.Needed > 0 {
-			ar.RecallAt = map[string]float64{}
-			for _, k := range RecallRanks() {
-				ar.RecallAt[strconv.Itoa(k)] = round4(r.recall.Share(k))
-			}
-		}
-		out.Arms = append(out.Arms, ar)
+	m.fallback = full.prices.Overhead
+	for _, t := range full.listed {
+		m.fallback += full.prices.Tools[t]
 	}
-	return out, nil
+	return m, nil
+}
+
+// armOf is the arm name serving the measured profile as it lists it.
+func (m *measured) armOf(name, profile string) (arm, error) {
+	pc := m.rep.Profile(profile)
+	if pc == nil {
+		return arm{}, fmt.Errorf("evaluate: profile %q was not measured", profile)
+	}
+	p := price.Prices{Tools: maps.Clone(m.toolPrices), Overhead: pc.InstructionTokens[string(price.DefaultFamily)][price.O200kBase]}
+	for t, n := range pc.EntryTokens() {
+		if _, ok := p.Tools[t]; !ok {
+			p.Tools[t] = n // the gateway's own tools
+		}
+	}
+	a := arm{name: name, profile: profile, protocols: ProtocolsAll, listed: pc.ToolNames, groups: pc.Groups, prices: p}
+	if m.served.Profiles[profile].Search {
+		a.search = m.limit
+		a.searchable = func(tool string) bool { return m.served.Searchable(profile, tool) }
+	}
+	return a, nil
+}
+
+// replay is a replay of a against the measured catalog.
+func (m *measured) replay(a arm) *replay {
+	return &replay{arm: a, ix: m.ix, cache: m.cache, answerTokens: m.answerTokens, fallback: m.fallback, recall: Recall{At: map[int]int{}}}
 }
 
 // measure serves every profile of r over cat with the gateway's code and
@@ -353,8 +399,43 @@ type replay struct {
 	recall         Recall // Needed counts the searches made
 }
 
+// sessions replays ss in order and returns their costs.
+func (r *replay) sessions(ss []Session) ([]float64, error) {
+	costs := make([]float64, 0, len(ss))
+	for _, s := range ss {
+		c, err := r.session(s)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: session %q: %w", s.ID, err)
+		}
+		costs = append(costs, c)
+	}
+	return costs, nil
+}
+
 // session replays s and returns its cost.
 func (r *replay) session(s Session) (float64, error) {
+	p, err := r.play(s)
+	if err != nil {
+		return 0, err
+	}
+	return r.cost(p), nil
+}
+
+// played is what replaying a session against an arm decided, before its
+// pricing.
+type played struct {
+	ps        price.Session
+	added     []int // find_tools' answers and loaded definitions, by turn
+	refusedAt int   // the turn of the first needed use not served; -1: none
+	// returned is every tool a search of the session returned: listing
+	// one of them, or one the session calls, changes how it plays (but
+	// for a tool whose words matched best, whose score the others'
+	// are scaled by, which DeriveSearchBase replays to check).
+	returned map[string]bool
+}
+
+// play replays s's needed uses against the arm, counting as it goes.
+func (r *replay) play(s Session) (*played, error) {
 	var tools []string
 	var turns []int
 	for _, c := range s.Calls {
@@ -364,7 +445,7 @@ func (r *replay) session(s Session) (float64, error) {
 	}
 	ps, err := price.NewSession(tools, turns, len(s.Turns))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	listed := map[string]bool{}
 	for _, t := range r.listed {
@@ -377,12 +458,12 @@ func (r *replay) session(s Session) (float64, error) {
 		}
 	}
 	found := map[string]bool{} // definitions a search returned: callable from then on
-	added := make([]int, ps.Turns)
+	p := &played{ps: ps, added: make([]int, ps.Turns), refusedAt: -1, returned: map[string]bool{}}
+	added := p.added
 	var history []string
-	refusedAt := -1 // the turn of the first needed use not served
 	refuse := func(turn int) {
-		if refusedAt < 0 {
-			refusedAt = turn
+		if p.refusedAt < 0 {
+			p.refusedAt = turn
 		}
 	}
 	for _, c := range ps.Calls {
@@ -400,13 +481,14 @@ func (r *replay) session(s Session) (float64, error) {
 			r.rank(hits, c.Tool)
 			var names []string
 			for _, h := range hits[:min(r.search, len(hits))] {
+				p.returned[h.Name] = true
 				names = append(names, h.Name)
 			}
 			n, err := r.answerTokens(names)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
-			if refusedAt < 0 { // on the full catalog the model reads no answer
+			if p.refusedAt < 0 { // on the full catalog the model reads no answer
 				added[c.Turn] += n
 			}
 			if found[c.Tool] {
@@ -441,14 +523,19 @@ func (r *replay) session(s Session) (float64, error) {
 		}
 		history = append(history, c.Tool)
 	}
-	layout, _ := r.prices.Turns(ps, price.Listing{Base: r.listed, Groups: r.groups})
+	return p, nil
+}
+
+// cost prices p with the arm's listing.
+func (r *replay) cost(p *played) float64 {
+	layout, _ := r.prices.Turns(p.ps, price.Listing{Base: r.listed, Groups: r.groups})
 	for t := range layout {
-		layout[t].Added = added[t]
-		if refusedAt >= 0 && t >= refusedAt {
-			layout[t].Prefix, layout[t].Changed = r.fallback, t == refusedAt
+		layout[t].Added = p.added[t]
+		if p.refusedAt >= 0 && t >= p.refusedAt {
+			layout[t].Prefix, layout[t].Changed = r.fallback, t == p.refusedAt
 		}
 	}
-	return price.SessionCost(layout, r.cache), nil
+	return price.SessionCost(layout, r.cache)
 }
 
 // rank counts a search made for tool and where tool ranked in hits.

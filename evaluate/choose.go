@@ -40,6 +40,10 @@ type Choice struct {
 	// served share assumes the client's own search finds every tool, and
 	// only profiles.toml can serve it (always_load).
 	AlwaysLoad *ArmReport
+	// SearchBase is the base derived from the learning sessions
+	// (ChooseConfig.Learn) the search arm over DerivedSearchProfile
+	// lists; nil without them.
+	SearchBase *SearchBase
 }
 
 // Choose picks, of the candidate arms a client of protocol 2026-07-28 is
@@ -106,9 +110,17 @@ func bestServed(arms []ArmReport) int {
 // Profile is the profile the chosen arm serves as the default.
 func (c *Choice) Profile() string {
 	if c.Chosen.Name == ArmSearch {
+		if c.derived() {
+			return DerivedSearchProfile
+		}
 		return c.Chosen.Profile + SearchProfileSuffix
 	}
 	return c.Chosen.Profile
+}
+
+// derived reports whether the chosen arm is search over the derived base.
+func (c *Choice) derived() bool {
+	return c.Chosen.Name == ArmSearch && c.Chosen.Profile == DerivedSearchProfile && c.SearchBase != nil
 }
 
 // Apply makes the chosen arm f's default: for a search arm it adds the
@@ -120,7 +132,16 @@ func (c *Choice) Apply(f *profiles.File) error {
 	if !c.Chosen.Modern() {
 		return fmt.Errorf("arm %s over %q is served to clients of protocol %s and earlier only: not a default", c.Chosen.Name, c.Chosen.Profile, ProtocolsLegacy)
 	}
-	if c.Chosen.Name == ArmSearch {
+	if c.derived() {
+		if slices.ContainsFunc(f.Profiles, func(p profiles.Profile) bool { return p.Name == name }) {
+			return fmt.Errorf("profile %q exists already; the search arm over the derived base is served under that name: rename the profile", name)
+		}
+		set, err := withSearchBase(&profiles.Set{File: f}, c.SearchBase.Start, c.SearchBase.Tools)
+		if err != nil {
+			return err
+		}
+		*f = *set.File
+	} else if c.Chosen.Name == ArmSearch {
 		i := slices.IndexFunc(f.Profiles, func(p profiles.Profile) bool { return p.Name == c.Chosen.Profile })
 		if i < 0 {
 			return fmt.Errorf("search base %q is not a profile of the file", c.Chosen.Profile)
@@ -162,6 +183,9 @@ func (c *Choice) Markdown() string {
 	if c.Chosen.Name == ArmSearch {
 		served = fmt.Sprintf(" (served as `%s`)", c.Profile())
 	}
+	if c.derived() {
+		served = fmt.Sprintf(" (served as `%s`: the derived search base below)", c.Profile())
+	}
 	same := ""
 	if c.Chosen.Protocols == ProtocolsAll {
 		same = fmt.Sprintf(" Clients of %s and earlier are served the same list.", ProtocolsLegacy)
@@ -201,6 +225,10 @@ func (c *Choice) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	if sb := c.SearchBase; sb != nil {
+		fmt.Fprintf(&b, "- search base `%s` derived from the learning sessions, from `%s`'s tools: %d listed beside find_tools and call_tool (%s); search over it costs %.0f per learning session, %.0f over `%s`\n",
+			DerivedSearchProfile, sb.Start, len(sb.Tools), strings.Join(sb.Tools, ", "), sb.Cost, sb.StartCost, sb.Start)
+	}
 	if a := c.AlwaysLoad; a != nil && a.CostPerSession.Mean < c.Chosen.CostPerSession.Mean {
 		fmt.Fprintf(&b, "- not chosen: %s (cost %.1f%%) assumes the client's own search finds every tool; to serve it, set always_load = %q on a profile in profiles.toml\n",
 			armText(*a), 100*a.CostShareOfFull, a.Profile)
@@ -224,13 +252,18 @@ type ChooseConfig struct {
 	// Target is the served share the default must reach; 0 is
 	// DefaultServedTarget.
 	Target float64
+	// Learn are the sessions the file was learned from, never held-out
+	// ones; when given, search over a base derived from them
+	// (DeriveSearchBase, from the smallest profile) is a candidate too,
+	// served as DerivedSearchProfile.
+	Learn []Session
 }
 
 // ChooseDefault evaluates the arms on cfg's (held-out) sessions with each
 // profile of the file but full as the default and as the search base, and
 // chooses (Choose): full, each profile as a 2026-07-28 client is served it
-// (default), search over each profile; the groups arm is reported, never
-// chosen.
+// (default), search over each profile and, with cfg.Learn, search over
+// the base derived from them; the groups arm is reported, never chosen.
 func ChooseDefault(ctx context.Context, cfg ChooseConfig) (*Choice, error) {
 	if cfg.Profiles == nil || cfg.Profiles.File == nil {
 		return nil, errors.New("evaluate: a profiles file is needed")
@@ -275,10 +308,31 @@ func ChooseDefault(ctx context.Context, cfg ChooseConfig) (*Choice, error) {
 	if first {
 		return nil, errors.New("evaluate: the file has no profile but full to choose from")
 	}
+	var sb *SearchBase
+	if len(cfg.Learn) > 0 {
+		learn := cfg.Config
+		learn.Sessions, learn.SearchBase = cfg.Learn, ""
+		var err error
+		if sb, err = DeriveSearchBase(ctx, learn); err != nil {
+			return nil, err
+		}
+		set, err := withSearchBase(cfg.Profiles, sb.Start, sb.Tools)
+		if err != nil {
+			return nil, err
+		}
+		run := cfg.Config
+		run.Profiles, run.SearchBase = set, DerivedSearchProfile
+		rep, err := Run(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		arms = append(arms, *rep.Arm(ArmSearch))
+	}
 	c, err := Choose(arms, needed, target)
 	if err != nil {
 		return nil, err
 	}
+	c.SearchBase = sb
 	if err := c.CheckServed(cfg.Profiles); err != nil {
 		return nil, err
 	}

@@ -150,3 +150,16 @@ func HeldOut(sessions []Session, ids []string) ([]Session, error) {
 	}
 	return out, nil
 }
+
+// Learning returns the sessions whose ids are not in heldOut, in order:
+// the part of a trace derive learned from, which a search base is derived
+// from (ChooseConfig.Learn).
+func Learning(sessions []Session, heldOut []string) []Session {
+	var out []Session
+	for _, s := range sessions {
+		if !slices.Contains(heldOut, s.ID) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

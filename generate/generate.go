@@ -210,7 +210,7 @@ func (c *Choose) step(ctx context.Context, cfg Config, cat *catalog.Catalog, pol
 	if err != nil {
 		return fmt.Errorf("derive --choose-default: %w", err)
 	}
-	choice, err := evaluate.ChooseDefault(ctx, evaluate.ChooseConfig{Target: c.ServedTarget,
+	choice, err := evaluate.ChooseDefault(ctx, evaluate.ChooseConfig{Target: c.ServedTarget, Learn: evaluate.Learning(all, out.Result.HoldoutSessions()),
 		Config: evaluate.Config{Catalog: cat, Profiles: &profiles.Set{File: out.File, Policy: policy, PolicyPath: policyPath(cfg, policy)}, Sessions: held, Cache: cfg.Cache, Limit: c.SearchLimit}})
 	if err != nil {
 		return &RefusedError{fmt.Errorf("derive --choose-default: %w; nothing written: lower --served-target or derive without --choose-default", err)}
