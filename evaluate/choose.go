@@ -184,7 +184,7 @@ func (c *Choice) Markdown() string {
 		served = fmt.Sprintf(" (served as `%s`)", c.Profile())
 	}
 	if c.derived() {
-		served = fmt.Sprintf(" (served as `%s`: the derived search base below)", c.Profile())
+		served = fmt.Sprintf(" (served as `%s`, its tools below)", c.Profile())
 	}
 	same := ""
 	if c.Chosen.Protocols == ProtocolsAll {
@@ -237,10 +237,12 @@ func (c *Choice) Markdown() string {
 }
 
 func armText(a ArmReport) string {
-	switch a.Name {
-	case ArmSearch, ArmAlwaysLoad:
+	switch {
+	case a.Name == ArmSearch && a.Profile == DerivedSearchProfile:
+		return "search over the derived base" // no profile of the file holds that name
+	case a.Name == ArmSearch || a.Name == ArmAlwaysLoad:
 		return fmt.Sprintf("%s over `%s`", a.Name, a.Profile)
-	case ArmFull:
+	case a.Name == ArmFull:
 		return a.Name
 	}
 	return fmt.Sprintf("%s `%s`", a.Name, a.Profile)

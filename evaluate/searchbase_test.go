@@ -195,7 +195,7 @@ func TestChoiceApplyDerivedBase(t *testing.T) {
 		t.Errorf("demand %+v, want lean's copied as %q", d, evaluate.DerivedSearchProfile)
 	}
 	md := c.Markdown()
-	for _, want := range []string{"search over `search` (served as `search`: the derived search base below)", "- met it at a higher cost: search over `lean`", "- search base `search` derived from the learning sessions, from `lean`'s tools: 2 listed beside find_tools and call_tool (a, c); search over it costs 40 per learning session, 50 over `lean`"} {
+	for _, want := range []string{"search over the derived base (served as `search`, its tools below)", "- met it at a higher cost: search over `lean`", "- search base `search` derived from the learning sessions, from `lean`'s tools: 2 listed beside find_tools and call_tool (a, c); search over it costs 40 per learning session, 50 over `lean`"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary lacks %q:\n%s", want, md)
 		}
