@@ -1,6 +1,9 @@
 package telemetry
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"unsafe"
+)
 
 // idSet is a set of strings, each with a value, kept in slices that hold
 // no pointers: the garbage collector does not trace them, so a million
@@ -43,7 +46,10 @@ func (s *idSet[V]) insertHash(h uint64, id string, v V) (V, bool) {
 // insertBytes is insert with id as bytes, which it copies.
 func (s *idSet[V]) insertBytes(id []byte, v V) (V, bool) {
 	h := maphash.Bytes(s.seed, id)
-	slot, i, ok := s.find(h, string(id)) // no allocation for the comparison
+	// A string over id's bytes for the lookup only: find keeps no
+	// reference and add copies, so no id of any length allocates here
+	// (string(id) would, past 32 bytes).
+	slot, i, ok := s.find(h, unsafe.String(unsafe.SliceData(id), len(id)))
 	if ok {
 		return s.vals[i], false
 	}

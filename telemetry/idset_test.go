@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -86,6 +87,20 @@ func BenchmarkIDSetInsert(b *testing.B) {
 			if !s.has(id) {
 				b.Fatal(id)
 			}
+		}
+	}
+}
+
+// TestIDSetBytesLookupAllocatesNothing: finding an id given as bytes
+// allocates nothing at any length, since stats looks up every session id
+// of every segment so (36-byte UUIDs are common).
+func TestIDSetBytesLookupAllocatesNothing(t *testing.T) {
+	for _, n := range []int{8, 32, 37, 200} {
+		s := newIDSet[int32]()
+		id := []byte(strings.Repeat("i", n))
+		s.insertBytes(id, 1)
+		if allocs := testing.AllocsPerRun(100, func() { s.insertBytes(id, 2) }); allocs != 0 {
+			t.Errorf("id of %d bytes: %v allocations per lookup, want 0", n, allocs)
 		}
 	}
 }

@@ -462,8 +462,11 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 				callsRead <- fmt.Errorf("read telemetry segment %s: %w", path, err)
 				return
 			}
-			defer rtx.Rollback()
-			callsRead <- readCalls(rtx)
+			err = readCalls(rtx)
+			// Ended before the answer is sent: once readSegment has it,
+			// the caller may close the database.
+			rtx.Rollback()
+			callsRead <- err
 		}()
 	}
 	// Wait for the calls on every return, so that nothing writes to the
