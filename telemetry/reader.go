@@ -179,29 +179,11 @@ func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapsho
 	snap := &Snapshot{ToolCalls: map[string]int{}}
 	st := &scanState{}
 	var calls []Call
-	for _, seg := range segs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if fi, err := os.Stat(seg.Path); err == nil && fi.Size() == 0 && seg.Open {
-			continue // a recorder is creating it this instant: nothing in it yet
-		}
-		db, err := openSegment(seg.Path)
-		if err != nil {
-			if seg.Open && errors.Is(err, ErrSegmentLocked) {
-				snap.Skipped = append(snap.Skipped, SkippedSegment{Path: seg.Path, Err: err})
-				continue
-			}
-			return nil, err
-		}
-		err = db.View(func(tx *bolt.Tx) error {
-			return readSegment(ctx, tx, seg.Path, w, mode, st, &calls, snap)
-		})
-		db.Close()
-		if err != nil {
-			return nil, err
-		}
-		snap.Segments = append(snap.Segments, seg)
+	err = readSegments(ctx, segs, snap, func(tx *bolt.Tx, path string) error {
+		return readSegment(ctx, tx, path, w, mode, st, &calls, snap)
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	alias := mergeTraces(st)
@@ -625,4 +607,35 @@ func Compact(ctx context.Context, dir string, before time.Time) ([]string, error
 		removed = append(removed, seg.Path)
 	}
 	return removed, nil
+}
+
+// readSegments reads each of segs in a read-only transaction, in order,
+// and lists it in snap.Segments. A segment a recorder is creating this
+// instant (empty) is passed over, and an open one another process holds
+// locked is listed in snap.Skipped: both are the live segment, whose
+// records the next read sees.
+func readSegments(ctx context.Context, segs []SegmentFile, snap *Snapshot, read func(tx *bolt.Tx, path string) error) error {
+	for _, seg := range segs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if fi, err := os.Stat(seg.Path); err == nil && fi.Size() == 0 && seg.Open {
+			continue // a recorder is creating it this instant: nothing in it yet
+		}
+		db, err := openSegment(seg.Path)
+		if err != nil {
+			if seg.Open && errors.Is(err, ErrSegmentLocked) {
+				snap.Skipped = append(snap.Skipped, SkippedSegment{Path: seg.Path, Err: err})
+				continue
+			}
+			return err
+		}
+		err = db.View(func(tx *bolt.Tx) error { return read(tx, seg.Path) })
+		db.Close()
+		if err != nil {
+			return err
+		}
+		snap.Segments = append(snap.Segments, seg)
+	}
+	return nil
 }

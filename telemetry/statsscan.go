@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
@@ -61,27 +60,11 @@ func scanForStats(ctx context.Context, dirs []string, w Window) (*Snapshot, erro
 		snap.outcomeNames = append(snap.outcomeNames, o)
 	}
 	st := &statsScan{ids: newIDSet[int32](), toolIDs: map[string]int32{}, otherIDs: map[Outcome]int32{}, intern: map[string]string{}}
-	for _, seg := range segs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if fi, err := os.Stat(seg.Path); err == nil && fi.Size() == 0 && seg.Open {
-			continue // a recorder is creating it this instant: nothing in it yet
-		}
-		db, err := openSegment(seg.Path)
-		if err != nil {
-			if seg.Open && errors.Is(err, ErrSegmentLocked) {
-				snap.Skipped = append(snap.Skipped, SkippedSegment{Path: seg.Path, Err: err})
-				continue
-			}
-			return nil, err
-		}
-		err = db.View(func(tx *bolt.Tx) error { return st.readSegment(ctx, tx, seg.Path, w, snap) })
-		db.Close()
-		if err != nil {
-			return nil, err
-		}
-		snap.Segments = append(snap.Segments, seg)
+	err = readSegments(ctx, segs, snap, func(tx *bolt.Tx, path string) error {
+		return st.readSegment(ctx, tx, path, w, snap)
+	})
+	if err != nil {
+		return nil, err
 	}
 	st.mergeTraces()
 	// Keep the sessions of the window, in place.
