@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolprof/toolprof/evaluate"
 	"github.com/toolprof/toolprof/profiles"
@@ -105,6 +106,40 @@ func TestCheckServedDerived(t *testing.T) {
 			}
 			if tc.want == "" && err != nil {
 				t.Fatalf("CheckServed = %v, want nil", err)
+			}
+		})
+	}
+}
+
+// TestLearning: the learning part is the sessions that started before
+// the first held-out one, in time order; one derive held out of neither
+// part (a restricted session) that started in the held-out period is not
+// learned from.
+func TestLearning(t *testing.T) {
+	at := func(id string, h int) evaluate.Session {
+		return evaluate.Session{ID: id, Start: time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC)}
+	}
+	ids := func(ss []evaluate.Session) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		sessions []evaluate.Session
+		heldOut  []string
+		want     []string
+	}{
+		{"in time order", []evaluate.Session{at("l0", 0), at("l1", 1), at("h0", 2), at("h1", 3)}, []string{"h0", "h1"}, []string{"l0", "l1"}},
+		{"restricted in the held-out period", []evaluate.Session{at("l0", 0), at("l1", 1), at("h0", 2), at("r", 3), at("h1", 4)}, []string{"h0", "h1"}, []string{"l0", "l1"}},
+		{"out of order in the trace", []evaluate.Session{at("r", 3), at("h0", 2), at("l1", 1), at("l0", 0)}, []string{"h0"}, []string{"l0", "l1"}},
+		{"nothing held out", []evaluate.Session{at("l0", 0), at("l1", 1)}, nil, []string{"l0", "l1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ids(evaluate.Learning(tc.sessions, tc.heldOut)); !slices.Equal(got, tc.want) {
+				t.Errorf("Learning = %v, want %v", got, tc.want)
 			}
 		})
 	}
