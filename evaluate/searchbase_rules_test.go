@@ -144,3 +144,25 @@ func TestLearning(t *testing.T) {
 		})
 	}
 }
+
+// TestChooseDefaultSkipsDerivedBaseOnNameClash: a file that has a profile
+// named search already has no base derived, says so in the summary, and
+// its other arms still compete.
+func TestChooseDefaultSkipsDerivedBaseOnNameClash(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Limit, cfg.ClientResults = 1, 1
+	f := *cfg.Profiles.File
+	f.Profiles = append(slices.Clone(f.Profiles), profiles.Profile{Name: evaluate.DerivedSearchProfile, Tools: []string{"fs.ls"}})
+	cfg.Profiles = &profiles.Set{File: &f}
+	cfg.Sessions = sessionsOf("held", 4, "fs.ls", "list the files")
+	c, err := evaluate.ChooseDefault(context.Background(), evaluate.ChooseConfig{Config: cfg, Target: 0.5, Learn: sessionsOf("learn", 4, "fs.mv", "zzz")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SearchBase != nil {
+		t.Errorf("derived %+v beside a profile named %q", c.SearchBase, evaluate.DerivedSearchProfile)
+	}
+	if want := "- no search base derived from the learning sessions: the file has a profile named `search`"; !strings.Contains(c.Markdown(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, c.Markdown())
+	}
+}
