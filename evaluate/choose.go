@@ -81,6 +81,10 @@ func Choose(arms []ArmReport, needed int, target float64) (*Choice, error) {
 	slices.SortStableFunc(c.LegacyOnly, byCost)
 	chosen := slices.IndexFunc(candidates, func(a ArmReport) bool { return a.ServedShare >= target })
 	if chosen < 0 {
+		if needed == 0 {
+			// No share can be computed, so none meets the target.
+			return nil, fmt.Errorf("no arm served to clients of protocol %s serves %v of the needed tool uses: the held-out sessions have no needed tool uses, so no served share can be measured", ProtocolsModern, target)
+		}
 		best := "none"
 		if i := bestServed(candidates); i >= 0 {
 			best = fmt.Sprintf("%s %.4f", armText(candidates[i]), candidates[i].ServedShare)

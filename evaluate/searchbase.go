@@ -37,10 +37,12 @@ type SearchBase struct {
 // DeriveSearchBase finds, by local search from cfg.SearchBase's tools
 // (the file's smallest profile but full when ""), the base for the search
 // arm with the least mean cost per session over cfg.Sessions, which must
-// be learning sessions only: each step makes the one move (list a tool a
-// session called, or stop listing one) that most lowers the cost, ties to
-// the tool first by name, until no move lowers it. Each cost is Run's own
-// replay of the search arm over the candidate base. The base is derived
+// be learning sessions only. Each step ranks the moves (list a tool a
+// session called, or stop listing one) by their cost, an estimate for a
+// listing (only the sessions it can change are replayed), ties to the
+// tool first by name, and takes the first in that order whose whole
+// replay lowers the cost; the search stops when none does. The cost of
+// each base taken is Run's own replay of the search arm over it. The base is derived
 // under the start's rules, its profiles.toml entry's too (withSearchBase):
 // a tool the start may not serve is never listed. Listing a tool costs
 // its definition on every turn and saves the refusals and find_tools

@@ -166,3 +166,13 @@ func TestChooseDefaultSkipsDerivedBaseOnNameClash(t *testing.T) {
 		t.Errorf("summary lacks %q:\n%s", want, c.Markdown())
 	}
 }
+
+// TestChooseNoNeededUses: held-out sessions with no needed use give no
+// served share to compare, and the refusal says so rather than print a
+// best share of 0.
+func TestChooseNoNeededUses(t *testing.T) {
+	_, err := evaluate.Choose([]evaluate.ArmReport{arm("full", "full", 0, 100), arm("default", "core", 0, 10)}, 0, 0.95)
+	if err == nil || !strings.Contains(err.Error(), "no needed tool uses") || strings.Contains(err.Error(), "0.0000") {
+		t.Errorf("Choose with no needed uses: %v; want it to say there are none", err)
+	}
+}
