@@ -44,6 +44,9 @@ type Choice struct {
 	// (ChooseConfig.Learn) the search arm over DerivedSearchProfile
 	// lists; nil without them.
 	SearchBase *SearchBase
+	// NoSearchBase says why no base was derived from the learning
+	// sessions although there were some; "" otherwise.
+	NoSearchBase string
 }
 
 // Choose picks, of the candidate arms a client of protocol 2026-07-28 is
@@ -78,6 +81,10 @@ func Choose(arms []ArmReport, needed int, target float64) (*Choice, error) {
 	slices.SortStableFunc(c.LegacyOnly, byCost)
 	chosen := slices.IndexFunc(candidates, func(a ArmReport) bool { return a.ServedShare >= target })
 	if chosen < 0 {
+		if needed == 0 {
+			// No share can be computed, so none meets the target.
+			return nil, fmt.Errorf("no arm served to clients of protocol %s serves %v of the needed tool uses: the held-out sessions have no needed tool uses, so no served share can be measured", ProtocolsModern, target)
+		}
 		best := "none"
 		if i := bestServed(candidates); i >= 0 {
 			best = fmt.Sprintf("%s %.4f", armText(candidates[i]), candidates[i].ServedShare)
@@ -229,6 +236,9 @@ func (c *Choice) Markdown() string {
 		fmt.Fprintf(&b, "- search base `%s` derived from the learning sessions, from `%s`'s tools: %d listed beside find_tools and call_tool (%s); search over it costs %.0f per learning session, %.0f over `%s`\n",
 			DerivedSearchProfile, sb.Start, len(sb.Tools), strings.Join(sb.Tools, ", "), sb.Cost, sb.StartCost, sb.Start)
 	}
+	if c.NoSearchBase != "" {
+		fmt.Fprintf(&b, "- no search base derived from the learning sessions: %s\n", c.NoSearchBase)
+	}
 	if a := c.AlwaysLoad; a != nil && a.CostPerSession.Mean < c.Chosen.CostPerSession.Mean {
 		fmt.Fprintf(&b, "- not chosen: %s (cost %.1f%%) assumes the client's own search finds every tool; to serve it, set always_load = %q on a profile in profiles.toml\n",
 			armText(*a), 100*a.CostShareOfFull, a.Profile)
@@ -257,7 +267,8 @@ type ChooseConfig struct {
 	// Learn are the sessions the file was learned from, never held-out
 	// ones; when given, search over a base derived from them
 	// (DeriveSearchBase, from the smallest profile) is a candidate too,
-	// served as DerivedSearchProfile.
+	// served as DerivedSearchProfile, unless the file has a profile of
+	// that name (Choice.NoSearchBase says so).
 	Learn []Session
 }
 
@@ -311,7 +322,12 @@ func ChooseDefault(ctx context.Context, cfg ChooseConfig) (*Choice, error) {
 		return nil, errors.New("evaluate: the file has no profile but full to choose from")
 	}
 	var sb *SearchBase
-	if len(cfg.Learn) > 0 {
+	noBase := ""
+	if len(cfg.Learn) > 0 && slices.ContainsFunc(cfg.Profiles.File.Profiles, func(p profiles.Profile) bool { return p.Name == DerivedSearchProfile }) {
+		// The other arms still compete: the file's own search profile is
+		// one of them.
+		noBase = fmt.Sprintf("the file has a profile named `%s`, the name it would be served under: rename that profile to have it derived", DerivedSearchProfile)
+	} else if len(cfg.Learn) > 0 {
 		learn := cfg.Config
 		learn.Sessions, learn.SearchBase = cfg.Learn, ""
 		var err error
@@ -334,7 +350,7 @@ func ChooseDefault(ctx context.Context, cfg ChooseConfig) (*Choice, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.SearchBase = sb
+	c.SearchBase, c.NoSearchBase = sb, noBase
 	if err := c.CheckServed(cfg.Profiles); err != nil {
 		return nil, err
 	}

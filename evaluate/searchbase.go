@@ -37,10 +37,14 @@ type SearchBase struct {
 // DeriveSearchBase finds, by local search from cfg.SearchBase's tools
 // (the file's smallest profile but full when ""), the base for the search
 // arm with the least mean cost per session over cfg.Sessions, which must
-// be learning sessions only: each step makes the one move (list a tool a
-// session called, or stop listing one) that most lowers the cost, ties to
-// the tool first by name, until no move lowers it. Each cost is Run's own
-// replay of the search arm over the candidate base. Listing a tool costs
+// be learning sessions only. Each step ranks the moves (list a tool a
+// session called, or stop listing one) by their cost, an estimate for a
+// listing (only the sessions it can change are replayed), ties to the
+// tool first by name, and takes the first in that order whose whole
+// replay lowers the cost; the search stops when none does. The cost of
+// each base taken is Run's own replay of the search arm over it. The base is derived
+// under the start's rules, its profiles.toml entry's too (withSearchBase):
+// a tool the start may not serve is never listed. Listing a tool costs
 // its definition on every turn and saves the refusals and find_tools
 // answers of the sessions that need it.
 func DeriveSearchBase(ctx context.Context, cfg Config) (*SearchBase, error) {
@@ -242,16 +246,24 @@ func smallestProfile(f *profiles.File) string {
 }
 
 // withSearchBase is set with profile DerivedSearchProfile added to its
-// file: tools, search = true, and start's measured demand (its [search]
-// entry) copied under its name, so that find_tools ranks for its
-// sessions as for start's.
+// file: tools, search = true, start's restrictions (read_only,
+// searchable), and start's measured demand (its [search] entry) copied
+// under its name, so that find_tools ranks for its sessions as for
+// start's. Start's profiles.toml entry, when it has one and
+// DerivedSearchProfile none, is copied under DerivedSearchProfile into
+// the returned set only (profiles.toml is the operator's; CheckServed
+// refuses to serve the arm until they add it): the base is derived and
+// measured under start's deny, read_only, searchable and pin, never
+// wider.
 func withSearchBase(set *profiles.Set, start string, tools []string) (*profiles.Set, error) {
 	f := *set.File
 	i := slices.IndexFunc(f.Profiles, func(p profiles.Profile) bool { return p.Name == start })
 	if i < 0 {
 		return nil, fmt.Errorf("evaluate: search base: start %q is not a profile of the file", start)
 	}
-	p := profiles.Profile{Name: DerivedSearchProfile, Search: true, Tools: append([]string{}, tools...)}
+	sp := f.Profiles[i]
+	p := profiles.Profile{Name: DerivedSearchProfile, Search: true, Tools: append([]string{}, tools...),
+		ReadOnly: sp.ReadOnly, Searchable: slices.Clone(sp.Searchable)}
 	f.Profiles = append(slices.Clone(f.Profiles), p)
 	if f.Search != nil {
 		s := *f.Search
@@ -265,6 +277,19 @@ func withSearchBase(set *profiles.Set, start string, tools []string) (*profiles.
 	}
 	out := *set
 	out.File = &f
+	if pol := set.Policy; pol != nil {
+		entry := func(n string) int {
+			return slices.IndexFunc(pol.Profiles, func(p profiles.PolicyProfile) bool { return p.Name == n })
+		}
+		if j := entry(start); j >= 0 && entry(DerivedSearchProfile) < 0 {
+			pp := pol.Profiles[j]
+			pp.Name, pp.Search = DerivedSearchProfile, nil
+			pp.Pin, pp.Deny, pp.Searchable = slices.Clone(pp.Pin), slices.Clone(pp.Deny), slices.Clone(pp.Searchable)
+			p := *pol
+			p.Profiles = append(slices.Clone(pol.Profiles), pp)
+			out.Policy = &p
+		}
+	}
 	return &out, nil
 }
 

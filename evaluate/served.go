@@ -17,12 +17,18 @@ import (
 // tool the base denies would become callable through call_tool. So the
 // two entries must agree (both absent, or alike but for name and a search
 // key, which may only say true): the operator copies the entry, never
-// this code, since profiles.toml is theirs.
+// this code, since profiles.toml is theirs. Search over the derived base
+// is held to the same rule with its start as the base and
+// DerivedSearchProfile as the name: it was derived and measured under the
+// start's entry.
 func (c *Choice) CheckServed(set *profiles.Set) error {
 	if c.Chosen.Name != ArmSearch || set == nil || set.Policy == nil {
 		return nil
 	}
 	base, name := c.Chosen.Profile, c.Profile()
+	if c.derived() {
+		base = c.SearchBase.Start
+	}
 	entry := func(n string) int {
 		return slices.IndexFunc(set.Policy.Profiles, func(p profiles.PolicyProfile) bool { return p.Name == n })
 	}

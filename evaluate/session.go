@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -151,15 +152,33 @@ func HeldOut(sessions []Session, ids []string) ([]Session, error) {
 	return out, nil
 }
 
-// Learning returns the sessions whose ids are not in heldOut, in order:
-// the part of a trace derive learned from, which a search base is derived
-// from (ChooseConfig.Learn).
+// Learning returns the sessions that started before the first held-out
+// one (heldOut: derive.Result.HoldoutSessions), in time order as derive
+// orders them (derive.TimeOrderIndex): the part of a trace derive learned
+// from, which a search base is derived from (ChooseConfig.Learn). A
+// session derive kept out of both parts (served a restricted profile)
+// that started in the held-out period is not learned from either: the
+// held-out part would then test a base learned from its own period. With
+// nothing held out, every session.
 func Learning(sessions []Session, heldOut []string) []Session {
+	held := make(map[string]bool, len(heldOut))
+	for _, id := range heldOut {
+		held[id] = true
+	}
+	starts := make([]time.Time, len(sessions))
+	for i, s := range sessions {
+		starts[i] = s.Start
+	}
+	order := derive.TimeOrderIndex(starts)
 	var out []Session
-	for _, s := range sessions {
-		if !slices.Contains(heldOut, s.ID) {
-			out = append(out, s)
+	for i := range sessions {
+		if order != nil {
+			i = order[i]
 		}
+		if held[sessions[i].ID] {
+			break
+		}
+		out = append(out, sessions[i])
 	}
 	return out
 }
