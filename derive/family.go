@@ -287,19 +287,17 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	if len(holdPart) > 0 {
 		firstHeld = sel.usage(holdPart[0]).Session.ID
 	}
-	// The signatures and the cost models read the parts independently:
-	// the signatures are reduced on the other core meanwhile.
+	// The signatures, the profiles' demand and the cost models read the
+	// parts independently: the first two are found on the other cores
+	// meanwhile.
 	var train, test *sample
-	reduced := make(chan struct{})
-	go func() {
-		defer close(reduced)
-		train, test = sel.reduce(derivePart), sel.reduce(holdPart)
-	}()
-	res.demand = profileDemand(sessions, index, firstHeld)
+	var wg sync.WaitGroup
+	wg.Go(func() { train, test = sel.reduce(derivePart), sel.reduce(holdPart) })
+	wg.Go(func() { res.demand = profileDemand(sessions, index, firstHeld) })
 	// One cost model per part, shared by every profile priced on it.
 	trainCost := newCostModel(costs, sel.paths(derivePart), cache)
 	testCost := newCostModel(costs, sel.paths(holdPart), cache)
-	<-reduced
+	wg.Wait()
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
 	pins, denies, removed, err := constraints(cfg, index)
