@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolprof/toolprof/price"
@@ -285,19 +287,17 @@ func Derive(sessions []telemetry.Usage, cfg Config) (*Result, error) {
 	if len(holdPart) > 0 {
 		firstHeld = sel.usage(holdPart[0]).Session.ID
 	}
-	// The signatures and the cost models read the parts independently:
-	// the signatures are reduced on the other core meanwhile.
+	// The signatures, the profiles' demand and the cost models read the
+	// parts independently: the first two are found on the other cores
+	// meanwhile.
 	var train, test *sample
-	reduced := make(chan struct{})
-	go func() {
-		defer close(reduced)
-		train, test = sel.reduce(derivePart), sel.reduce(holdPart)
-	}()
-	res.demand = profileDemand(sessions, index, firstHeld)
+	var wg sync.WaitGroup
+	wg.Go(func() { train, test = sel.reduce(derivePart), sel.reduce(holdPart) })
+	wg.Go(func() { res.demand = profileDemand(sessions, index, firstHeld) })
 	// One cost model per part, shared by every profile priced on it.
 	trainCost := newCostModel(costs, sel.paths(derivePart), cache)
 	testCost := newCostModel(costs, sel.paths(holdPart), cache)
-	<-reduced
+	wg.Wait()
 	res.Problem = Problem{Costs: costs, Sigs: train.sigs, Free: train.free, Uncoverable: train.uncoverable}
 
 	pins, denies, removed, err := constraints(cfg, index)
@@ -561,50 +561,84 @@ func (sel *selection) paths(part []selected) []Path {
 // no profile, not even full, can serve it, so no profile covers it.
 // Calls to the gateway's own tools are no demand and not counted.
 func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[string]price.Session) (*selection, Counts, []string) {
+	parts := 1
+	if len(sessions) >= selectPartMin {
+		parts = min(runtime.GOMAXPROCS(0), selectPartsMax)
+	}
+	return selectSessionsIn(sessions, index, paths, parts)
+}
+
+const (
+	selectPartMin  = 1 << 16 // sessions below which one core selects them all
+	selectPartsMax = 4       // parts selected at once, at most
+)
+
+// selectPart is what selecting one run of sessions gives: its kept
+// sessions (set and traced indices local to the part) and, in order of
+// first use, its distinct tool sets with their keys.
+type selectPart struct {
+	kept     []selected
+	sets     [][]int
+	setPaths []Path
+	keys     []string
+	bySet    map[string]int32
+	traced   []Path
+	c        Counts
+	unknown  map[string]bool
+}
+
+// selectSessionsIn selects sessions as parts runs of them at once, each
+// on its own goroutine, then joins them in order: a part's sets are
+// numbered after those first used before it, so the selection is the one
+// a single pass gives, whatever parts is.
+func selectSessionsIn(sessions []telemetry.Usage, index map[string]int, paths map[string]price.Session, parts int) (*selection, Counts, []string) {
+	parts = max(1, min(parts, len(sessions)))
+	ps := make([]*selectPart, parts)
+	var wg sync.WaitGroup
+	for p := range ps {
+		lo, hi := p*len(sessions)/parts, (p+1)*len(sessions)/parts
+		wg.Go(func() { ps[p] = selectRange(sessions, lo, hi, index, paths) })
+	}
+	wg.Wait()
 	c := Counts{Input: len(sessions)}
-	sel := &selection{sessions: sessions, kept: make([]selected, 0, len(sessions))}
-	unknown := map[string]bool{}
-	bySet := map[string]int32{}
-	var scratch []int
-	var key []byte
-	for i, s := range sessions {
-		switch classify(s) {
-		case classExploration:
-			c.Exploration++
-		case classFull:
-			c.Full++
-		default:
-			c.Restricted++
+	first := ps[0]
+	sel := &selection{sessions: sessions, kept: first.kept, sets: first.sets, setPaths: first.setPaths, traced: first.traced}
+	if parts > 1 {
+		sel.kept = slices.Grow(sel.kept, len(sessions)-len(sel.kept))
+	}
+	unknown := first.unknown
+	for pi, p := range ps {
+		c.Exploration += p.c.Exploration
+		c.Full += p.c.Full
+		c.Restricted += p.c.Restricted
+		c.ZeroCalls += p.c.ZeroCalls
+		c.UnknownToolSessions += p.c.UnknownToolSessions
+		if pi == 0 {
 			continue
 		}
-		if s.Calls == 0 && len(s.Tools) == 0 {
-			c.ZeroCalls++
+		for n := range p.unknown {
+			unknown[n] = true
 		}
-		idx, miss := CatalogDemand(scratch[:0], s.Tools, index, unknown)
-		scratch = idx
-		if miss {
-			c.UnknownToolSessions++
+		renumber := make([]int32, len(p.sets))
+		for j, key := range p.keys {
+			id, seen := first.bySet[key]
+			if !seen {
+				id = int32(len(sel.sets))
+				sel.sets = append(sel.sets, p.sets[j])
+				sel.setPaths = append(sel.setPaths, p.setPaths[j])
+				first.bySet[key] = id
+			}
+			renumber[j] = id
 		}
-		slices.Sort(idx)
-		idx = slices.Compact(idx)
-		key = key[:0]
-		for _, t := range idx {
-			key = binary.AppendUvarint(key, uint64(t))
+		offset := int32(len(sel.traced))
+		sel.traced = append(sel.traced, p.traced...)
+		for _, k := range p.kept {
+			k.set = renumber[k.set]
+			if k.traced >= 0 {
+				k.traced += offset
+			}
+			sel.kept = append(sel.kept, k)
 		}
-		set, seen := bySet[string(key)]
-		if !seen {
-			set = int32(len(sel.sets))
-			tools := slices.Clip(slices.Clone(idx))
-			sel.sets = append(sel.sets, tools)
-			sel.setPaths = append(sel.setPaths, pathOf(price.Session{}, false, tools, index))
-			bySet[string(key)] = set
-		}
-		k := selected{session: int32(i), set: set, traced: -1, unknown: miss}
-		if path, ok := paths[s.Session.ID]; ok {
-			k.traced = int32(len(sel.traced))
-			sel.traced = append(sel.traced, pathOf(path, true, sel.sets[set], index))
-		}
-		sel.kept = append(sel.kept, k)
 	}
 	names := make([]string, 0, len(unknown))
 	for n := range unknown {
@@ -619,6 +653,57 @@ func selectSessions(sessions []telemetry.Usage, index map[string]int, paths map[
 		}
 	}
 	return sel, c, names
+}
+
+// selectRange selects sessions[lo:hi] (selectSessions).
+func selectRange(sessions []telemetry.Usage, lo, hi int, index map[string]int, paths map[string]price.Session) *selectPart {
+	p := &selectPart{kept: make([]selected, 0, hi-lo), bySet: map[string]int32{}, unknown: map[string]bool{}}
+	c := &p.c
+	var scratch []int
+	var key []byte
+	for i := lo; i < hi; i++ {
+		s := &sessions[i]
+		switch classify(*s) {
+		case classExploration:
+			c.Exploration++
+		case classFull:
+			c.Full++
+		default:
+			c.Restricted++
+			continue
+		}
+		if s.Calls == 0 && len(s.Tools) == 0 {
+			c.ZeroCalls++
+		}
+		idx, miss := CatalogDemand(scratch[:0], s.Tools, index, p.unknown)
+		scratch = idx
+		if miss {
+			c.UnknownToolSessions++
+		}
+		slices.Sort(idx)
+		idx = slices.Compact(idx)
+		key = key[:0]
+		for _, t := range idx {
+			key = binary.AppendUvarint(key, uint64(t))
+		}
+		set, seen := p.bySet[string(key)]
+		if !seen {
+			set = int32(len(p.sets))
+			tools := slices.Clip(slices.Clone(idx))
+			p.sets = append(p.sets, tools)
+			p.setPaths = append(p.setPaths, pathOf(price.Session{}, false, tools, index))
+			k := string(key)
+			p.keys = append(p.keys, k)
+			p.bySet[k] = set
+		}
+		k := selected{session: int32(i), set: set, traced: -1, unknown: miss}
+		if path, ok := paths[s.Session.ID]; ok {
+			k.traced = int32(len(p.traced))
+			p.traced = append(p.traced, pathOf(path, true, p.sets[set], index))
+		}
+		p.kept = append(p.kept, k)
+	}
+	return p
 }
 
 // unknownCalls returns the calls to upstream tools in toolCalls and those

@@ -633,3 +633,52 @@ func TestSelectionMatchesDemands(t *testing.T) {
 		}
 	})
 }
+
+// Selecting sessions in parts, each on its own goroutine, gives the
+// selection one pass gives: the same kept sessions in the same order,
+// the same sets numbered in order of first use, the same paths, counts
+// and unknown tools.
+func TestSelectionInPartsMatchesOnePass(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "gone", "lost", profiles.EnableToolsName}
+	index := map[string]int{"a": 0, "b": 1, "c": 2, "d": 3}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(t, "sessions")
+		sessions := make([]telemetry.Usage, n)
+		paths := map[string]price.Session{}
+		for i := range sessions {
+			u := &sessions[i]
+			u.Session.ID = fmt.Sprint("s", i)
+			if h := rapid.IntRange(-1, 5).Draw(t, fmt.Sprint("start", i)); h >= 0 {
+				u.Session.Start = t0.Add(time.Duration(h) * time.Hour)
+			}
+			u.Session.Profile = rapid.SampledFrom([]string{"", profiles.FullProfile, "core"}).Draw(t, fmt.Sprint("profile", i))
+			u.Session.Exploration = rapid.Bool().Draw(t, fmt.Sprint("explore", i))
+			u.Tools = rapid.SliceOfDistinct(rapid.SampledFrom(names), rapid.ID[string]).Draw(t, fmt.Sprint("tools", i))
+			u.Calls = len(u.Tools)
+			if len(u.Tools) > 0 && rapid.Bool().Draw(t, fmt.Sprint("traced", i)) {
+				s, err := price.NewSession(slices.Concat(u.Tools, u.Tools[:1]), nil, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				paths[u.Session.ID] = s
+			}
+		}
+		want, wantCounts, wantUnknown := selectSessionsIn(sessions, index, paths, 1)
+		parts := rapid.IntRange(2, 8).Draw(t, "parts")
+		got, counts, unknown := selectSessionsIn(sessions, index, paths, parts)
+		for _, sel := range []*selection{want, got} {
+			for i, set := range sel.sets {
+				if len(set) == 0 {
+					sel.sets[i] = nil // an empty set is nil or not as the scratch space was
+				}
+			}
+		}
+		if !reflect.DeepEqual(got.kept, want.kept) || !reflect.DeepEqual(got.sets, want.sets) ||
+			!reflect.DeepEqual(got.setPaths, want.setPaths) || !reflect.DeepEqual(got.traced, want.traced) {
+			t.Fatalf("%d parts: kept %v sets %v traced %v\nwant kept %v sets %v traced %v", parts, got.kept, got.sets, got.traced, want.kept, want.sets, want.traced)
+		}
+		if !reflect.DeepEqual(counts, wantCounts) || !slices.Equal(unknown, wantUnknown) {
+			t.Fatalf("%d parts: counts %+v unknown %v, want %+v %v", parts, counts, unknown, wantCounts, wantUnknown)
+		}
+	})
+}

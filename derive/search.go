@@ -42,7 +42,7 @@ func profileDemand(sessions []telemetry.Usage, index map[string]int, firstHeld s
 		if order != nil {
 			i = order[i]
 		}
-		s := sessions[i].Session
+		s := &sessions[i].Session
 		if firstHeld != "" && s.ID == firstHeld {
 			break
 		}

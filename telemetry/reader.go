@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math/bits"
 	"os"
 	"slices"
@@ -167,6 +168,28 @@ type scanState struct {
 	extra []accExtra
 }
 
+// errNamesRepeat is readSegment's answer, with distinct set, when the
+// segment names some session twice: it is read again without distinct.
+var errNamesRepeat = errors.New("a session id under two numbers")
+
+// distinctNames reports whether names are pairwise different, judged by
+// 64-bit hashes: a collision of two different names reports false, which
+// only costs the caller the slower, general read.
+func distinctNames(names []string) bool {
+	seed := maphash.MakeSeed()
+	hs := make([]uint64, len(names))
+	for i, n := range names {
+		hs[i] = maphash.String(seed, n)
+	}
+	slices.Sort(hs)
+	for i := 1; i < len(hs); i++ {
+		if hs[i] == hs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
 func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapshot, error) {
 	full := mode == scanFull
 	if len(dirs) == 0 {
@@ -180,7 +203,18 @@ func scan(ctx context.Context, dirs []string, w Window, mode scanMode) (*Snapsho
 	st := &scanState{}
 	var calls []Call
 	err = readSegments(ctx, segs, snap, func(tx *bolt.Tx, path string) error {
-		return readSegment(ctx, tx, path, w, mode, st, &calls, snap)
+		// The first segment's session ids are most often distinct (a
+		// recorder numbers each once): then its sessions need no index by
+		// id, which at a million sessions is most of the session records'
+		// pass.
+		if len(st.usage) == 0 && len(calls) == 0 {
+			err := readSegment(ctx, tx, path, w, mode, st, &calls, snap, true)
+			if !errors.Is(err, errNamesRepeat) {
+				return err
+			}
+			*st, calls = scanState{}, calls[:0]
+		}
+		return readSegment(ctx, tx, path, w, mode, st, &calls, snap, false)
 	})
 	if err != nil {
 		return nil, err
@@ -292,7 +326,11 @@ func mergeSwitches(a, b []Switch) []Switch {
 	return slices.CompactFunc(all, func(x, y Switch) bool { return x.Time.Equal(y.Time) && x.Group == y.Group })
 }
 
-func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode scanMode, st *scanState, calls *[]Call, snap *Snapshot) error {
+// readSegment adds the segment's sessions to st. With distinct (st
+// empty), it assumes the segment's session ids are distinct and adds them
+// without index; it answers errNamesRepeat, having changed nothing of
+// snap, if they are not.
+func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode scanMode, st *scanState, calls *[]Call, snap *Snapshot, distinct bool) (err error) {
 	full := mode == scanFull
 	meta := readMeta(tx)
 	// A segment closed before the window holds only sessions started before
@@ -301,11 +339,6 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 	// into a later segment must keep its real start, or its later calls
 	// would make it look like a session of the window.
 	beforeWindow := !w.Since.IsZero() && !meta.Closed.IsZero() && meta.Closed.Before(w.Since)
-	if beforeWindow {
-		snap.segmentsBeforeWindow++
-	} else {
-		snap.Dropped += meta.Dropped
-	}
 	bad := func(bucket string, k []byte, err error) error {
 		return fmt.Errorf("read telemetry segment %s: bucket %s key %x: %w", path, bucket, k, err)
 	}
@@ -328,19 +361,34 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 	for r, tn := range byName {
 		rank[tn] = uint32(r)
 	}
-	if st.index == nil {
+	var repeat chan bool // with distinct: answers whether names repeat
+	if distinct {
+		repeat = make(chan bool, 1)
+		go func() { repeat <- !distinctNames(names) }()
+	}
+	if st.usage == nil {
 		// Sized from the first segment: most directories hold one or a
 		// few, and regrowing million-entry tables costs more than the guess.
-		st.index = make(map[string]int32, len(names))
 		st.usage = make([]Usage, 0, len(names))
 		st.extra = make([]accExtra, 0, len(names))
 	}
+	if !distinct && st.index == nil {
+		st.index = make(map[string]int32, max(len(names), len(st.usage)))
+		for i := range st.usage {
+			st.index[st.usage[i].Session.ID] = int32(i)
+		}
+	}
 	// accIndex returns the session's index in st.usage and st.extra.
 	accIndex := func(id string) int32 {
-		i, ok := st.index[id]
+		i, ok := int32(0), false
+		if !distinct {
+			i, ok = st.index[id]
+		}
 		if !ok {
 			i = int32(len(st.usage))
-			st.index[id] = i
+			if !distinct {
+				st.index[id] = i
+			}
 			st.usage = append(st.usage, Usage{Session: Session{ID: id}})
 			st.extra = append(st.extra, accExtra{})
 		}
@@ -367,7 +415,22 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		per = make([]perSegment, len(names))
 	}
 	toolCalls := make([]int, len(tools))
+	visited := 0 // call records
+	// The counts go to snap once the segment is read, after the calls
+	// (the deferred wait below runs first).
 	defer func() {
+		if err == nil && repeat != nil && <-repeat {
+			err = errNamesRepeat
+		}
+		if err != nil {
+			return
+		}
+		if beforeWindow {
+			snap.segmentsBeforeWindow++
+		} else {
+			snap.Dropped += meta.Dropped
+		}
+		snap.callsVisited += visited
 		for tn, n := range toolCalls {
 			if n > 0 {
 				snap.ToolCalls[tools[tn]] += n
@@ -388,7 +451,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			k, v = c.Seek(timeKey(w.Since, 0)[:8])
 		}
 		n := 0
-		defer func() { snap.callsVisited += n }()
+		defer func() { visited = n }()
 		for ; k != nil; k, v = c.Next() {
 			if n++; n&0xffff == 0 {
 				if err := ctx.Err(); err != nil {

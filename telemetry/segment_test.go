@@ -325,3 +325,76 @@ func TestDropsCountOnlyForSegmentsInTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// A segment naming one session id under two numbers (a damaged or
+// hand-edited file) reads as one session, its calls counted once, as
+// with several segments; a segment of distinct ids reads each once.
+func TestReadUsageSessionIDUnderTwoNumbers(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		rename    bool // session number 2 renamed to session a's id
+		want      []Usage
+		toolCalls map[string]int
+	}{
+		{"distinct ids", false, []Usage{
+			{Session: Session{ID: "a", Start: t0, End: t0.Add(time.Minute)}, Tools: []string{"t1", "t2"}, Calls: 2},
+			{Session: Session{ID: "b", Start: t0.Add(time.Second), End: t0.Add(time.Minute)}, Tools: []string{"t0", "t2"}, Calls: 2},
+		}, map[string]int{"t0": 1, "t1": 1, "t2": 2}},
+		{"one id twice", true, []Usage{
+			{Session: Session{ID: "a", Start: t0.Add(time.Second), End: t0.Add(time.Minute)}, Tools: []string{"t0", "t1", "t2"}, Calls: 4},
+		}, map[string]int{"t0": 1, "t1": 1, "t2": 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r, _ := openTestRecorder(t, dir, RecorderOptions{Replica: "dup"})
+			for i, id := range []string{"a", "b"} {
+				r.Session(Session{ID: id, Start: t0.Add(time.Duration(i) * time.Second), End: t0.Add(time.Minute)})
+			}
+			r.Call(Call{Session: "a", Seq: 1, Tool: "t2", Start: t0})
+			r.Call(Call{Session: "a", Seq: 2, Tool: "t1", Start: t0})
+			r.Call(Call{Session: "b", Seq: 1, Tool: "t0", Start: t0.Add(time.Second)})
+			r.Call(Call{Session: "b", Seq: 2, Tool: "t2", Start: t0.Add(time.Second)})
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.rename {
+				segs, err := ListSegments([]string{dir})
+				if err != nil || len(segs) != 1 {
+					t.Fatalf("segments: %+v %v", segs, err)
+				}
+				editSegment(t, segs[0].Path, func(tx *bolt.Tx) error {
+					b := tx.Bucket([]byte(bucketSessionNames))
+					var bn []byte
+					b.ForEach(func(k, v []byte) error {
+						if string(v) == "b" {
+							bn = slices.Clone(k)
+						}
+						return nil
+					})
+					if bn == nil {
+						return errors.New("no number for session b")
+					}
+					return b.Put(bn, []byte("a"))
+				})
+			}
+			snap, err := ScanUsage(context.Background(), []string{dir}, Window{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(snap.Usage) != len(tc.want) {
+				t.Fatalf("usage %+v\nwant %+v", snap.Usage, tc.want)
+			}
+			for i, u := range snap.Usage {
+				w := tc.want[i]
+				if u.Session.ID != w.Session.ID || !u.Session.Start.Equal(w.Session.Start) || !u.Session.End.Equal(w.Session.End) ||
+					!slices.Equal(u.Tools, w.Tools) || u.Calls != w.Calls || u.Denied != w.Denied || u.Unknown != w.Unknown {
+					t.Fatalf("usage %d: %+v\nwant %+v", i, u, w)
+				}
+			}
+			if fmt.Sprint(snap.ToolCalls) != fmt.Sprint(tc.toolCalls) || snap.callsVisited != 4 {
+				t.Fatalf("tool calls %v, %d visited; want %v, 4", snap.ToolCalls, snap.callsVisited, tc.toolCalls)
+			}
+		})
+	}
+}
