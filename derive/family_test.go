@@ -560,27 +560,7 @@ func TestSelectionMatchesDemands(t *testing.T) {
 	names := []string{"a", "b", "c", "gone", profiles.EnableToolsName}
 	index := map[string]int{"a": 0, "b": 1, "c": 2}
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(0, 30).Draw(t, "sessions")
-		sessions := make([]telemetry.Usage, n)
-		paths := map[string]price.Session{}
-		for i := range sessions {
-			u := &sessions[i]
-			u.Session.ID = fmt.Sprint("s", i)
-			if h := rapid.IntRange(-1, 5).Draw(t, fmt.Sprint("start", i)); h >= 0 {
-				u.Session.Start = t0.Add(time.Duration(h) * time.Hour)
-			}
-			u.Session.Profile = rapid.SampledFrom([]string{"", profiles.FullProfile, "core"}).Draw(t, fmt.Sprint("profile", i))
-			u.Session.Exploration = rapid.Bool().Draw(t, fmt.Sprint("explore", i))
-			u.Tools = rapid.SliceOfDistinct(rapid.SampledFrom(names), rapid.ID[string]).Draw(t, fmt.Sprint("tools", i))
-			u.Calls = len(u.Tools)
-			if len(u.Tools) > 0 && rapid.Bool().Draw(t, fmt.Sprint("traced", i)) {
-				s, err := price.NewSession(slices.Concat(u.Tools, u.Tools[:1]), nil, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				paths[u.Session.ID] = s
-			}
-		}
+		sessions, paths := drawUsage(t, names, 30)
 		// One Demand per session, as Derive once built them.
 		var want []Demand
 		for _, s := range sessions {
@@ -642,27 +622,7 @@ func TestSelectionInPartsMatchesOnePass(t *testing.T) {
 	names := []string{"a", "b", "c", "d", "gone", "lost", profiles.EnableToolsName}
 	index := map[string]int{"a": 0, "b": 1, "c": 2, "d": 3}
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(0, 40).Draw(t, "sessions")
-		sessions := make([]telemetry.Usage, n)
-		paths := map[string]price.Session{}
-		for i := range sessions {
-			u := &sessions[i]
-			u.Session.ID = fmt.Sprint("s", i)
-			if h := rapid.IntRange(-1, 5).Draw(t, fmt.Sprint("start", i)); h >= 0 {
-				u.Session.Start = t0.Add(time.Duration(h) * time.Hour)
-			}
-			u.Session.Profile = rapid.SampledFrom([]string{"", profiles.FullProfile, "core"}).Draw(t, fmt.Sprint("profile", i))
-			u.Session.Exploration = rapid.Bool().Draw(t, fmt.Sprint("explore", i))
-			u.Tools = rapid.SliceOfDistinct(rapid.SampledFrom(names), rapid.ID[string]).Draw(t, fmt.Sprint("tools", i))
-			u.Calls = len(u.Tools)
-			if len(u.Tools) > 0 && rapid.Bool().Draw(t, fmt.Sprint("traced", i)) {
-				s, err := price.NewSession(slices.Concat(u.Tools, u.Tools[:1]), nil, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				paths[u.Session.ID] = s
-			}
-		}
+		sessions, paths := drawUsage(t, names, 40)
 		want, wantCounts, wantUnknown := selectSessionsIn(sessions, index, paths, 1)
 		parts := rapid.IntRange(2, 8).Draw(t, "parts")
 		got, counts, unknown := selectSessionsIn(sessions, index, paths, parts)
@@ -681,4 +641,31 @@ func TestSelectionInPartsMatchesOnePass(t *testing.T) {
 			t.Fatalf("%d parts: counts %+v unknown %v, want %+v %v", parts, counts, unknown, wantCounts, wantUnknown)
 		}
 	})
+}
+
+// drawUsage draws up to most sessions calling tools of names, some with
+// starts, profiles, exploration and traced paths.
+func drawUsage(t *rapid.T, names []string, most int) ([]telemetry.Usage, map[string]price.Session) {
+	n := rapid.IntRange(0, most).Draw(t, "sessions")
+	sessions := make([]telemetry.Usage, n)
+	paths := map[string]price.Session{}
+	for i := range sessions {
+		u := &sessions[i]
+		u.Session.ID = fmt.Sprint("s", i)
+		if h := rapid.IntRange(-1, 5).Draw(t, fmt.Sprint("start", i)); h >= 0 {
+			u.Session.Start = t0.Add(time.Duration(h) * time.Hour)
+		}
+		u.Session.Profile = rapid.SampledFrom([]string{"", profiles.FullProfile, "core"}).Draw(t, fmt.Sprint("profile", i))
+		u.Session.Exploration = rapid.Bool().Draw(t, fmt.Sprint("explore", i))
+		u.Tools = rapid.SliceOfDistinct(rapid.SampledFrom(names), rapid.ID[string]).Draw(t, fmt.Sprint("tools", i))
+		u.Calls = len(u.Tools)
+		if len(u.Tools) > 0 && rapid.Bool().Draw(t, fmt.Sprint("traced", i)) {
+			s, err := price.NewSession(slices.Concat(u.Tools, u.Tools[:1]), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths[u.Session.ID] = s
+		}
+	}
+	return sessions, paths
 }

@@ -444,12 +444,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 	}
 	readCalls := func(tx *bolt.Tx) error {
 		c := tx.Bucket([]byte(bucketCalls)).Cursor()
-		var k, v []byte
-		if w.Since.IsZero() {
-			k, v = c.First()
-		} else {
-			k, v = c.Seek(timeKey(w.Since, 0)[:8])
-		}
+		k, v := firstCallIn(c, w)
 		n := 0
 		defer func() { visited = n }()
 		for ; k != nil; k, v = c.Next() {
@@ -701,4 +696,13 @@ func readSegments(ctx context.Context, segs []SegmentFile, snap *Snapshot, read 
 		snap.Segments = append(snap.Segments, seg)
 	}
 	return nil
+}
+
+// firstCallIn positions c, over the calls bucket, at the first call of w:
+// the keys start with the call's start time.
+func firstCallIn(c *bolt.Cursor, w Window) (k, v []byte) {
+	if w.Since.IsZero() {
+		return c.First()
+	}
+	return c.Seek(timeKey(w.Since, 0)[:8])
 }

@@ -223,12 +223,7 @@ func (st *statsScan) readSegment(ctx context.Context, tx *bolt.Tx, path string, 
 		}
 	}()
 	c := tx.Bucket([]byte(bucketCalls)).Cursor()
-	var k, v []byte
-	if w.Since.IsZero() {
-		k, v = c.First()
-	} else {
-		k, v = c.Seek(timeKey(w.Since, 0)[:8])
-	}
+	k, v := firstCallIn(c, w)
 	n := 0
 	defer func() { snap.callsVisited += n }()
 	for ; k != nil; k, v = c.Next() {
