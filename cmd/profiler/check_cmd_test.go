@@ -195,16 +195,7 @@ func TestCheckCommand(t *testing.T) {
 // tools. check counts enable_tools as served and a group's tools as
 // covered once the group may have been switched on.
 func TestCheckGroupedProfile(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	profilesPath := write("profiles.generated.toml", `version = 1
+	profilesPath := writeTemp(t, "profiles.generated.toml", `version = 1
 default = "lean"
 [[profile]]
 name = "lean"
@@ -222,12 +213,12 @@ name = "dirs"
 description = "directories"
 tools = ["list_dir"]
 `)
-	catalogPath := write("catalog.json", `{"tools": [
+	catalogPath := writeTemp(t, "catalog.json", `{"tools": [
  {"name": "read_file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
  {"name": "write_file", "inputSchema": {"type": "object"}},
  {"name": "list_dir", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}
 ]}`)
-	tracePath := write("trace.jsonl", strings.Join([]string{
+	tracePath := writeTemp(t, "trace.jsonl", strings.Join([]string{
 		// Exported telemetry: no arguments, so the group switched on is unknown.
 		`{"session": "s-switched", "client": {"name": "c"}, "calls": [{"tool": "enable_tools"}, {"tool": "write_file"}]}`,
 		// Before any switch the gateway refuses a group's tool.
@@ -260,16 +251,7 @@ tools = ["list_dir"]
 // searchable tool where the profile is served search, a call of call_tool
 // (unknown) where it is not.
 func TestCheckCallsThroughSearch(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	profilesPath := write("profiles.generated.toml", `version = 1
+	profilesPath := writeTemp(t, "profiles.generated.toml", `version = 1
 default = "core"
 [[profile]]
 name = "core"
@@ -279,11 +261,11 @@ name = "searchy"
 tools = ["read_file"]
 search = true
 `)
-	catalogPath := write("catalog.json", `{"tools": [
+	catalogPath := writeTemp(t, "catalog.json", `{"tools": [
  {"name": "read_file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
  {"name": "write_file", "inputSchema": {"type": "object"}}
 ]}`)
-	tel := filepath.Join(dir, "telemetry")
+	tel := filepath.Join(t.TempDir(), "telemetry")
 	rec, err := telemetry.OpenRecorder(tel, telemetry.RecorderOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +284,7 @@ search = true
 	if code != 0 || strings.Count(exported, `{"tool":"write_file","ok":true,"outcome":"ok","search":true}`) != 2 || strings.Count(exported, `"search"`) != 2 {
 		t.Fatalf("export: exit %d, %s\n%s", code, stderr, exported)
 	}
-	stdout, stderr, code := runProfiler(t, "check", "--profiles", profilesPath, "--catalog", catalogPath, "--trace", write("export.jsonl", exported))
+	stdout, stderr, code := runProfiler(t, "check", "--profiles", profilesPath, "--catalog", catalogPath, "--trace", writeTemp(t, "export.jsonl", exported))
 	if code != 0 {
 		t.Fatalf("check: exit %d: %s", code, stderr)
 	}
