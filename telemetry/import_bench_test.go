@@ -68,23 +68,33 @@ func BenchmarkImport(b *testing.B) {
 				b.StopTimer()
 				dir := b.TempDir()
 				b.StartTimer()
-				im, err := NewImporter(ctx, dir, time.Now())
-				if err != nil {
-					b.Fatal(err)
-				}
-				var rep TraceReport
-				if err := ScanTraceFiles(ctx, []string{path}, false, &rep, func(t *TraceSession) error {
-					_, err := im.Add(t)
-					return err
-				}); err != nil {
-					b.Fatal(err)
-				}
-				res, err := im.Commit()
-				if err != nil || res.Sessions != n || len(rep.Bad) > 0 {
-					b.Fatalf("import: %+v, %d bad, %v", res, len(rep.Bad), err)
+				if res := importTraceFile(b, ctx, path, dir); res.Sessions != n {
+					b.Fatalf("import: %+v, want %d sessions", res, n)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/session")
 		})
 	}
+}
+
+// importTraceFile imports the trace file at path into dir as profiler
+// import does; a malformed line fails b.
+func importTraceFile(b *testing.B, ctx context.Context, path, dir string) ImportResult {
+	b.Helper()
+	im, err := NewImporter(ctx, dir, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rep TraceReport
+	if err := ScanTraceFiles(ctx, []string{path}, false, &rep, func(t *TraceSession) error {
+		_, err := im.Add(t)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	res, err := im.Commit()
+	if err != nil || len(rep.Bad) > 0 {
+		b.Fatalf("import: %+v, %d bad, %v", res, len(rep.Bad), err)
+	}
+	return res
 }

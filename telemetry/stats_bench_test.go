@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // BenchmarkScanStats times what `profiler stats` does of telemetry: read
@@ -23,20 +22,7 @@ func BenchmarkScanStats(b *testing.B) {
 	ctx := context.Background()
 	path := benchTraceFile(b, n)
 	dir := b.TempDir()
-	im, err := NewImporter(ctx, dir, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var rep TraceReport
-	if err := ScanTraceFiles(ctx, []string{path}, false, &rep, func(t *TraceSession) error {
-		_, err := im.Add(t)
-		return err
-	}); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := im.Commit(); err != nil {
-		b.Fatal(err)
-	}
+	importTraceFile(b, ctx, path, dir)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
