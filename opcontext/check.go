@@ -110,9 +110,11 @@ func (d Decision) RejectResult() *mcp.CallToolResult {
 // Check validates one call against the registry and resolves "@auto".
 // Without an active context, or for a tool whose schema lacks the registry's
 // argument, or a call that omits it, the arguments pass untouched. Explicit
-// values are never rewritten. Reads are never rejected. The error is for
-// arguments that are not a JSON object and for a cancelled ctx; the gateway
-// then forwards nothing.
+// values are never rewritten. Reads are never rejected. A case variant or a
+// repeat of the argument's key is judged like an id outside the registry:
+// the upstream may read either value. The error is for arguments that are
+// not a JSON object and for a cancelled ctx; the gateway then forwards
+// nothing.
 func (s *Source) Check(ctx context.Context, call CallInfo) (Decision, error) {
 	d := Decision{Arguments: call.Arguments}
 	if err := ctx.Err(); err != nil {
@@ -131,6 +133,12 @@ func (s *Source) Check(ctx context.Context, call CallInfo) (Decision, error) {
 	fields, err := topLevel(call.Arguments)
 	if err != nil {
 		return d, fmt.Errorf("check %s arguments: %w", call.Tool, err)
+	}
+	if msg := ambiguous(fields, arg); msg != "" {
+		s.judge(f, call, &d, arg, "", msg)
+		if d.Rejected() {
+			return d, nil
+		}
 	}
 	spans := fields[arg]
 	if len(spans) == 0 {
@@ -252,6 +260,32 @@ func schemaProperties(schema any) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// ambiguous says why the arguments do not name arg's value once and
+// exactly, or "" when they do. encoding/json matches a struct's keys
+// case-insensitively and keeps the last duplicate; other parsers keep the
+// first. So a case variant or a repeat of arg would carry a value past the
+// check that the upstream may use instead of the checked one.
+func ambiguous(fields map[string][]span, arg string) string {
+	var keys []string
+	n := 0
+	for k, spans := range fields {
+		if strings.EqualFold(k, arg) {
+			keys = append(keys, fmt.Sprintf("%q", k))
+			n += len(spans)
+		}
+	}
+	sort.Strings(keys)
+	switch {
+	case n > 1:
+		return fmt.Sprintf("%s is given %d times in the arguments (as %s); the upstream may read any one of them, so the check cannot vouch for the value it uses: pass %q exactly once",
+			arg, n, strings.Join(keys, ", "), arg)
+	case n == 1 && len(fields[arg]) == 0:
+		return fmt.Sprintf("argument %s is not %q, but an upstream may read it as %s (keys can match case-insensitively), so the check cannot vouch for its value: spell it %q",
+			keys[0], arg, arg, arg)
+	}
+	return ""
 }
 
 // span is where one top-level value sits in the argument bytes.

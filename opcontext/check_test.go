@@ -168,6 +168,87 @@ func TestCheckBadArguments(t *testing.T) {
 	}
 }
 
+// A key the upstream may read as the registry's argument, spelled in
+// another case or repeated, is judged like an unregistered id whatever the
+// values: encoding/json matches keys case-insensitively and keeps the last
+// duplicate, other parsers the first, so the checked value may not be the
+// one used. The arguments are never rewritten.
+func TestAmbiguousArgumentKey(t *testing.T) {
+	tests := []struct {
+		name, args string
+		want       []string // in the message, besides the registry's valid values
+	}{
+		{"case variant", `{"Project_ID":"nope-app"}`,
+			[]string{`argument "Project_ID" is not "project_id"`, `spell it "project_id"`}},
+		{"case variant of a registered id", `{"PROJECT_ID":"acme-app"}`,
+			[]string{`argument "PROJECT_ID" is not "project_id"`}},
+		{"duplicate, unregistered first", `{"project_id":"nope-app","project_id":"acme-app"}`,
+			[]string{`project_id is given 2 times in the arguments (as "project_id")`, `pass "project_id" exactly once`}},
+		{"duplicate, same value", `{"project_id":"acme-app","project_id":"acme-app"}`,
+			[]string{`project_id is given 2 times`}},
+		{"duplicate spelled with an escape", `{"project_id":"nope-app","project\u005fid":"acme-app"}`,
+			[]string{`project_id is given 2 times`}},
+		{"exact and case variant", `{"query":"q","project_id":"acme-app","Project_Id":"nope-app","PROJECT_ID":"x"}`,
+			[]string{`project_id is given 3 times in the arguments (as "PROJECT_ID", "Project_Id", "project_id")`}},
+		{"case variant beside @auto", `{"project_id":"@auto","Project_ID":"nope-app"}`,
+			[]string{`project_id is given 2 times`}},
+	}
+	for _, mode := range []Enforce{EnforceOff, EnforceWarn, EnforceReject} {
+		s := sourceWith(t, mode)
+		for _, writes := range []bool{false, true} {
+			for _, tt := range tests {
+				want := warn
+				switch {
+				case mode == EnforceOff:
+					want = pass
+				case mode == EnforceReject && writes:
+					want = reject
+				}
+				t.Run(fmt.Sprintf("%s/writes=%v/%s", mode, writes, tt.name), func(t *testing.T) {
+					args := json.RawMessage(tt.args)
+					d, err := s.Check(context.Background(), CallInfo{Tool: "t", Writes: writes, InputSchema: readSchema, Arguments: args, Client: "claude-code"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := pass
+					if len(d.Warnings) > 0 {
+						got = warn
+					}
+					if d.Rejected() {
+						got = reject
+					}
+					if got != want {
+						t.Fatalf("outcome %d, want %d: %+v", got, want, d)
+					}
+					if want == reject && string(d.Arguments) != tt.args {
+						t.Fatalf("rejected call's arguments rewritten: %s", d.Arguments)
+					}
+					msg := d.Reject + strings.Join(d.Warnings, "")
+					if want == pass {
+						if strings.Contains(msg, "project_id is given") || strings.Contains(msg, "is not \"project_id\"") {
+							t.Fatalf("mode off judged the key: %q", msg)
+						}
+						return
+					}
+					for _, w := range append(tt.want, "rev 2026-07-16.1", `valid project_id values: "", "acme-app"`) {
+						if !strings.Contains(msg, w) {
+							t.Errorf("message %q lacks %q", msg, w)
+						}
+					}
+				})
+			}
+		}
+	}
+	// A configured argument is matched the way encoding/json folds it: the
+	// Kelvin sign is a k.
+	p := writeFile(t, t.TempDir(), "oc.toml", "version = 1\n[registry]\nargument = \"workspace\"\nproject_ids = [\"w1\"]\nenforce = \"reject\"\n")
+	schema := map[string]any{"properties": map[string]any{"workspace": map[string]any{}}}
+	d, err := sourceAt(t, p, nil).Check(context.Background(), CallInfo{Writes: true, InputSchema: schema, Arguments: json.RawMessage("{\"wor\u212aspace\":\"w2\"}")})
+	if err != nil || !d.Rejected() || !strings.Contains(d.Reject, "argument \"wor\u212aspace\" is not \"workspace\"") {
+		t.Fatalf("Kelvin-sign variant: %+v %v", d, err)
+	}
+}
+
 // @auto resolves through [defaults]; the upstream receives the resolved
 // value, every other byte unchanged, and resolved_project_id is echoed.
 func TestAuto(t *testing.T) {
@@ -213,9 +294,9 @@ func TestAuto(t *testing.T) {
 		{name: "mapped to an unregistered id, reject read", mode: EnforceReject, writes: false, schema: readSchema,
 			args: `{"project_id":"@auto"}`, client: "agent.stray",
 			wantArgs: `{"project_id":"unlisted-app"}`, resolved: "unlisted-app", warning: []string{`resolved to "unlisted-app"`}},
-		{name: "duplicate key: every @auto replaced", mode: EnforceWarn, writes: true, schema: readSchema,
+		{name: "duplicate key: warned, every @auto replaced", mode: EnforceWarn, writes: true, schema: readSchema,
 			args: `{"project_id":"@auto","project_id":"@auto"}`, client: "claude-code",
-			wantArgs: `{"project_id":"acme-app","project_id":"acme-app"}`, resolved: "acme-app"},
+			wantArgs: `{"project_id":"acme-app","project_id":"acme-app"}`, resolved: "acme-app", warning: []string{"project_id is given 2 times"}},
 		{name: "nested @auto is not the argument", mode: EnforceWarn, writes: true, schema: writeSchema,
 			args: `{"content":{"project_id":"@auto"},"project_id":"@auto"}`, client: "claude-code",
 			wantArgs: `{"content":{"project_id":"@auto"},"project_id":"acme-app"}`, resolved: "acme-app"},

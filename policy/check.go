@@ -47,8 +47,9 @@ type Verdict struct {
 }
 
 // CheckSession replays a session's calls through Decide as a session of
-// profile, switching groups on as its enable_tools calls did, as the
-// gateway would serve them: enable_tools, find_tools and call_tool are the
+// profile, switching groups on as its enable_tools calls did where the
+// gateway would (GroupAdds; not a group reaching beyond the ceiling), as
+// the gateway would serve them: enable_tools, find_tools and call_tool are the
 // gateway's own where it serves them to profile (groups, search), and a
 // call through call_tool is allowed a tool the profile does not hold only
 // when the tool is searchable; one whose recorded arguments name no tool
@@ -86,8 +87,15 @@ func CheckSession(snap *Snapshot, session string, calls []Call, profile string) 
 		case viaSearch:
 		case groupsOffered && tool == profiles.EnableToolsName:
 			for _, g := range switchedGroups(res, profile, c.Arguments) {
-				tools, _ := res.GroupTools(profile, g)
-				for _, t := range tools {
+				// As the gateway decides enable_tools: a group that would
+				// add a tool outside the ceiling is refused whole
+				// (group_not_allowed), one it cannot resolve too
+				// (invalid_arguments); nothing of it is switched on.
+				adds, beyond, err := snap.GroupAdds(profile, g)
+				if err != nil || len(beyond) > 0 {
+					continue
+				}
+				for _, t := range adds {
 					if !slices.Contains(st.Switched, t) {
 						st.Switched = append(st.Switched, t)
 					}

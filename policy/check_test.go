@@ -37,6 +37,10 @@ func TestCheckSession(t *testing.T) {
 
 		{name: "enable_tools switches the group named", profile: "grouped", calls: []call{{Tool: "enable_tools", Arguments: args(`{"group": "media"}`)}, {Tool: "audio"}, {Tool: "fail"}}, status: policy.VerdictExcluded, excluded: []string{"fail"}},
 		{name: "enable_tools unrecorded switches every group", profile: "grouped", calls: []call{{Tool: "enable_tools"}, {Tool: "audio"}, {Tool: "fail"}}, status: policy.VerdictCovered},
+		{name: "enable_tools of a group beyond the ceiling switches nothing", profile: "grouped", ceiling: "core", calls: []call{{Tool: "enable_tools", Arguments: args(`{"group": "media"}`)}, {Tool: "image"}}, status: policy.VerdictExcluded, excluded: []string{"image"}},
+		{name: "enable_tools of a group within the ceiling", profile: "grouped", ceiling: "core", calls: []call{{Tool: "enable_tools", Arguments: args(`{"group": "errors"}`)}, {Tool: "fail"}}, status: policy.VerdictCovered},
+		{name: "enable_tools unrecorded switches only groups within the ceiling", profile: "grouped", ceiling: "core", calls: []call{{Tool: "enable_tools"}, {Tool: "fail"}, {Tool: "image"}, {Tool: "audio"}}, status: policy.VerdictExcluded, excluded: []string{"image", "audio"}},
+		{name: "enable_tools read-only switches only read tools", profile: "viewer", calls: []call{{Tool: "enable_tools", Arguments: args(`{"group": "errors"}`)}, {Tool: "fail"}}, status: policy.VerdictCovered},
 		{name: "enable_tools of a group not offered", profile: "grouped", calls: []call{{Tool: "enable_tools", Arguments: args(`{"group": "other"}`)}, {Tool: "audio"}}, status: policy.VerdictExcluded, excluded: []string{"audio"}},
 		{name: "enable_tools in a profile without groups", profile: "core", calls: []call{{Tool: "enable_tools"}}, status: policy.VerdictUnknownTool, unknown: []string{"enable_tools"}},
 		{name: "enable_tools through call_tool switches nothing", profile: "grouped", calls: []call{{Tool: "enable_tools", ViaSearch: true}, {Tool: "audio"}}, status: policy.VerdictUnknownTool, excluded: []string{"audio"}, unknown: []string{"call_tool"}},

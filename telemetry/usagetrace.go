@@ -36,7 +36,14 @@ const traceChunk = 1 << 14
 // that decoder, so results and errors are the same. Without skipBad any
 // malformed line or repeated session id is an error naming the file and
 // line; with skipBad those lines are skipped and reported in the stats.
+// A line as long as DecodeTrace's bound (64 MiB) or longer ends the read,
+// as it ends DecodeTrace's, with a *LineError naming it; no more of it is
+// held than the bound.
 func ReadTraceUsage(ctx context.Context, path string, skipBad bool) ([]Usage, TraceStats, error) {
+	return readTraceUsage(ctx, path, skipBad, maxTraceLine)
+}
+
+func readTraceUsage(ctx context.Context, path string, skipBad bool, maxLine int) ([]Usage, TraceStats, error) {
 	st := TraceStats{ToolCalls: map[string]int{}}
 	fh, err := os.Open(path)
 	if err != nil {
@@ -95,8 +102,22 @@ func ReadTraceUsage(ctx context.Context, path string, skipBad bool) ([]Usage, Tr
 		for {
 			line, err := br.ReadSlice('\n')
 			if errors.Is(err, bufio.ErrBufferFull) {
-				rest, err2 := br.ReadBytes('\n')
-				line, err = append(slices.Clip(line), rest...), err2
+				// Gather a line longer than the buffer, but no more of it
+				// than tells whether it reaches the bound.
+				long := slices.Clone(line)
+				for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxLine {
+					line, err = br.ReadSlice('\n')
+					long = append(long, line...)
+				}
+				line = long
+			}
+			// The bound of DecodeTrace's bufio.Scanner, which must hold
+			// the line and its newline, or see the end of the file, in
+			// maxLine bytes.
+			if len(bytes.TrimSuffix(line, []byte{'\n'})) >= maxLine {
+				readErr <- fmt.Errorf("read trace %w", &LineError{File: path, Line: first + lines,
+					Err: fmt.Errorf("a line longer than %d bytes (one session per line)", maxLine)})
+				return
 			}
 			if len(line) > 0 {
 				chunk = append(chunk, bytes.TrimSuffix(line, []byte{'\n'})...)

@@ -218,3 +218,83 @@ func TestReadTraceUsageErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// sessionLine is a valid trace line of exactly n bytes (n >= 60), its
+// client name padded with z.
+func sessionLine(id string, n int) string {
+	head := `{"session":"` + id + `","calls":[],"client":{"name":"`
+	tail := `"}}`
+	return head + strings.Repeat("z", n-len(head)-len(tail)) + tail
+}
+
+// A line at or past the bound ends the read as it ends DecodeTrace's: the
+// same error, a *LineError with the line's number, with or without skipBad;
+// a line just under it is read. Checked at a small bound on both sides of
+// it, with and without a final newline and with CRLF.
+func TestReadTraceUsageLineBound(t *testing.T) {
+	const max = 100
+	first := sessionLine("a", 60) + "\n"
+	tests := []struct {
+		name, content string
+		tooLong       int // line number; 0: read
+	}{
+		{"one under, newline", first + sessionLine("b", max-1) + "\n", 0},
+		{"one under, last line", first + sessionLine("b", max-1), 0},
+		{"at the bound, newline", first + sessionLine("b", max) + "\n", 2},
+		{"at the bound, last line", first + sessionLine("b", max), 2},
+		{"one over", first + sessionLine("b", max+1) + "\n" + sessionLine("c", 60) + "\n", 2},
+		{"CRLF one under", first + sessionLine("b", max-2) + "\r\n", 0},
+		{"CRLF at the bound", first + sessionLine("b", max-1) + "\r\n", 2},
+		{"after a blank line", first + "\n" + sessionLine("b", 3*max) + "\n", 3},
+	}
+	for _, tt := range tests {
+		for _, skipBad := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/skipBad=%v", tt.name, skipBad), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "t.jsonl")
+				if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				got, st, err := readTraceUsage(context.Background(), path, skipBad, max)
+				ts, _, derr := decodeTrace(strings.NewReader(tt.content), path, skipBad, max)
+				if fmt.Sprint(err) != fmt.Sprint(derr) {
+					t.Fatalf("error %v, DecodeTrace's %v", err, derr)
+				}
+				if len(st.Skipped) != 0 {
+					t.Errorf("skipped %v", st.Skipped)
+				}
+				if tt.tooLong == 0 {
+					if err != nil || len(got) != 2 || len(ts) != 2 {
+						t.Fatalf("sessions %d (DecodeTrace %d), err %v", len(got), len(ts), err)
+					}
+					return
+				}
+				var le *LineError
+				if !errors.As(err, &le) || le.File != path || le.Line != tt.tooLong ||
+					err.Error() != fmt.Sprintf("read trace %s:%d: a line longer than %d bytes (one session per line)", path, tt.tooLong, max) {
+					t.Fatalf("error %v, want a LineError for line %d", err, tt.tooLong)
+				}
+				if got != nil {
+					t.Errorf("sessions returned with the error: %d", len(got))
+				}
+			})
+		}
+	}
+}
+
+// At the real bound: a 70 MiB second line is one LineError for line 2, as
+// DecodeTrace reports it, not skips of pieces of it.
+func TestReadTraceUsageLongLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	content := sessionLine("a", 60) + "\n" + sessionLine("b", 70<<20) + "\n"
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, derr := DecodeTrace(strings.NewReader(content), path, true)
+	for _, skipBad := range []bool{false, true} {
+		_, st, err := ReadTraceUsage(context.Background(), path, skipBad)
+		var le *LineError
+		if !errors.As(err, &le) || le.Line != 2 || derr == nil || err.Error() != derr.Error() || len(st.Skipped) != 0 {
+			t.Errorf("skipBad=%v: error %v, skipped %v; want DecodeTrace's %v", skipBad, err, st.Skipped, derr)
+		}
+	}
+}

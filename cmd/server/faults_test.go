@@ -176,9 +176,10 @@ func healthOf(t *testing.T, base string) gateway.Health {
 }
 
 // The profiles file changes under a running HTTP server: a good file is
-// served to the next session; a broken one is reported (health warnings,
-// stderr) while the last good set keeps serving; fixing it clears the
-// finding. Sessions already open keep working throughout.
+// served to the next session; a broken or removed one (the generated file
+// or profiles.toml) is reported (health warnings, stderr) while the last
+// good set keeps serving; fixing it clears the finding. Sessions already
+// open keep working throughout.
 func TestProfilesReplacedWhileRunning(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "profiles.generated.toml")
 	orig, err := os.ReadFile(profilesFile)
@@ -237,19 +238,43 @@ func TestProfilesReplacedWhileRunning(t *testing.T) {
 			t.Errorf("%s: the first session's call: %v %+v", st.name, err, res)
 		}
 	}
-	// profiles.toml beside it is watched too.
+	// profiles.toml beside it is watched too. Once served, its removal
+	// (an editor or a checkout replacing it) is a reload problem like a
+	// broken file: its deny list stays in force, the finding names it, and
+	// its return is a reload as any other.
 	policy := filepath.Join(filepath.Dir(path), "profiles.toml")
-	replaceFile(t, policy, "version = 1\n\n[[profile]]\nname = \"core\"\ndeny = [\"test_simple_text\"]\n")
-	time.Sleep(reloadEvery)
-	if names, _ := listNames(t, connectNew(), ""); !reflect.DeepEqual(names, []string{"test_error_handling", "test_image_content"}) {
-		t.Errorf("profiles.toml denying test_simple_text: a new session lists %v", names)
+	denied := []string{"test_error_handling", "test_image_content"}
+	policySteps := []struct {
+		name    string
+		content string // "": removed
+		want    []string
+		finding bool
+	}{
+		{"profiles.toml denying test_simple_text", "version = 1\n\n[[profile]]\nname = \"core\"\ndeny = [\"test_simple_text\"]\n", denied, false},
+		{"profiles.toml removed: its deny kept", "", denied, true},
+		{"profiles.toml back", "version = 1\n\n[[profile]]\nname = \"core\"\ndeny = [\"test_simple_text\"]\n", denied, false},
+		{"profiles.toml reduced to its version", "version = 1\n", membership["core"], false},
 	}
-	if err := os.Remove(policy); err != nil {
-		t.Fatal(err)
+	for _, st := range policySteps {
+		if st.content == "" {
+			if err := os.Remove(policy); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			replaceFile(t, policy, st.content)
+		}
+		time.Sleep(reloadEvery)
+		if names, _ := listNames(t, connectNew(), ""); !reflect.DeepEqual(names, st.want) {
+			t.Errorf("%s: a new session lists %v, want %v", st.name, names, st.want)
+		}
+		warnings := strings.Join(healthOf(t, base).Warnings, "\n")
+		found := strings.Contains(warnings, policy+" was removed") && strings.Contains(warnings, "serving the last good profiles")
+		if found != st.finding {
+			t.Errorf("%s: health warnings %q, want the removal reported: %v", st.name, warnings, st.finding)
+		}
 	}
-	time.Sleep(reloadEvery)
-	if names, _ := listNames(t, connectNew(), ""); !reflect.DeepEqual(names, membership["core"]) {
-		t.Errorf("profiles.toml removed: a new session lists %v", names)
+	if !strings.Contains(s.stderr.String(), "server: warning: profiles "+path+" changed but cannot be served ("+policy+" was removed") {
+		t.Errorf("stderr does not report profiles.toml's removal:\n%s", s.stderr)
 	}
 	// A profile added by a reload is served at /mcp/NAME.
 	replaceFile(t, path, string(orig)+"\n[[profile]]\nname = \"extra\"\ntools = [\"test_simple_text\"]\n")

@@ -95,6 +95,39 @@ func TestAutoThroughServer(t *testing.T) {
 	}
 }
 
+// A write that spells the registry's argument in another case, or repeats
+// it with an unregistered value first, is refused over the wire before the
+// everything-server (a Go server that matches keys case-insensitively) can
+// receive the unregistered value.
+func TestAmbiguousKeyThroughServer(t *testing.T) {
+	_, env := sidecar(t, autoSidecar)
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			s := startEnv(t, m, "/mcp/standard", "", env, "--profile", "standard")
+			ctx := context.Background()
+			for _, args := range []string{
+				`{"Name":"other-app","contactMethod":"email","email":"a@example.com"}`,
+				`{"name":"other-app","name":"acme-app","contactMethod":"email","email":"a@example.com"}`,
+			} {
+				res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "json_schema_2020_12_tool", Arguments: json.RawMessage(args)})
+				if err != nil {
+					t.Fatalf("%s: %v", args, err)
+				}
+				if env := envelope(t, res); env.Code != gateway.CodeOperatingContextRejected || !strings.Contains(env.Message, `"name"`) {
+					t.Errorf("%s: %+v, want %s naming the key", args, env, gateway.CodeOperatingContextRejected)
+				}
+			}
+			if _, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"}); err != nil {
+				t.Fatal(err)
+			}
+			log := s.upstreamLog(t, func(l string) bool { return strings.Contains(l, "test_simple_text") })
+			if !strings.Contains(log, "test_simple_text") || strings.Contains(log, "other-app") {
+				t.Errorf("upstream received:\n%s\nwant no refused call", log)
+			}
+		})
+	}
+}
+
 // An edit to the sidecar reaches a new HTTP session's instructions without
 // a restart (the design's bug-252 is the behaviour beaten here).
 func TestSidecarEditReachesNewHTTPSession(t *testing.T) {

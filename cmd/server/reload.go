@@ -6,7 +6,8 @@ package main
 // served to new sessions (the gateway swaps its catalog whole, so a request
 // sees the old set or the new one, never a mix), and a broken one is
 // reported (stderr, and health warnings) while the last good set keeps
-// serving. A stdio server has one session, served what was read at start.
+// serving; so is the removal of either file once it was served
+// (profiles.Reload), until it is back. A stdio server has one session, served what was read at start.
 // A 2026-07-28 client opens no session, so each of its requests would
 // check the files: they are looked at once per reloadEvery at most, and a
 // change reaches the sessions opened from then on.
@@ -50,10 +51,12 @@ func newProfileSource(path string, seen reload.Seen, set *profiles.Set, finding 
 	if finding != "" {
 		problem = errors.New(finding)
 	}
+	last := set // the set in force: written only by load, which the Source serializes
 	load := func() (*profiles.Set, error) {
-		set, err := profiles.Load(path)
+		next, err := profiles.Reload(path, last)
 		if err == nil {
-			return set, nil
+			last = next
+			return next, nil
 		}
 		if _, serr := os.Stat(path); errors.Is(err, fs.ErrNotExist) && serr != nil {
 			err = fmt.Errorf("%s was removed", path)
