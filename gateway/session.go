@@ -16,6 +16,7 @@ import (
 	"github.com/toolprof/toolprof/policy"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/tokens"
 	"github.com/toolprof/toolprof/upstream"
 )
 
@@ -131,11 +132,7 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 		ServerVersion: g.opts.ServerVersion,
 		CatalogHash:   g.cat().hash,
 	}
-	// A read_only profile's sessions are not explored: exploration would
-	// serve them mutating and destructive tools the operator made the
-	// profile refuse. (Under --read-only every profile, the exploration
-	// one too, stays read-only, so those sessions still explore.)
-	if !g.profileReadOnly(profile) && g.exploring() {
+	if cred, hasCred := g.requestCredential(req); g.explorable(profile, cred, hasCred) && g.exploring() {
 		s.profile = g.cat().explore
 		s.rec.Profile = g.cat().explore
 		s.rec.Exploration = true
@@ -155,6 +152,18 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 		g.endSession(ss, s)
 	}()
 	return s
+}
+
+// explorable reports whether a request for profile, with credential cred
+// when hasCred, may be explored (served the exploration profile instead),
+// by the stateful and the stateless rules alike. Never when profile is
+// read_only: exploration would serve mutating and destructive tools the
+// operator made the profile refuse (under --read-only every profile, the
+// exploration one too, stays read-only, so those requests still explore).
+// Never for a token bound to a profile or a ceiling: exploration would
+// widen what the operator bound it to.
+func (g *Gateway) explorable(profile string, cred tokens.Entry, hasCred bool) bool {
+	return g.opts.Explore > 0 && !g.profileReadOnly(profile) && !(hasCred && cred.Selects())
 }
 
 // profileReadOnly reports whether profile itself is marked read_only.
