@@ -1,10 +1,15 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/tokens"
@@ -23,7 +28,7 @@ func checkCredentials(t *testing.T, g *Gateway, src *tokens.Source) {
 	t.Helper()
 	for _, e := range src.Current().Entries() {
 		if err := g.CheckCredential(e); err != nil {
-			t.Fatalf("CheckCredential(%+v): %v", e, err)
+			t.Errorf("CheckCredential(%+v): %v", e, err)
 		}
 	}
 }
@@ -95,5 +100,243 @@ func TestExplorationKeepsTokenBinding(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// boundsGenerated: narrow holds test_simple_text alone; grouped and
+// searchy hold it too and reach beyond it, by group media and by search.
+const boundsGenerated = `version = 1
+default = "narrow"
+
+[[profile]]
+name = "narrow"
+tools = ["test_simple_text"]
+
+[[profile]]
+name = "grouped"
+tools = ["test_simple_text"]
+groups = ["media"]
+
+[[profile]]
+name = "searchy"
+tools = ["test_simple_text"]
+search = true
+
+[[group]]
+name = "media"
+description = "audio and image content tools"
+tools = ["test_audio_content", "test_image_content"]
+`
+
+// boundsPolicy: deferred lists every tool its rules allow within the
+// ceilings, and marks narrow's.
+const boundsPolicy = `version = 1
+
+[[profile]]
+name = "deferred"
+always_load = "narrow"
+`
+
+// callToolEnvelope calls tool over cs and returns the envelope; the zero Envelope
+// when the call succeeded, and the error of a JSON-RPC error.
+func callToolEnvelope(t *testing.T, cs *mcp.ClientSession, tool string, args any) (Envelope, error) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil || !res.IsError {
+		return Envelope{}, err
+	}
+	return envelopeOf(t, res), nil
+}
+
+// A token's ceiling bounds what its requests reach beyond their profile as
+// --max-profile does: switching on a group that adds a tool outside it is
+// refused whole (group_not_allowed), find_tools returns no tool outside it,
+// call_tool and a direct call of one are refused (tool_not_in_profile), and
+// none is listed, by an always_load profile either; over both protocols
+// (2026-07-28 is offered no groups).
+// A token bound to the profile alone, and a request without a token, reach
+// those tools. Each arm's profile lies within its ceilings, so every token
+// passes CheckCredential.
+func TestTokenCeilingBoundsGroupsAndSearch(t *testing.T) {
+	cat := everythingCatalog()
+	res := writeProfiles(t, cat.Tools, boundsGenerated, boundsPolicy)
+	var file strings.Builder
+	for _, p := range []string{"grouped", "searchy", "deferred"} {
+		file.WriteString(tokenLines(p+"-capped", `ceiling = "narrow"`))
+		file.WriteString(tokenLines(p+"-bound-capped", fmt.Sprintf("profile = %q", p), `ceiling = "narrow"`))
+		file.WriteString(tokenLines(p+"-bound", fmt.Sprintf("profile = %q", p)))
+	}
+	src := tokensFile(t, file.String())
+	withTokens := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Profiles: res, HTTP: HTTPOptions{Tokens: src}})
+	checkCredentials(t, withTokens, src)
+	server := func(opts Options) string {
+		opts.Upstream, opts.Profiles = NewCatalogUpstream(cat), res
+		srv := httptest.NewServer(newGateway(t, opts).HTTPHandler())
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	tokensURL := httptest.NewServer(withTokens.HTTPHandler())
+	t.Cleanup(tokensURL.Close)
+	noneURL, maxURL := server(Options{}), server(Options{MaxProfile: "narrow"})
+	type arm struct {
+		name    string
+		url     string // and path
+		token   string
+		bounded bool
+	}
+	arms := func(p string) []arm {
+		return []arm{
+			{"token with ceiling", tokensURL.URL + "/mcp/" + p, p + "-capped", true},
+			{"token with profile and ceiling", tokensURL.URL + "/mcp", p + "-bound-capped", true},
+			{"token with profile", tokensURL.URL + "/mcp", p + "-bound", false},
+			{"no token", noneURL + "/mcp/" + p, "", false},
+			{"no token, --max-profile", maxURL + "/mcp/" + p, "", true},
+		}
+	}
+	for _, protocol := range []string{legacyProtocol, protocolSessionless} {
+		for _, a := range arms("grouped") {
+			t.Run("groups/"+protocol+"/"+a.name, func(t *testing.T) {
+				cs := httpClient(t, a.url, "c", a.token, protocol)
+				if protocol == legacyProtocol {
+					env := callEnvelope(t, cs, profiles.EnableToolsName, map[string]any{"group": "media"})
+					switch {
+					case a.bounded && (env.Code != CodeGroupNotAllowed || !strings.Contains(env.Message, `"narrow"`)):
+						t.Errorf("enable_tools media: %+v, want group_not_allowed naming the ceiling narrow", env)
+					case !a.bounded && env.Code != "":
+						t.Errorf("enable_tools media: %+v, want it switched on", env)
+					}
+				}
+				audio := callEnvelope(t, cs, "test_audio_content", nil)
+				beyond := beyondProfile(res, "narrow", listedNames(t, cs))
+				switch {
+				case a.bounded || protocol == protocolSessionless:
+					if audio.Code != CodeToolNotInProfile {
+						t.Errorf("test_audio_content: %+v, want tool_not_in_profile", audio)
+					}
+					// full holds it but lies beyond the ceiling: a
+					// connection to /mcp/full would be refused.
+					if a.bounded && slices.ContainsFunc(audio.SuggestedActions, func(s string) bool { return strings.Contains(s, `"full"`) }) {
+						t.Errorf("test_audio_content: suggests %q, want no profile beyond the ceiling", audio.SuggestedActions)
+					}
+					if len(beyond) > 0 {
+						t.Errorf("lists %v, want no tool outside narrow", beyond)
+					}
+				default:
+					if audio.Code != CodeUpstreamUnavailable {
+						t.Errorf("test_audio_content after enable_tools: %+v, want it forwarded", audio)
+					}
+					if !slices.Contains(beyond, "test_audio_content") {
+						t.Errorf("lists %v after enable_tools, want test_audio_content", beyond)
+					}
+				}
+			})
+		}
+		for _, a := range arms("searchy") {
+			t.Run("search/"+protocol+"/"+a.name, func(t *testing.T) {
+				cs := httpClient(t, a.url, "c", a.token, protocol)
+				found := findNames(t, cs, map[string]any{"query": "audio content", "limit": 10})
+				env, err := callToolEnvelope(t, cs, toolsearch.CallToolName, map[string]any{"name": "test_audio_content"})
+				if err != nil {
+					t.Fatalf("call_tool test_audio_content: %v", err)
+				}
+				if a.bounded {
+					if len(found) > 0 {
+						t.Errorf("find_tools returned %v, want no tool outside narrow", found)
+					}
+					if env.Code != CodeToolNotInProfile {
+						t.Errorf("call_tool test_audio_content: %+v, want tool_not_in_profile", env)
+					}
+				} else {
+					if !slices.Contains(found, "test_audio_content") {
+						t.Errorf("find_tools returned %v, want test_audio_content", found)
+					}
+					if env.Code != CodeUpstreamUnavailable {
+						t.Errorf("call_tool test_audio_content: %+v, want it forwarded", env)
+					}
+				}
+				if beyond := beyondProfile(res, "narrow", listedNames(t, cs)); len(beyond) > 0 {
+					t.Errorf("lists %v, want no tool outside narrow", beyond)
+				}
+			})
+		}
+		for _, a := range arms("deferred") {
+			t.Run("always_load/"+protocol+"/"+a.name, func(t *testing.T) {
+				cs := httpClient(t, a.url, "c", a.token, protocol)
+				lt, err := cs.ListTools(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var listed, marked []string
+				for _, tool := range lt.Tools {
+					listed = append(listed, tool.Name)
+					if tool.Meta[MetaAlwaysLoad] == true {
+						marked = append(marked, tool.Name)
+					}
+				}
+				if !slices.Equal(marked, []string{"test_simple_text"}) {
+					t.Errorf("marks %v always-load, want narrow's test_simple_text", marked)
+				}
+				beyond := beyondProfile(res, "narrow", listed)
+				audio := callEnvelope(t, cs, "test_audio_content", nil)
+				if a.bounded {
+					if len(beyond) > 0 {
+						t.Errorf("lists %v, want no tool outside narrow", beyond)
+					}
+					if audio.Code != CodeToolNotInProfile {
+						t.Errorf("test_audio_content: %+v, want tool_not_in_profile", audio)
+					}
+					return
+				}
+				if !slices.Contains(beyond, "test_audio_content") {
+					t.Errorf("lists %v, want test_audio_content", beyond)
+				}
+				if audio.Code != CodeUpstreamUnavailable {
+					t.Errorf("test_audio_content: %+v, want it forwarded", audio)
+				}
+			})
+		}
+	}
+}
+
+// A token's ceiling is read on every request: narrowed by a tokens file
+// edit while a 2025-11-25 session holds a group switched on under the old
+// one, the session no longer lists or calls the group's tools beyond it,
+// and its other tools still serve.
+func TestTokenCeilingHoldsAfterTokensReload(t *testing.T) {
+	cat := everythingCatalog()
+	res := writeProfiles(t, cat.Tools, strings.Replace(boundsGenerated, `default = "narrow"`, `default = "narrow"
+
+[[profile]]
+name = "wide"
+tools = ["test_audio_content", "test_image_content", "test_simple_text"]`, 1), "version = 1\n")
+	src := tokensFile(t, tokenLines("t", `ceiling = "wide"`))
+	g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Profiles: res, HTTP: HTTPOptions{Tokens: src}})
+	srv := httptest.NewServer(g.HTTPHandler())
+	t.Cleanup(srv.Close) // after the client's Close, registered later
+	cs := httpClient(t, srv.URL+"/mcp/grouped", "c", "t", legacyProtocol)
+	if env := callEnvelope(t, cs, profiles.EnableToolsName, map[string]any{"group": "media"}); env.Code != "" {
+		t.Fatalf("enable_tools media within ceiling wide: %+v", env)
+	}
+	if env := callEnvelope(t, cs, "test_audio_content", nil); env.Code != CodeUpstreamUnavailable {
+		t.Fatalf("test_audio_content within ceiling wide: %+v, want it forwarded", env)
+	}
+	// Another size than before: Refresh sees the change by size too.
+	if err := os.WriteFile(src.Health().File, []byte(tokenLines("t", `ceiling = "narrow"`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := src.Lookup("t"); e.Ceiling != "narrow" {
+		t.Fatalf("after the edit the token's ceiling is %q, want narrow", e.Ceiling)
+	}
+	if env := callEnvelope(t, cs, "test_audio_content", nil); env.Code != CodeToolNotInProfile {
+		t.Errorf("test_audio_content beyond the new ceiling: %+v, want tool_not_in_profile", env)
+	}
+	if beyond := beyondProfile(res, "narrow", listedNames(t, cs)); len(beyond) > 0 {
+		t.Errorf("lists %v beyond the new ceiling narrow", beyond)
+	}
+	if env := callEnvelope(t, cs, "test_simple_text", nil); env.Code != CodeUpstreamUnavailable {
+		t.Errorf("test_simple_text: %+v, want it forwarded", env)
 	}
 }
