@@ -9,6 +9,9 @@ package gateway
 // NAME when the token names its own profile (a token narrows what a path
 // serves, never widens it). A missing or unknown token is 401 (never a
 // fall-back to the default profile), a profile beyond a ceiling 403.
+// The token's ceiling then bounds every request as the server's does
+// (listing, calls, groups, search: requestSnapshot), looked up on each
+// request so that an edit of the tokens file holds for open sessions.
 
 import (
 	"fmt"
@@ -84,7 +87,7 @@ func (g *Gateway) credentialProfile(pathProfile string, named bool, e tokens.Ent
 	if named && e.Profile != "" && !g.within(served, pathProfile) {
 		return "", &ProfileError{Name: served, Valid: g.servable(), Ceiling: pathProfile, Why: fmt.Sprintf("the profile of this token (%q) holds tools outside the path's profile %q; a token narrows a path, never widens it: use /mcp", served, pathProfile)}
 	}
-	if e.Ceiling != "" && !g.within(served, e.Ceiling) {
+	if e.Ceiling != "" && !g.withinTokenCeiling(served, e.Ceiling) {
 		return "", &ProfileError{Name: served, Valid: g.servable(), Ceiling: e.Ceiling, Why: fmt.Sprintf("profile %q holds tools outside this token's ceiling %q", served, e.Ceiling)}
 	}
 	return served, nil
@@ -106,6 +109,18 @@ func (g *Gateway) within(profile, ceiling string) bool {
 	return true
 }
 
+// withinTokenCeiling is within for a token's ceiling, which bounds every
+// request as the server's ceiling does (requestSnapshot): a profile with
+// always_load lies within it when its always_load profile does, and is
+// listed its other tools within the ceiling (withinCeiling). A path's
+// profile bounds nothing after the check, so within judges that one.
+func (g *Gateway) withinTokenCeiling(profile, ceiling string) bool {
+	if p, ok := g.cat().resolved.Profiles[profile]; ok && p.AlwaysLoad != "" {
+		return g.within(p.AlwaysLoad, ceiling)
+	}
+	return g.within(profile, ceiling)
+}
+
 // CheckCredential reports why a tokens-file entry could never be served:
 // a profile or ceiling that does not exist, a profile beyond the server's
 // ceiling or its own. The tokens file's loader calls it for each entry.
@@ -125,7 +140,7 @@ func (g *Gateway) CheckCredential(e tokens.Entry) error {
 	if err := g.checkProfile(e.Profile); err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	if e.Ceiling != "" && !g.within(e.Profile, e.Ceiling) {
+	if e.Ceiling != "" && !g.withinTokenCeiling(e.Profile, e.Ceiling) {
 		return fmt.Errorf("profile %q holds tools outside its ceiling %q", e.Profile, e.Ceiling)
 	}
 	return nil

@@ -9,10 +9,10 @@ package gateway
 // profiles.Resolved.GroupTools allows (destructive and read_only rules),
 // less mutating tools under --read-only, and the session alone is sent
 // notifications/tools/list_changed. A group any of whose added tools lies
-// outside the operator's ceiling (--max-profile) is refused whole with
-// group_not_allowed. A call to a tool an offered, allowed group would add
-// is refused with tool_not_in_profile, whose message and first suggested
-// action name the group to switch on.
+// outside the operator's ceiling (--max-profile) or the request's token's
+// ceiling is refused whole with group_not_allowed. A call to a tool an
+// offered, allowed group would add is refused with tool_not_in_profile,
+// whose message and first suggested action name the group to switch on.
 //
 // Listing order is append-only, which keeps tools/list cursors consistent
 // when a group is switched on mid-session: enable_tools, then the profile's
@@ -49,8 +49,8 @@ import (
 
 // CodeGroupNotAllowed: enable_tools named a group the profile offers, but
 // switching it on would add a tool outside the operator's ceiling
-// (--max-profile). Nothing is switched on. Category "policy", not
-// retryable.
+// (--max-profile) or the ceiling of the request's token. Nothing is
+// switched on. Category "policy", not retryable.
 const CodeGroupNotAllowed = "group_not_allowed"
 
 // The real recorder records switches too.
@@ -159,8 +159,8 @@ func (g *Gateway) listedTool(name string, enable *mcp.Tool) (*mcp.Tool, bool) {
 // notAllowed is the envelope for a call a session of profile may not make:
 // tool_not_in_profile, naming first grp, the group to switch on, when one
 // would allow it (policy.Decision.Group).
-func (g *Gateway) notAllowed(profile, tool, grp string) Envelope {
-	env := g.notInProfile(profile, tool)
+func (g *Gateway) notAllowed(snap *policy.Snapshot, profile, tool, grp string) Envelope {
+	env := g.notInProfile(snap, profile, tool)
 	if grp == "" {
 		return env
 	}
@@ -177,7 +177,7 @@ func enableAction(group string) string {
 // enableTools answers a call to enable_tools; ok is false for any other
 // tool, or when the session's profile offers no groups. It sets the call's
 // outcome.
-func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, params *mcp.CallToolParamsRaw, call *telemetry.Call) (res *mcp.CallToolResult, ok bool) {
+func (g *Gateway) enableTools(ctx context.Context, snap *policy.Snapshot, s *session, req mcp.Request, params *mcp.CallToolParamsRaw, call *telemetry.Call) (res *mcp.CallToolResult, ok bool) {
 	if params == nil || params.Name != profiles.EnableToolsName {
 		return nil, false
 	}
@@ -205,12 +205,12 @@ func (g *Gateway) enableTools(ctx context.Context, s *session, req mcp.Request, 
 	if !slices.Contains(names, group) {
 		return invalidGroup(fmt.Sprintf("%s: profile %q offers no group %q", profiles.EnableToolsName, s.profile, group), names), true
 	}
-	_, beyond, err := g.groupAdds(s.profile, group)
+	_, beyond, err := snap.GroupAdds(s.profile, group)
 	if err != nil {
 		return invalidGroup(fmt.Sprintf("%s: %v", profiles.EnableToolsName, err), names), true
 	}
 	if len(beyond) > 0 {
-		return g.groupBeyondCeiling(s, group, beyond, names).result(), true
+		return groupBeyondCeiling(snap, s, group, beyond, names).result(), true
 	}
 
 	sg := &s.groups
@@ -261,25 +261,25 @@ func invalidGroup(msg string, offered []string) *mcp.CallToolResult {
 }
 
 // groupBeyondCeiling is the envelope refusing a group that would add tools
-// outside the ceiling.
-func (g *Gateway) groupBeyondCeiling(s *session, group string, beyond, offered []string) Envelope {
+// outside snap's ceilings.
+func groupBeyondCeiling(snap *policy.Snapshot, s *session, group string, beyond, offered []string) Envelope {
 	var others []string
 	for _, name := range offered {
 		if name == group {
 			continue
 		}
-		if _, b, err := g.groupAdds(s.profile, name); err == nil && len(b) == 0 {
+		if _, b, err := snap.GroupAdds(s.profile, name); err == nil && len(b) == 0 {
 			others = append(others, name)
 		}
 	}
-	actions := []string{"ask the operator to raise the ceiling (server --max-profile) to a profile holding " + strings.Join(beyond, ", ")}
+	actions := []string{raiseCeilingAction(snap, beyond)}
 	if len(others) > 0 {
 		actions = append([]string{"switch on a group within the ceiling instead: " + strings.Join(others, ", ")}, actions...)
 	}
 	return Envelope{
 		Code: CodeGroupNotAllowed,
-		Message: fmt.Sprintf("group %q cannot be switched on: it would add %s, outside the ceiling profile %q (--max-profile); nothing was switched on",
-			group, strings.Join(quoteAll(beyond), ", "), g.opts.MaxProfile),
+		Message: fmt.Sprintf("group %q cannot be switched on: it would add %s, outside %s; nothing was switched on",
+			group, strings.Join(quoteAll(beyond), ", "), ceilingText(snap)),
 		Retryable:        false,
 		Category:         CategoryPolicy,
 		SuggestedActions: actions,

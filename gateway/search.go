@@ -143,15 +143,9 @@ func (g *Gateway) searchTool(name string) (*mcp.Tool, bool) {
 	return nil, false
 }
 
-// searchable reports whether find_tools may return tool to s and call_tool
-// run it.
-func (g *Gateway) searchable(s *session, tool string) bool {
-	return g.policySnapshot(g.cat()).Searchable(s.profile, tool)
-}
-
 // findTools answers a call to find_tools; ok is false for any other tool,
 // or when s is not served search. It sets the call's outcome.
-func (g *Gateway) findTools(s *session, params *mcp.CallToolParamsRaw, call *telemetry.Call) (res *mcp.CallToolResult, ok bool, err error) {
+func (g *Gateway) findTools(snap *policy.Snapshot, s *session, params *mcp.CallToolParamsRaw, call *telemetry.Call) (res *mcp.CallToolResult, ok bool, err error) {
 	if params.Name != toolsearch.FindToolsName || !g.searchOffered(s.profile) {
 		return nil, false, nil
 	}
@@ -177,7 +171,7 @@ func (g *Gateway) findTools(s *session, params *mcp.CallToolParamsRaw, call *tel
 	}
 	cat := g.cat()
 	hits := cat.search.index.SearchAs(s.profile, *args.Query, s.search.history(), limit, func(name string) bool {
-		return g.searchable(s, name) && !s.search.returnedBefore(name)
+		return snap.Searchable(s.profile, name) && !s.search.returnedBefore(name)
 	})
 	defs := make([]toolsearch.Definition, 0, len(hits))
 	names := make([]string, 0, len(hits))

@@ -16,6 +16,7 @@ import (
 	"github.com/toolprof/toolprof/policy"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/tokens"
 	"github.com/toolprof/toolprof/upstream"
 )
 
@@ -131,11 +132,7 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 		ServerVersion: g.opts.ServerVersion,
 		CatalogHash:   g.cat().hash,
 	}
-	// A read_only profile's sessions are not explored: exploration would
-	// serve them mutating and destructive tools the operator made the
-	// profile refuse. (Under --read-only every profile, the exploration
-	// one too, stays read-only, so those sessions still explore.)
-	if !g.profileReadOnly(profile) && g.exploring() {
+	if cred, hasCred := g.requestCredential(req); g.explorable(profile, cred, hasCred) && g.exploring() {
 		s.profile = g.cat().explore
 		s.rec.Profile = g.cat().explore
 		s.rec.Exploration = true
@@ -155,6 +152,18 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 		g.endSession(ss, s)
 	}()
 	return s
+}
+
+// explorable reports whether a request for profile, with credential cred
+// when hasCred, may be explored (served the exploration profile instead),
+// by the stateful and the stateless rules alike. Never when profile is
+// read_only: exploration would serve mutating and destructive tools the
+// operator made the profile refuse (under --read-only every profile, the
+// exploration one too, stays read-only, so those requests still explore).
+// Never for a token bound to a profile or a ceiling: exploration would
+// widen what the operator bound it to.
+func (g *Gateway) explorable(profile string, cred tokens.Entry, hasCred bool) bool {
+	return g.opts.Explore > 0 && !g.profileReadOnly(profile) && !(hasCred && cred.Selects())
 }
 
 // profileReadOnly reports whether profile itself is marked read_only.
@@ -271,6 +280,9 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 		cursor = p.Cursor
 	}
 	allowed, enable := g.sessionListed(s) // by name, then enable_tools and switched-on groups (groups.go)
+	if snap := g.requestSnapshot(g.cat(), req); snap.CredentialCeiling != "" {
+		allowed = withinCeilings(snap, allowed) // groups switched on under a ceiling narrowed since
+	}
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
 	names := allowed
 	if cursor != "" {
@@ -300,6 +312,19 @@ func (g *Gateway) listTools(s *session, req mcp.Request) (mcp.Result, error) {
 	s.rec.ToolsListPages++
 	s.mu.Unlock()
 	return toolsListResult(req, res, wire, s.cacheScope), nil
+}
+
+// withinCeilings returns those of names that snap's ceilings let be
+// served: the upstreams' tools within them, and the gateway's own
+// (enable_tools, find_tools, call_tool).
+func withinCeilings(snap *policy.Snapshot, names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if _, upstream := snap.Tools[n]; !upstream || snap.InCeiling(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // callTool answers tools/call: an unknown tool is a JSON-RPC error, a tool
@@ -349,10 +374,11 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		}
 		return r, nil
 	}
-	if r, ok := g.enableTools(ctx, s, req, params, &call); ok {
+	snap := g.requestSnapshot(g.cat(), req)
+	if r, ok := g.enableTools(ctx, snap, s, req, params, &call); ok {
 		return r, nil
 	}
-	if r, ok, err := g.findTools(s, params, &call); ok {
+	if r, ok, err := g.findTools(snap, s, params, &call); ok {
 		return r, err
 	}
 	viaSearch := false // call_tool: the call it carries passes every gate below (search.go)
@@ -368,7 +394,6 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 			return env.result(), nil
 		}
 	}
-	snap := g.policySnapshot(g.cat())
 	st := policy.State{Profile: s.profile, Switched: g.switchedTools(s), Sessionless: s.sessionless, ViaSearch: viaSearch}
 	switch d := policy.Decide(snap, &st, params.Name); d.Refusal {
 	case policy.Allowed:
@@ -389,7 +414,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 		return g.refusedReadOnly(s.profile, params.Name).result(), nil
 	default:
 		call.Outcome = telemetry.OutcomeDenied
-		return g.notAllowed(s.profile, params.Name, d.Group).result(), nil
+		return g.notAllowed(snap, s.profile, params.Name, d.Group).result(), nil
 	}
 	if !s.noted() {
 		s.noteClient(req, "") // a session that skipped server/discover
@@ -448,12 +473,13 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 	return out, nil
 }
 
-// notInProfile is the policy envelope for a tool the profile excludes.
-func (g *Gateway) notInProfile(profile, tool string) Envelope {
+// notInProfile is the policy envelope for a tool the profile excludes (or
+// snap's ceilings do): it suggests only profiles within them.
+func (g *Gateway) notInProfile(snap *policy.Snapshot, profile, tool string) Envelope {
 	with := g.cat().resolved.ProfilesWith(tool)
 	var servable []string
 	for _, p := range with {
-		if g.withinCeiling(p) {
+		if g.withinCeiling(p) && (snap.CredentialCeiling == "" || g.withinTokenCeiling(p, snap.CredentialCeiling)) {
 			servable = append(servable, p)
 		}
 	}

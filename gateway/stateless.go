@@ -235,11 +235,9 @@ func (g *Gateway) usageSession(method string, req mcp.Request, profile, transpor
 	name, version, protocol := metaClient(req)
 	s := &session{profile: profile, sessionless: true, cacheScope: "public"}
 	// The caller's list is a function of path and credential: a token that
-	// selects a profile or ceiling is not explored (exploration would widen
-	// what the operator bound it to), and its listing is private.
-	if hasCred && cred.Selects() {
-		s.cacheScope = "private"
-	} else if !g.profileReadOnly(profile) && g.opts.Explore > 0 {
+	// selects a profile or ceiling is not explored (explorable), and its
+	// listing is private.
+	if g.explorable(profile, cred, hasCred) {
 		s.cacheScope = "private" // callers at one URL see different lists
 		key := "client:" + name + "\x00" + time.Now().UTC().Format(time.DateOnly)
 		if hasCred {
@@ -248,6 +246,8 @@ func (g *Gateway) usageSession(method string, req mcp.Request, profile, transpor
 		if g.exploringStable(key) {
 			s.profile = g.cat().explore
 		}
+	} else if hasCred && cred.Selects() {
+		s.cacheScope = "private"
 	}
 	if method != methodListTools && method != methodCallTool {
 		return s

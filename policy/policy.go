@@ -28,6 +28,11 @@ type Snapshot struct {
 	// Ceiling is the profile no served tool may lie outside
 	// (server --max-profile); "" is no ceiling.
 	Ceiling string
+	// CredentialCeiling is the ceiling of the request's credential (a
+	// tokens file's ceiling =), which bounds every rule as Ceiling does:
+	// a served tool lies within both. "" is none. profiler check models
+	// no credential, and leaves it "".
+	CredentialCeiling string
 	// ReadOnly serves every profile read-only (server --read-only).
 	ReadOnly bool
 	// Search is whether the catalog can serve find_tools and call_tool
@@ -151,9 +156,15 @@ func (snap *Snapshot) Effect(tool string) profiles.Effect {
 	return profiles.Effect{}
 }
 
-// InCeiling reports whether tool may be served at all.
+// InCeiling reports whether tool may be served at all: it lies within
+// Ceiling and CredentialCeiling.
 func (snap *Snapshot) InCeiling(tool string) bool {
-	return snap.Ceiling == "" || snap.Resolved.Allowed(snap.Ceiling, tool)
+	for _, c := range [...]string{snap.Ceiling, snap.CredentialCeiling} {
+		if c != "" && !snap.Resolved.Allowed(c, tool) {
+			return false
+		}
+	}
+	return true
 }
 
 // SearchServed reports whether a gateway serving res serves search at all

@@ -82,6 +82,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		ceiling  string
+		credCeil string // the credential's ceiling
 		readOnly bool
 		search   bool // the catalog serves search
 		extra    []string
@@ -104,6 +105,12 @@ func TestDecide(t *testing.T) {
 		{name: "beyond the ceiling", ceiling: "grouped", st: policy.State{Profile: "core"}, tool: "write", want: policy.Decision{Refusal: policy.BeyondCeiling}},
 		{name: "ceiling before the switch", ceiling: "core", st: policy.State{Profile: "grouped", Switched: []string{"audio", "image"}}, tool: "audio", want: policy.Decision{Refusal: policy.BeyondCeiling}},
 		{name: "group beyond the ceiling is not named", ceiling: "core", st: policy.State{Profile: "grouped"}, tool: "image", want: policy.Decision{Refusal: policy.NotInProfile}},
+		{name: "beyond the credential's ceiling", credCeil: "grouped", st: policy.State{Profile: "core"}, tool: "write", want: policy.Decision{Refusal: policy.BeyondCeiling}},
+		{name: "within both ceilings", ceiling: "core", credCeil: "core", st: policy.State{Profile: "core"}, tool: "write", want: policy.Decision{}},
+		{name: "within the server's, beyond the credential's", ceiling: "core", credCeil: "grouped", st: policy.State{Profile: "core"}, tool: "write", want: policy.Decision{Refusal: policy.BeyondCeiling}},
+		{name: "credential's ceiling before the switch", credCeil: "core", st: policy.State{Profile: "grouped", Switched: []string{"audio", "image"}}, tool: "audio", want: policy.Decision{Refusal: policy.BeyondCeiling}},
+		{name: "group beyond the credential's ceiling is not named", credCeil: "core", st: policy.State{Profile: "grouped"}, tool: "image", want: policy.Decision{Refusal: policy.NotInProfile}},
+		{name: "via search beyond the credential's ceiling", search: true, credCeil: "grouped", st: policy.State{Profile: "searchy", ViaSearch: true}, tool: "write", want: policy.Decision{Refusal: policy.BeyondCeiling}},
 		{name: "via search", search: true, st: policy.State{Profile: "searchy", ViaSearch: true}, tool: "write", want: policy.Decision{}},
 		{name: "search only through call_tool", search: true, st: policy.State{Profile: "searchy"}, tool: "write", want: policy.Decision{Refusal: policy.NotInProfile}},
 		{name: "no search index", st: policy.State{Profile: "searchy", ViaSearch: true}, tool: "write", want: policy.Decision{Refusal: policy.NotInProfile}},
@@ -111,9 +118,40 @@ func TestDecide(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := snapshot(t, tc.extra...)
-			snap.Ceiling, snap.ReadOnly, snap.Search = tc.ceiling, tc.readOnly, tc.search
+			snap.Ceiling, snap.CredentialCeiling, snap.ReadOnly, snap.Search = tc.ceiling, tc.credCeil, tc.readOnly, tc.search
 			if got := policy.Decide(snap, &tc.st, tc.tool); got != tc.want {
 				t.Errorf("Decide(%s, %q) = %+v, want %+v", tc.st.Profile, tc.tool, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCredentialCeilingBoundsGroupsAndSearch: a credential's ceiling bounds
+// what a group adds and what search reaches as the server's ceiling does.
+func TestCredentialCeilingBoundsGroupsAndSearch(t *testing.T) {
+	for _, tc := range []struct {
+		name, ceiling, credCeil string
+		beyond                  []string // of group media for grouped
+		searchable              bool     // audio for searchy
+	}{
+		{name: "no ceiling", searchable: true},
+		{name: "server's ceiling", ceiling: "core", beyond: []string{"audio"}},
+		{name: "credential's ceiling", credCeil: "core", beyond: []string{"audio"}},
+		{name: "credential's ceiling narrower", credCeil: "grouped", beyond: []string{"audio", "image"}},
+		{name: "both", ceiling: "core", credCeil: "grouped", beyond: []string{"audio", "image"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := snapshot(t)
+			snap.Ceiling, snap.CredentialCeiling = tc.ceiling, tc.credCeil
+			_, beyond, err := snap.GroupAdds("grouped", "media")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(beyond, ",") != strings.Join(tc.beyond, ",") {
+				t.Errorf("GroupAdds(grouped, media) beyond = %v, want %v", beyond, tc.beyond)
+			}
+			if got := snap.Searchable("searchy", "audio"); got != tc.searchable {
+				t.Errorf("Searchable(searchy, audio) = %v, want %v", got, tc.searchable)
 			}
 		})
 	}
