@@ -12,13 +12,17 @@ package gateway
 // The token's ceiling then bounds every request as the server's does
 // (listing, calls, groups, search: requestSnapshot), looked up on each
 // request so that an edit of the tokens file holds for open sessions.
+// A protocol session serves only the token that opened it (bindSessions):
+// another token on its Mcp-Session-Id is 403.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/tokens"
@@ -27,11 +31,15 @@ import (
 // authRealm is the realm a 401 challenge names.
 const authRealm = "toolprof"
 
-// bearer returns the bearer token of an Authorization header value.
+// bearer returns the bearer token of an Authorization header value: the
+// scheme and one token (RFC 6750 tokens hold no space), read as the SDK's
+// auth middleware reads it (bindSessions).
 func bearer(h string) (token string, ok bool) {
-	scheme, tok, _ := strings.Cut(strings.TrimSpace(h), " ")
-	tok = strings.TrimSpace(tok)
-	return tok, strings.EqualFold(scheme, "Bearer") && tok != ""
+	f := strings.Fields(h)
+	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
+		return "", false
+	}
+	return f[1], true
 }
 
 // authenticate answers 401 and returns false unless r carries a token of
@@ -46,13 +54,38 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (tokens.E
 	g.refused.unknownToken.Add(1)
 	challenge := fmt.Sprintf("Bearer realm=%q", authRealm)
 	msg := "missing bearer token: send Authorization: Bearer TOKEN (a token of the server's --tokens-file)"
-	if ok {
+	switch {
+	case ok:
 		challenge += `, error="invalid_token"`
 		msg = "invalid bearer token: not in the server's --tokens-file"
+	case r.Header.Get("Authorization") != "":
+		msg = "malformed Authorization header: want Bearer TOKEN, one token without spaces (a token of the server's --tokens-file)"
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	http.Error(w, msg, http.StatusUnauthorized)
 	return tokens.Entry{}, false
+}
+
+// bindSessions binds each protocol session of h, a stateful SDK handler,
+// to the token that opened it: what a session serves (its profile,
+// whether it is explored) is decided by its first request's token, so a
+// request on its Mcp-Session-Id with another token must not be served by
+// it (its own token, once out of the tokens file, is 401: authenticate).
+// The SDK keeps the UserID of the TokenInfo that opened a session and
+// answers a later POST, GET or DELETE of another UserID 403 "session user
+// mismatch" before the session sees it. The UserID is the token's hash,
+// never the token. The request was authenticated before (authenticate):
+// the entry found is in its context.
+func bindSessions(h http.Handler) http.Handler {
+	verify := func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		cred, ok := ctx.Value(credentialKey{}).(tokens.Entry)
+		if !ok || cred.Hash == "" {
+			return nil, fmt.Errorf("%w: no authenticated token", auth.ErrInvalidToken)
+		}
+		return &auth.TokenInfo{UserID: cred.Hash}, nil
+	}
+	// Tokens of the tokens file do not expire; removing one refuses it.
+	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
 
 // requestCredential is the tokens-file entry of an MCP request's bearer

@@ -85,12 +85,15 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 			Logger:              g.logger,
 			SessionTimeout:      g.opts.IdleTimeout,
 			MaxRequestBodyBytes: maxBody,
 			Stateless:           k.sessionless,
 		})
+		if g.opts.HTTP.Tokens != nil && !k.sessionless {
+			h = bindSessions(h)
+		}
 		handlers[k] = h
 		return h, nil
 	}
