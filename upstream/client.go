@@ -141,16 +141,20 @@ type Options struct {
 	// with a TooLargeError and leaves the session and every other request
 	// as they were; a notification or request over it is dropped.
 	MaxMessageBytes int
-	// OnToolsChanged is called, on its own goroutine, with the server's name
-	// when its tool list may have changed: a tools/list_changed notification,
-	// a reconnection, or a first connection made after StartSet returned.
+	// OnToolsChanged is called with the server's name when its tool list
+	// may have changed: a tools/list_changed notification, a reconnection,
+	// or a first connection made after StartSet returned. Calls run on a
+	// goroutine of the Client's, one at a time: any number of changes while
+	// one runs cause a single call after it, so a server flooding
+	// notifications costs one refresh at a time. Close waits for a call in
+	// progress.
 	OnToolsChanged func(server string)
 	// OnReconnected is called, on its own goroutine, with the server's name
 	// after a new session replaced one that ended (not after the first
 	// connection): what was set on the old session must be set again.
 	OnReconnected func(server string)
 	// OnPromptsChanged and OnResourcesChanged are the same for prompts and
-	// resources (list_changed notifications only).
+	// resources (list_changed notifications only), merged alike.
 	OnPromptsChanged   func(server string)
 	OnResourcesChanged func(server string)
 	// OnProgress receives the server's progress notifications, whose tokens
@@ -259,6 +263,10 @@ type Client struct {
 	// comes, is announced through OnToolsChanged like a reconnection.
 	announce atomic.Bool
 
+	// toolsChanged, promptsChanged and resourcesChanged run the Options
+	// callbacks of the same names, merging changes (nil when not set).
+	toolsChanged, promptsChanged, resourcesChanged *coalescer
+
 	// stderr holds the scrubbing writers of started processes whose last
 	// partial line has not been flushed (flushStderr, once they exited).
 	stderr []*scrubbingWriter
@@ -275,19 +283,21 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 	}
 	name := srv.Name
 	o := c.opts
-	async := func(f func(string)) {
-		if f != nil {
-			go f(name)
+	merged := func(f func(string)) *coalescer {
+		if f == nil {
+			return nil
 		}
+		return newCoalescer(func() { f(name) })
 	}
+	c.toolsChanged, c.promptsChanged, c.resourcesChanged = merged(o.OnToolsChanged), merged(o.OnPromptsChanged), merged(o.OnResourcesChanged)
 	copts := &mcp.ClientOptions{
 		Capabilities: ClientCapabilities(),
 		// Input-required results (SEP-2322) go back to the caller, whose
 		// client answers them and retries with InputResponses.
 		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { async(o.OnToolsChanged) },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { async(o.OnPromptsChanged) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { async(o.OnResourcesChanged) },
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.toolsChanged.kick() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.promptsChanged.kick() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.resourcesChanged.kick() },
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
 			if o.OnProgress != nil {
 				o.OnProgress(ctx, name, r.Params)
@@ -355,9 +365,7 @@ func (c *Client) Start(ctx context.Context) error {
 	if err == nil && c.announce.Load() {
 		// Connected after the Set stopped waiting: its tools were not in
 		// the first listing.
-		if f := c.opts.OnToolsChanged; f != nil {
-			go f(c.srv.Name)
-		}
+		c.toolsChanged.kick()
 	}
 	go c.supervise(err != nil)
 	return err
@@ -538,9 +546,7 @@ func (c *Client) supervise(startFailed bool) {
 		}
 		// A new session may offer different tools, and the ones it offers
 		// are callable again.
-		if f := c.opts.OnToolsChanged; f != nil {
-			go f(c.srv.Name)
-		}
+		c.toolsChanged.kick()
 		// The new session has none of the old one's state (logging level,
 		// subscriptions) until the caller restores it.
 		if f := c.opts.OnReconnected; f != nil {
@@ -594,6 +600,9 @@ func (c *Client) Close() error {
 		}
 		if started {
 			<-c.done
+		}
+		for _, q := range []*coalescer{c.toolsChanged, c.promptsChanged, c.resourcesChanged} {
+			q.stop()
 		}
 		c.flushStderr()
 		c.closeIdle()
