@@ -37,10 +37,13 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -452,8 +455,11 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		return &stdioTransport{cmd: cmd, terminate: c.opts.TerminateDuration, limit: c.opts.MaxMessageBytes, dropped: dropped, stray: c.stray}, cmd, nil
 	case launch.StreamableHTTP:
 		t := &mcp.StreamableClientTransport{
-			Endpoint:   c.srv.URL,
-			HTTPClient: &http.Client{Transport: c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers}))},
+			Endpoint: c.srv.URL,
+			HTTPClient: &http.Client{Transport: originGuard{
+				base:   c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers})),
+				server: c.srv.Name,
+			}},
 		}
 		if c.setup != nil {
 			return nil, nil, c.setup
@@ -474,6 +480,52 @@ func (c *Client) stray(line []byte) {
 		line = line[:show]
 	}
 	c.opts.Logger.Warn("upstream wrote a line that is not JSON-RPC to stdout; skipped", "server", c.srv.Name, "line", c.srv.Scrub(string(line)))
+}
+
+// originGuard refuses, in place of the response, a redirect to another
+// origin (scheme, host and port) than the request's. headerTransport sets
+// the declared headers on every request, redirected ones included, so
+// Go's removal of credentials on a redirect to another host never
+// applies, and a login's requests carry the client secret and the code in
+// their bodies. It is a transport rather than a CheckRedirect because
+// http.Client quotes a refused redirect's Location whole in its error, and
+// the path and query there are whatever the server put in them: the error
+// names the target's origin only. A redirect within the origin is
+// followed as http.Client does.
+type originGuard struct {
+	base   http.RoundTripper
+	server string
+}
+
+func (g originGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := g.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return resp, nil
+	}
+	loc, err := req.URL.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.Header.Get("Location") == "" {
+		return resp, nil // http.Client does not follow it either
+	}
+	if from, to := origin(req.URL), origin(loc); from != to {
+		drain(resp)
+		return nil, fmt.Errorf("upstream %q: refused a redirect from %s to another origin, %s: declared headers and tokens are sent only to the server's own origin; put the redirect's target in the launch document instead", g.server, from, to)
+	}
+	return resp, nil
+}
+
+// origin is u's scheme, host and port, the port made explicit.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // headerTransport adds the declared headers to every request.

@@ -93,7 +93,7 @@ func newOAuthHandler(c *Client) (*oauthHandler, error) {
 				GrantTypes:   []string{"authorization_code", "refresh_token"},
 			}},
 			RequestRefreshToken: true,
-			Client:              &http.Client{Transport: c.http},
+			Client:              &http.Client{Transport: originGuard{base: c.http, server: c.srv.Name}},
 			ScopeFilter:         h.scopes,
 			NewTokenSource:      h.keep,
 		}
