@@ -139,10 +139,12 @@ type Options struct {
 	// TerminateDuration is how long closing a stdio server waits for it to
 	// exit after its stdin is closed before signalling it (default 2s).
 	TerminateDuration time.Duration
-	// MaxMessageBytes bounds one message a stdio server writes (default
-	// DefaultMaxMessageBytes). An answer over it fails its own request
-	// with a TooLargeError and leaves the session and every other request
-	// as they were; a notification or request over it is dropped.
+	// MaxMessageBytes bounds one message a server sends (default
+	// DefaultMaxMessageBytes): a stdio server's line, an HTTP server's
+	// application/json answer or SSE event (its bytes as sent). An answer
+	// over it fails its own request with a TooLargeError and leaves the
+	// session and every other request as they were; a notification or
+	// request over it is dropped.
 	MaxMessageBytes int
 	// OnToolsChanged is called with the server's name when its tool list
 	// may have changed: a tools/list_changed notification, a reconnection,
@@ -427,6 +429,9 @@ func (c *Client) recordFailure(err error) error {
 
 // transport builds a fresh transport (a command can be started only once).
 func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
+	dropped := func(n int64) {
+		c.opts.Logger.Warn("upstream message over the size limit dropped", "server", c.srv.Name, "bytes", n, "limit", c.opts.MaxMessageBytes)
+	}
 	switch c.srv.Transport {
 	case launch.Stdio:
 		cmd := exec.Command(c.srv.Command, c.srv.Args...)
@@ -449,17 +454,18 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		if cmd.Env == nil {
 			cmd.Env = []string{} // nil would mean the whole parent environment
 		}
-		dropped := func(n int64) {
-			c.opts.Logger.Warn("upstream message over the size limit dropped", "server", c.srv.Name, "bytes", n, "limit", c.opts.MaxMessageBytes)
-		}
 		return &stdioTransport{cmd: cmd, terminate: c.opts.TerminateDuration, limit: c.opts.MaxMessageBytes, dropped: dropped, stray: c.stray}, cmd, nil
 	case launch.StreamableHTTP:
 		t := &mcp.StreamableClientTransport{
 			Endpoint: c.srv.URL,
 			HTTPClient: &http.Client{Transport: originGuard{
-				base:   c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers})),
+				base:   c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers}), c.opts.MaxMessageBytes, dropped),
 				server: c.srv.Name,
 			}},
+			// The round tripper holds every event to c.opts.MaxMessageBytes
+			// and replaces a longer one, so the SDK's own bound, which ends
+			// the session, is never reached.
+			MaxEventSize: c.opts.MaxMessageBytes + sseChunk,
 		}
 		if c.setup != nil {
 			return nil, nil, c.setup
