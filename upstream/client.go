@@ -7,7 +7,8 @@
 // the HTTP session is lost) the Client reconnects with exponential backoff;
 // calls meanwhile fail at once with an error wrapping [ErrUnavailable].
 // Errors (their message and their JSON-RPC data) and stdio servers' stderr
-// lines leave this package with every resolved variable value scrubbed.
+// lines leave this package with every resolved variable value scrubbed,
+// and an OAuth server's tokens and client secret with them.
 //
 // A [Set] is many Clients behind the gateway's Upstream interface. With more
 // than one declared server, tool and prompt names become SERVER + separator
@@ -406,7 +407,7 @@ func (c *Client) connect(ctx context.Context) error {
 }
 
 func (c *Client) recordFailure(err error) error {
-	msg := c.srv.Scrub(err.Error())
+	msg := c.scrub(err.Error())
 	state := StateDown
 	why := c.oauth.needsLogin()
 	if why != "" {
@@ -437,7 +438,7 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		cmd := exec.Command(c.srv.Command, c.srv.Args...)
 		cmd.Dir = c.srv.Cwd
 		if c.opts.Stderr != nil {
-			w := newScrubbingWriter(c.opts.Stderr, c.srv.Scrub)
+			w := newScrubbingWriter(c.opts.Stderr, c.scrub)
 			cmd.Stderr = w
 			c.mu.Lock()
 			c.stderr = append(c.stderr, w)
@@ -485,7 +486,7 @@ func (c *Client) stray(line []byte) {
 	if len(line) > show {
 		line = line[:show]
 	}
-	c.opts.Logger.Warn("upstream wrote a line that is not JSON-RPC to stdout; skipped", "server", c.srv.Name, "line", c.srv.Scrub(string(line)))
+	c.opts.Logger.Warn("upstream wrote a line that is not JSON-RPC to stdout; skipped", "server", c.srv.Name, "line", c.scrub(string(line)))
 }
 
 // originGuard refuses, in place of the response, a redirect to another
@@ -577,7 +578,7 @@ func (c *Client) supervise(startFailed bool) {
 			c.state, c.restarts = StateDown, c.restarts+1
 			c.lastErr = "session ended"
 			if waitErr != nil {
-				c.lastErr = "session ended: " + c.srv.Scrub(waitErr.Error())
+				c.lastErr = "session ended: " + c.scrub(waitErr.Error())
 			}
 			c.mu.Unlock()
 			_ = cs.Close() // reaps the process
@@ -685,6 +686,12 @@ func (c *Client) live() (*mcp.ClientSession, error) {
 	return c.session, nil
 }
 
+// scrub removes from msg the server's resolved values and, for an OAuth
+// server, its tokens and client secret as they are now.
+func (c *Client) scrub(msg string) string {
+	return c.oauth.scrub(c.srv.Scrub(msg))
+}
+
 // mapErr turns a session error into what callers see: the upstream's own
 // JSON-RPC error (scrubbed), the caller's context error, or ErrUnavailable.
 func (c *Client) mapErr(ctx context.Context, op string, err error) error {
@@ -699,8 +706,8 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 		}
 	}
 	if errors.As(err, &rpc) && !transportRejected(rpc) {
-		msg := c.srv.Scrub(rpc.Message)
-		data, dropped := scrubData(rpc.Data, c.srv.Scrub)
+		msg := c.scrub(rpc.Message)
+		data, dropped := scrubData(rpc.Data, c.scrub)
 		if dropped {
 			msg += " (error data dropped: not valid JSON after removing resolved values)"
 		}
@@ -712,7 +719,7 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 	if why := c.oauth.needsLogin(); why != "" {
 		return c.oauth.unauthorized(why)
 	}
-	return fmt.Errorf("upstream %q: %s: %s: %w", c.srv.Name, op, c.srv.Scrub(err.Error()), ErrUnavailable)
+	return fmt.Errorf("upstream %q: %s: %s: %w", c.srv.Name, op, c.scrub(err.Error()), ErrUnavailable)
 }
 
 // hopMeta are the _meta keys (SEP-2575) that describe one client-server
