@@ -418,7 +418,8 @@ func TestInvalidNamesReportedInOrder(t *testing.T) {
 
 // TestScrubEveryEncoding: a value with a quote, a backslash, an HTML
 // character and URL-escaped characters is removed in every form a message
-// may carry it, and a message quoting the resolved URL shows the template.
+// may carry it, by Scrub and by NewScrubber, and a message quoting the
+// resolved URL shows the template.
 func TestScrubEveryEncoding(t *testing.T) {
 	const secret = `pa"ss\wo rd<&>%41é`
 	doc := Document{Servers: []Server{{Name: "r", Transport: StreamableHTTP, URL: "http://h.example/mcp/${S}?k=${S}"}}}
@@ -446,10 +447,15 @@ func TestScrubEveryEncoding(t *testing.T) {
 		"decoded":           decoded,
 		"decoded, escaped":  url.PathEscape(decoded),
 	}
+	learned := NewScrubber(secret, "abc") // a value learned later: an OAuth token
 	for name, form := range tests {
 		got := srv.Scrub("refused " + form + " here")
 		if strings.Contains(got, strings.Trim(form, "\"\n")) || !strings.Contains(got, Redaction) {
 			t.Errorf("%s: Scrub(%q) = %q", name, form, got)
+		}
+		got = learned("refused " + form + " abc here")
+		if strings.Contains(got, strings.Trim(form, "\"\n")) || !strings.Contains(got, Redaction) || !strings.HasSuffix(got, " abc here") {
+			t.Errorf("%s: NewScrubber(...)(%q) = %q, want it redacted and a value under 4 bytes left", name, form, got)
 		}
 	}
 	for _, printed := range []string{srv.URL, u.String(), fmt.Sprintf("Post %q: refused", u.String())} {

@@ -119,6 +119,21 @@ func resolveServer(s Server, lookup Lookup) (ResolvedServer, error) {
 	return rs, nil
 }
 
+// NewScrubber returns a function replacing with Redaction every form in
+// which Scrub finds a resolved value, for values learned after resolving
+// (an OAuth server's tokens); values shorter than 4 bytes are left.
+func NewScrubber(values ...string) func(string) string {
+	secrets := map[string]bool{}
+	for _, v := range values {
+		secrets[v] = true
+	}
+	r := scrubber(secrets, "", "")
+	if r == nil {
+		return func(msg string) string { return msg }
+	}
+	return r.Replace
+}
+
 // scrubber replaces every form in which a message may carry one of the
 // secrets with Redaction, and the resolved URL, when it holds one, with its
 // template: an error about the URL then reads as the URL was written.

@@ -7,7 +7,8 @@
 // the HTTP session is lost) the Client reconnects with exponential backoff;
 // calls meanwhile fail at once with an error wrapping [ErrUnavailable].
 // Errors (their message and their JSON-RPC data) and stdio servers' stderr
-// lines leave this package with every resolved variable value scrubbed.
+// lines leave this package with every resolved variable value scrubbed,
+// and an OAuth server's tokens and client secret with them.
 //
 // A [Set] is many Clients behind the gateway's Upstream interface. With more
 // than one declared server, tool and prompt names become SERVER + separator
@@ -37,10 +38,13 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,21 +140,27 @@ type Options struct {
 	// TerminateDuration is how long closing a stdio server waits for it to
 	// exit after its stdin is closed before signalling it (default 2s).
 	TerminateDuration time.Duration
-	// MaxMessageBytes bounds one message a stdio server writes (default
-	// DefaultMaxMessageBytes). An answer over it fails its own request
-	// with a TooLargeError and leaves the session and every other request
-	// as they were; a notification or request over it is dropped.
+	// MaxMessageBytes bounds one message a server sends (default
+	// DefaultMaxMessageBytes): a stdio server's line, an HTTP server's
+	// application/json answer or SSE event (its bytes as sent). An answer
+	// over it fails its own request with a TooLargeError and leaves the
+	// session and every other request as they were; a notification or
+	// request over it is dropped.
 	MaxMessageBytes int
-	// OnToolsChanged is called, on its own goroutine, with the server's name
-	// when its tool list may have changed: a tools/list_changed notification,
-	// a reconnection, or a first connection made after StartSet returned.
+	// OnToolsChanged is called with the server's name when its tool list
+	// may have changed: a tools/list_changed notification, a reconnection,
+	// or a first connection made after StartSet returned. Calls run on a
+	// goroutine of the Client's, one at a time: any number of changes while
+	// one runs cause a single call after it, so a server flooding
+	// notifications costs one refresh at a time. Close waits for a call in
+	// progress.
 	OnToolsChanged func(server string)
 	// OnReconnected is called, on its own goroutine, with the server's name
 	// after a new session replaced one that ended (not after the first
 	// connection): what was set on the old session must be set again.
 	OnReconnected func(server string)
 	// OnPromptsChanged and OnResourcesChanged are the same for prompts and
-	// resources (list_changed notifications only).
+	// resources (list_changed notifications only), merged alike.
 	OnPromptsChanged   func(server string)
 	OnResourcesChanged func(server string)
 	// OnProgress receives the server's progress notifications, whose tokens
@@ -259,6 +269,10 @@ type Client struct {
 	// comes, is announced through OnToolsChanged like a reconnection.
 	announce atomic.Bool
 
+	// toolsChanged, promptsChanged and resourcesChanged run the Options
+	// callbacks of the same names, merging changes (nil when not set).
+	toolsChanged, promptsChanged, resourcesChanged *coalescer
+
 	// stderr holds the scrubbing writers of started processes whose last
 	// partial line has not been flushed (flushStderr, once they exited).
 	stderr []*scrubbingWriter
@@ -275,19 +289,21 @@ func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 	}
 	name := srv.Name
 	o := c.opts
-	async := func(f func(string)) {
-		if f != nil {
-			go f(name)
+	merged := func(f func(string)) *coalescer {
+		if f == nil {
+			return nil
 		}
+		return newCoalescer(func() { f(name) })
 	}
+	c.toolsChanged, c.promptsChanged, c.resourcesChanged = merged(o.OnToolsChanged), merged(o.OnPromptsChanged), merged(o.OnResourcesChanged)
 	copts := &mcp.ClientOptions{
 		Capabilities: ClientCapabilities(),
 		// Input-required results (SEP-2322) go back to the caller, whose
 		// client answers them and retries with InputResponses.
 		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { async(o.OnToolsChanged) },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { async(o.OnPromptsChanged) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { async(o.OnResourcesChanged) },
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.toolsChanged.kick() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.promptsChanged.kick() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.resourcesChanged.kick() },
 		ProgressNotificationHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
 			if o.OnProgress != nil {
 				o.OnProgress(ctx, name, r.Params)
@@ -355,9 +371,7 @@ func (c *Client) Start(ctx context.Context) error {
 	if err == nil && c.announce.Load() {
 		// Connected after the Set stopped waiting: its tools were not in
 		// the first listing.
-		if f := c.opts.OnToolsChanged; f != nil {
-			go f(c.srv.Name)
-		}
+		c.toolsChanged.kick()
 	}
 	go c.supervise(err != nil)
 	return err
@@ -393,7 +407,7 @@ func (c *Client) connect(ctx context.Context) error {
 }
 
 func (c *Client) recordFailure(err error) error {
-	msg := c.srv.Scrub(err.Error())
+	msg := c.scrub(err.Error())
 	state := StateDown
 	why := c.oauth.needsLogin()
 	if why != "" {
@@ -416,12 +430,15 @@ func (c *Client) recordFailure(err error) error {
 
 // transport builds a fresh transport (a command can be started only once).
 func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
+	dropped := func(n int64) {
+		c.opts.Logger.Warn("upstream message over the size limit dropped", "server", c.srv.Name, "bytes", n, "limit", c.opts.MaxMessageBytes)
+	}
 	switch c.srv.Transport {
 	case launch.Stdio:
 		cmd := exec.Command(c.srv.Command, c.srv.Args...)
 		cmd.Dir = c.srv.Cwd
 		if c.opts.Stderr != nil {
-			w := newScrubbingWriter(c.opts.Stderr, c.srv.Scrub)
+			w := newScrubbingWriter(c.opts.Stderr, c.scrub)
 			cmd.Stderr = w
 			c.mu.Lock()
 			c.stderr = append(c.stderr, w)
@@ -438,14 +455,18 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		if cmd.Env == nil {
 			cmd.Env = []string{} // nil would mean the whole parent environment
 		}
-		dropped := func(n int64) {
-			c.opts.Logger.Warn("upstream message over the size limit dropped", "server", c.srv.Name, "bytes", n, "limit", c.opts.MaxMessageBytes)
-		}
 		return &stdioTransport{cmd: cmd, terminate: c.opts.TerminateDuration, limit: c.opts.MaxMessageBytes, dropped: dropped, stray: c.stray}, cmd, nil
 	case launch.StreamableHTTP:
 		t := &mcp.StreamableClientTransport{
-			Endpoint:   c.srv.URL,
-			HTTPClient: &http.Client{Transport: c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers}))},
+			Endpoint: c.srv.URL,
+			HTTPClient: &http.Client{Transport: originGuard{
+				base:   c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers}), c.opts.MaxMessageBytes, dropped),
+				server: c.srv.Name,
+			}},
+			// The round tripper holds every event to c.opts.MaxMessageBytes
+			// and replaces a longer one, so the SDK's own bound, which ends
+			// the session, is never reached.
+			MaxEventSize: c.opts.MaxMessageBytes + sseChunk,
 		}
 		if c.setup != nil {
 			return nil, nil, c.setup
@@ -465,7 +486,53 @@ func (c *Client) stray(line []byte) {
 	if len(line) > show {
 		line = line[:show]
 	}
-	c.opts.Logger.Warn("upstream wrote a line that is not JSON-RPC to stdout; skipped", "server", c.srv.Name, "line", c.srv.Scrub(string(line)))
+	c.opts.Logger.Warn("upstream wrote a line that is not JSON-RPC to stdout; skipped", "server", c.srv.Name, "line", c.scrub(string(line)))
+}
+
+// originGuard refuses, in place of the response, a redirect to another
+// origin (scheme, host and port) than the request's. headerTransport sets
+// the declared headers on every request, redirected ones included, so
+// Go's removal of credentials on a redirect to another host never
+// applies, and a login's requests carry the client secret and the code in
+// their bodies. It is a transport rather than a CheckRedirect because
+// http.Client quotes a refused redirect's Location whole in its error, and
+// the path and query there are whatever the server put in them: the error
+// names the target's origin only. A redirect within the origin is
+// followed as http.Client does.
+type originGuard struct {
+	base   http.RoundTripper
+	server string
+}
+
+func (g originGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := g.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return resp, nil
+	}
+	loc, err := req.URL.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.Header.Get("Location") == "" {
+		return resp, nil // http.Client does not follow it either
+	}
+	if from, to := origin(req.URL), origin(loc); from != to {
+		drain(resp)
+		return nil, fmt.Errorf("upstream %q: refused a redirect from %s to another origin, %s: declared headers and tokens are sent only to the server's own origin; put the redirect's target in the launch document instead", g.server, from, to)
+	}
+	return resp, nil
+}
+
+// origin is u's scheme, host and port, the port made explicit.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // headerTransport adds the declared headers to every request.
@@ -511,7 +578,7 @@ func (c *Client) supervise(startFailed bool) {
 			c.state, c.restarts = StateDown, c.restarts+1
 			c.lastErr = "session ended"
 			if waitErr != nil {
-				c.lastErr = "session ended: " + c.srv.Scrub(waitErr.Error())
+				c.lastErr = "session ended: " + c.scrub(waitErr.Error())
 			}
 			c.mu.Unlock()
 			_ = cs.Close() // reaps the process
@@ -538,9 +605,7 @@ func (c *Client) supervise(startFailed bool) {
 		}
 		// A new session may offer different tools, and the ones it offers
 		// are callable again.
-		if f := c.opts.OnToolsChanged; f != nil {
-			go f(c.srv.Name)
-		}
+		c.toolsChanged.kick()
 		// The new session has none of the old one's state (logging level,
 		// subscriptions) until the caller restores it.
 		if f := c.opts.OnReconnected; f != nil {
@@ -595,6 +660,9 @@ func (c *Client) Close() error {
 		if started {
 			<-c.done
 		}
+		for _, q := range []*coalescer{c.toolsChanged, c.promptsChanged, c.resourcesChanged} {
+			q.stop()
+		}
 		c.flushStderr()
 		c.closeIdle()
 	})
@@ -618,6 +686,12 @@ func (c *Client) live() (*mcp.ClientSession, error) {
 	return c.session, nil
 }
 
+// scrub removes from msg the server's resolved values and, for an OAuth
+// server, its tokens and client secret as they are now.
+func (c *Client) scrub(msg string) string {
+	return c.oauth.scrub(c.srv.Scrub(msg))
+}
+
 // mapErr turns a session error into what callers see: the upstream's own
 // JSON-RPC error (scrubbed), the caller's context error, or ErrUnavailable.
 func (c *Client) mapErr(ctx context.Context, op string, err error) error {
@@ -632,8 +706,8 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 		}
 	}
 	if errors.As(err, &rpc) && !transportRejected(rpc) {
-		msg := c.srv.Scrub(rpc.Message)
-		data, dropped := scrubData(rpc.Data, c.srv.Scrub)
+		msg := c.scrub(rpc.Message)
+		data, dropped := scrubData(rpc.Data, c.scrub)
 		if dropped {
 			msg += " (error data dropped: not valid JSON after removing resolved values)"
 		}
@@ -645,7 +719,7 @@ func (c *Client) mapErr(ctx context.Context, op string, err error) error {
 	if why := c.oauth.needsLogin(); why != "" {
 		return c.oauth.unauthorized(why)
 	}
-	return fmt.Errorf("upstream %q: %s: %s: %w", c.srv.Name, op, c.srv.Scrub(err.Error()), ErrUnavailable)
+	return fmt.Errorf("upstream %q: %s: %s: %w", c.srv.Name, op, c.scrub(err.Error()), ErrUnavailable)
 }
 
 // hopMeta are the _meta keys (SEP-2575) that describe one client-server

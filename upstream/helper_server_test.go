@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,6 +64,9 @@ func ptr[T any](v T) *T { return &v }
 // HELPER_PAGE_SIZE, and the resource HELPER_RESOURCE (answering "from
 // HELPER_ID").
 func runHelperServer() error {
+	if n, err := strconv.Atoi(os.Getenv("HELPER_FAKE_FLOOD")); err == nil {
+		return runFloodServer(n)
+	}
 	pageSize, _ := strconv.Atoi(os.Getenv("HELPER_PAGE_SIZE"))
 	s := mcp.NewServer(&mcp.Implementation{Name: "helper", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})
 	id := os.Getenv("HELPER_ID")
@@ -222,4 +226,56 @@ func runHelperServer() error {
 		fmt.Fprint(os.Stderr, "exit: token="+leak+" last words")
 	}
 	return err
+}
+
+// runFloodServer is a fake of a misbehaving stdio server, written by hand
+// because an SDK server cannot be made to do this: once initialized, it
+// writes n notifications/tools/list_changed in one burst, then one
+// notifications/message saying "flood done", and answers every other call
+// with an empty result.
+func runFloodServer(n int) error {
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		out.Write(append(b, '\n'))
+		return out.Flush()
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 64<<10), 1<<20)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &m); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case m.Method == "initialize":
+			err = send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
+				"protocolVersion": m.Params.ProtocolVersion,
+				"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}},
+				"serverInfo":      map[string]any{"name": "flood", "version": "1"},
+			}})
+		case m.Method == "notifications/initialized":
+			note := []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n")
+			for range n {
+				out.Write(note)
+			}
+			err = send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "flood done"}})
+		case m.ID != nil:
+			err = send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return in.Err()
 }

@@ -74,7 +74,18 @@ type oauthHandler struct {
 
 	mu    sync.Mutex
 	needs string // why a login is needed; "" while tokens work
+
+	// secrets are the tokens and client secret this server's entry held
+	// so far (the newest maxSecrets), which the server may echo in an
+	// error; scrub removes them. Both change under mu.
+	secrets    []string
+	scrubFn    func(string) string
+	lastAccess string // the access token last handed out
 }
+
+// maxSecrets bounds the values scrubbed for one server: the current ones
+// and a few replaced, which an answer in flight may still carry.
+const maxSecrets = 9
 
 func newOAuthHandler(c *Client) (*oauthHandler, error) {
 	o := c.srv.OAuth
@@ -83,6 +94,7 @@ func newOAuthHandler(c *Client) (*oauthHandler, error) {
 	}
 	key := ResourceKey(&c.srv)
 	h := &oauthHandler{c: c, src: c.opts.Tokens.Source(key, o.ClientSecret), login: c.opts.loginCommand(c.srv)}
+	h.learnStored()
 	if f := c.opts.Login; f != nil {
 		cfg := &auth.AuthorizationCodeHandlerConfig{
 			RedirectURL:              f.RedirectURL,
@@ -93,7 +105,7 @@ func newOAuthHandler(c *Client) (*oauthHandler, error) {
 				GrantTypes:   []string{"authorization_code", "refresh_token"},
 			}},
 			RequestRefreshToken: true,
-			Client:              &http.Client{Transport: c.http},
+			Client:              &http.Client{Transport: originGuard{base: c.http, server: c.srv.Name}},
 			ScopeFilter:         h.scopes,
 			NewTokenSource:      h.keep,
 		}
@@ -156,11 +168,68 @@ func (h *oauthHandler) keep(_ context.Context, cfg *oauth2.Config, tok *oauth2.T
 	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
 		e.Scopes = strings.Fields(sc)
 	}
+	h.learn(e.AccessToken, e.RefreshToken, cfg.ClientSecret)
 	if err := h.src.Put(e); err != nil {
 		return nil, err
 	}
 	h.setNeeds("")
 	return oauth2.StaticTokenSource(tok), nil
+}
+
+// learn adds values to those scrub removes.
+func (h *oauthHandler) learn(values ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	added := false
+	for _, v := range values {
+		if v != "" && !slices.Contains(h.secrets, v) {
+			h.secrets, added = append(h.secrets, v), true
+		}
+	}
+	if !added {
+		return
+	}
+	if n := len(h.secrets) - maxSecrets; n > 0 {
+		h.secrets = slices.Delete(h.secrets, 0, n)
+	}
+	h.scrubFn = launch.NewScrubber(h.secrets...)
+}
+
+// learnStored learns the tokens and client secret stored for the server.
+func (h *oauthHandler) learnStored() {
+	if e, ok, err := h.c.opts.Tokens.Get(h.src.Key()); err == nil && ok {
+		h.learn(e.AccessToken, e.RefreshToken, e.ClientSecret)
+	}
+}
+
+// handedOut learns tok's access token and, when it is a new one (a
+// refresh, another process's refresh or login), the entry holding it: its
+// refresh token may have rotated.
+func (h *oauthHandler) handedOut(tok *oauth2.Token) {
+	h.mu.Lock()
+	known := tok.AccessToken == h.lastAccess
+	h.lastAccess = tok.AccessToken
+	h.mu.Unlock()
+	if known {
+		return
+	}
+	h.learn(tok.AccessToken)
+	h.learnStored()
+}
+
+// scrub removes the server's tokens and client secret from msg, in every
+// form launch.ResolvedServer.Scrub knows.
+func (h *oauthHandler) scrub(msg string) string {
+	if h == nil {
+		return msg
+	}
+	h.mu.Lock()
+	f := h.scrubFn
+	h.mu.Unlock()
+	if f == nil {
+		return msg
+	}
+	return f(msg)
 }
 
 func (h *oauthHandler) setNeeds(why string) {
@@ -180,7 +249,7 @@ func (h *oauthHandler) needsLogin() string {
 }
 
 func (h *oauthHandler) unauthorized(why string) *UnauthorizedError {
-	return &UnauthorizedError{Server: h.c.srv.Name, Reason: h.c.srv.Scrub(why), Login: h.login}
+	return &UnauthorizedError{Server: h.c.srv.Name, Reason: h.c.scrub(why), Login: h.login}
 }
 
 // fail records err from the store: a needs-login error marks the server.
@@ -190,7 +259,7 @@ func (h *oauthHandler) fail(err error) error {
 		h.setNeeds(le.Reason)
 		return h.unauthorized(le.Reason)
 	}
-	return fmt.Errorf("oauth: %s", h.c.srv.Scrub(err.Error()))
+	return fmt.Errorf("oauth: %s", h.c.scrub(err.Error()))
 }
 
 // TokenSource returns the stored token, refreshed when near expiry.
@@ -198,6 +267,7 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 	return tokenFunc(func() (*oauth2.Token, error) {
 		tok, err := h.src.Token(ctx)
 		if err == nil {
+			h.handedOut(tok)
 			h.setNeeds("")
 			return tok, nil
 		}
@@ -234,8 +304,9 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	var why string
 	if resp.StatusCode == http.StatusUnauthorized {
 		rejected, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-		_, err := h.src.Refresh(ctx, rejected)
+		tok, err := h.src.Refresh(ctx, rejected)
 		if err == nil {
+			h.handedOut(tok)
 			drain(resp)
 			return nil
 		}
@@ -259,7 +330,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		return h.unauthorized(why)
 	}
 	if err := h.flow.Authorize(ctx, req, resp); err != nil { // closes resp.Body
-		return fmt.Errorf("oauth login: %s", h.c.srv.Scrub(err.Error()))
+		return fmt.Errorf("oauth login: %s", h.c.scrub(err.Error()))
 	}
 	return nil
 }

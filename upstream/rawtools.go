@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -205,36 +204,50 @@ func (s *Set) RawTool(name string) (json.RawMessage, bool) {
 
 // maxRawRequest bounds the request body roundTripper reads to find a
 // tools/list call: one is a few hundred bytes, so a larger body (a
-// tools/call's arguments) is not read twice.
+// tools/call's arguments) is not read twice; of a larger one only the
+// start is read, for its id.
 const maxRawRequest = 64 << 10
 
-// roundTripper returns base with the tools/list results of an HTTP server
-// read as they pass: the body of the answer to a POST carrying a tools/list
-// call (application/json or an SSE stream), and of a GET resuming (by
-// Last-Event-ID) such a stream that ended unanswered. A call whose answer
-// ends without its response (or fails) is forgotten, but for a stream the
-// client resumes, which passes it on to the resumption, and for a
-// resumption that fails in transport, which the client tries again.
-func (r *rawTools) roundTripper(base http.RoundTripper) http.RoundTripper {
-	return rawRoundTripper{base: base, r: r, limit: DefaultMaxMessageBytes}
+// roundTripper returns base with the answers of an HTTP server bounded and
+// its tools/list results read as they pass. Every application/json answer
+// and every SSE event over limit bytes is dropped unread by the SDK and,
+// when it answers a call, replaced by the error response Client.mapErr
+// turns into a TooLargeError (httpbody.go); an error status's body is cut
+// at limit. The tools/list results are read from the body of the answer to
+// a POST carrying a tools/list call (application/json or an SSE stream),
+// and of a GET resuming (by Last-Event-ID) such a stream that ended
+// unanswered. A call whose answer ends without its response (or fails) is
+// forgotten, but for a stream the client resumes, which passes it on to
+// the resumption, and for a resumption that fails in transport, which the
+// client tries again.
+func (r *rawTools) roundTripper(base http.RoundTripper, limit int, dropped func(int64)) http.RoundTripper {
+	return rawRoundTripper{base: base, r: r, limit: limit, dropped: dropped}
 }
 
 type rawRoundTripper struct {
-	base  http.RoundTripper
-	r     *rawTools
-	limit int // bytes of one message kept; a longer one is served as parsed
+	base    http.RoundTripper
+	r       *rawTools
+	limit   int         // bytes of one message
+	dropped func(int64) // told of each message dropped with no answer in its place
 }
 
 func (t rawRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	var ids []jsonrpc.ID // the tools/list calls this answer may carry the responses to
+	var ids []jsonrpc.ID     // the tools/list calls this answer may carry the responses to
+	var call json.RawMessage // the id of the call a POST carries, as sent
 	switch {
-	case req.Method == http.MethodPost && req.GetBody != nil && req.ContentLength >= 0 && req.ContentLength <= maxRawRequest:
+	case req.Method == http.MethodPost && req.GetBody != nil:
 		if body, err := req.GetBody(); err == nil {
 			b, err := io.ReadAll(io.LimitReader(body, maxRawRequest))
 			body.Close()
-			if msg, derr := jsonrpc.DecodeMessage(b); err == nil && derr == nil {
-				if id, ok := t.r.request(msg); ok {
-					ids = []jsonrpc.ID{id}
+			if err == nil {
+				if msg, derr := jsonrpc.DecodeMessage(b); derr == nil {
+					if id, ok := t.r.request(msg); ok {
+						ids = []jsonrpc.ID{id}
+					}
+				}
+				// The SDK writes "id" and "method" before "params".
+				if m := leadingMembers(b); m["method"] != nil {
+					call = m["id"]
 				}
 			}
 		}
@@ -242,167 +255,33 @@ func (t rawRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		ids = t.r.resumed(req.Header.Get("Last-Event-ID"))
 	}
 	resp, err := t.base.RoundTrip(req)
-	if len(ids) == 0 {
-		return resp, err
-	}
 	if err != nil || resp.StatusCode/100 != 2 {
-		// A POST is retried with the same id, noted again then; a GET
-		// that failed in transport the SDK retries with the same
-		// Last-Event-ID, so its calls await that one again.
-		resumeID := ""
-		if err != nil && req.Method == http.MethodGet {
-			resumeID = req.Header.Get("Last-Event-ID")
+		if len(ids) > 0 {
+			// A POST is retried with the same id, noted again then; a GET
+			// that failed in transport the SDK retries with the same
+			// Last-Event-ID, so its calls await that one again.
+			resumeID := ""
+			if err != nil && req.Method == http.MethodGet {
+				resumeID = req.Header.Get("Last-Event-ID")
+			}
+			t.r.unanswered(ids, resumeID)
 		}
-		t.r.unanswered(ids, resumeID)
+		if err == nil {
+			// The SDK reads an error's body whole for its JSON-RPC error.
+			resp.Body = cutBody{io.LimitReader(resp.Body, int64(t.limit)), resp.Body}
+		}
 		return resp, err
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch media {
 	case "application/json":
-		resp.Body = &rawJSONBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, ids: ids}
+		resp.Body = &rawJSONBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, size: resp.ContentLength, ids: ids, call: call, dropped: t.dropped}
 	case "text/event-stream":
-		resp.Body = &rawSSEBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, ids: ids}
+		resp.Body = &rawSSEBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, ids: ids, call: call, dropped: t.dropped}
 	default:
 		t.r.unanswered(ids, "")
 	}
 	return resp, nil
-}
-
-// rawJSONBody reads an application/json answer through, and takes the
-// tools/list result it holds once it is read whole (the SDK reads the body
-// to its end before it decodes it).
-type rawJSONBody struct {
-	io.ReadCloser
-	r     *rawTools
-	limit int
-	ids   []jsonrpc.ID // the calls it may answer, told unanswered once it ends
-	buf   []byte
-	over  bool
-	ended bool
-}
-
-func (b *rawJSONBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if !b.over {
-		if len(b.buf)+n > b.limit {
-			b.over, b.buf = true, nil
-		} else {
-			b.buf = append(b.buf, p[:n]...)
-		}
-	}
-	if err == io.EOF && !b.over {
-		b.r.message(b.buf)
-		b.over, b.buf = true, nil // once
-	}
-	if err != nil {
-		b.end()
-	}
-	return n, err
-}
-
-func (b *rawJSONBody) Close() error {
-	b.end()
-	return b.ReadCloser.Close()
-}
-
-func (b *rawJSONBody) end() {
-	if !b.ended {
-		b.ended = true
-		b.r.unanswered(b.ids, "")
-	}
-}
-
-// rawSSEBody reads a text/event-stream through, and takes the tools/list
-// results among its events as each event ends, before the SDK has the
-// bytes that end it.
-type rawSSEBody struct {
-	io.ReadCloser
-	r      *rawTools
-	limit  int
-	ids    []jsonrpc.ID // the calls it may answer, told unanswered once it ends
-	lastID string       // the last event id seen: the client resumes the stream from it
-	ended  bool
-	line   []byte // the current line, so far (not kept once over)
-	size   int    // the current line's length, kept or not
-	cr     bool   // the current line so far ends in a carriage return
-	data   []byte // the current event's data lines, joined by newlines
-	over   bool   // the current event is over limit: skipped to its end
-}
-
-func (b *rawSSEBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	rest := p[:n]
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			b.addToLine(rest)
-			break
-		}
-		b.addToLine(rest[:i])
-		b.endLine()
-		rest = rest[i+1:]
-	}
-	if err != nil {
-		// The client resumes a stream that ends (or breaks) after an
-		// event id; one it closes first it gave up on.
-		b.end(b.lastID)
-	}
-	return n, err
-}
-
-func (b *rawSSEBody) Close() error {
-	b.end("")
-	return b.ReadCloser.Close()
-}
-
-func (b *rawSSEBody) end(lastID string) {
-	if !b.ended {
-		b.ended = true
-		b.r.unanswered(b.ids, lastID)
-	}
-}
-
-func (b *rawSSEBody) addToLine(p []byte) {
-	if len(p) == 0 {
-		return
-	}
-	b.size += len(p)
-	b.cr = p[len(p)-1] == '\r'
-	if b.over {
-		return
-	}
-	if len(b.line)+len(b.data)+len(p) > b.limit {
-		b.over, b.line, b.data = true, nil, nil
-		return
-	}
-	b.line = append(b.line, p...)
-}
-
-// endLine ends the current line: a blank one ends the event, a data line
-// adds to it (other fields, and comments, carry no message).
-func (b *rawSSEBody) endLine() {
-	blank := b.size == 0 || b.size == 1 && b.cr
-	line := bytes.TrimSuffix(b.line, []byte("\r"))
-	b.line, b.size, b.cr = b.line[:0], 0, false
-	switch {
-	case blank:
-		if !b.over && len(b.data) > 0 {
-			b.r.message(b.data)
-		}
-		b.data, b.over = b.data[:0], false
-	case b.over:
-	case bytes.HasPrefix(line, []byte("id:")):
-		// As the SDK reads it, which keeps the last id for an empty one.
-		if id := string(bytes.TrimSpace(line[len("id:"):])); id != "" {
-			b.lastID = id
-		}
-	case bytes.HasPrefix(line, []byte("data:")):
-		v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
-		if len(b.data) > 0 {
-			b.data = append(b.data, '\n')
-		}
-		b.data = append(b.data, v...)
-	}
 }
 
 // message takes the tools/list result that data, one JSON-RPC message

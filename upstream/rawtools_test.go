@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -98,32 +99,44 @@ func TestRawToolsAsListed(t *testing.T) {
 
 // TestRawSSEBody: the SSE reader takes each event's message however the
 // stream is cut into reads, with CRLF or LF line endings, multi-line data
-// and other fields, skips an event over the limit and keeps the next, and
-// passes every byte through unchanged.
+// and other fields, and passes every byte through unchanged; an event over
+// the limit is replaced by the too-large error response to its id (found
+// in it, or the stream's call when the server writes it last, or none for
+// a notification), and the next is kept.
 func TestRawSSEBody(t *testing.T) {
 	list := `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}}`
 	multi := strings.Replace(list, `"tools":`, "\ndata: \"tools\":", 1)
 	huge := `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"t","description":"` + strings.Repeat("x", 300) + `","inputSchema":{"type":"object"}}]}}`
+	idLast := `{"result":{"tools":[{"name":"t","description":"` + strings.Repeat("x", 300) + `"}]},"jsonrpc":"2.0","id":7}`
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 300) + `"}}`
+	tooLarge := func(size int) string {
+		return "data: " + string(tooLargeResponse(json.RawMessage("7"), int64(size), 250)) + "\n\n"
+	}
 	cases := []struct {
 		name   string
 		stream string
-		want   bool // the definition with execution is kept
+		want   bool   // the definition with execution is kept
+		out    string // what the SDK reads; "" for the stream unchanged
 	}{
-		{"LF", "event: message\nid: 1\ndata: " + list + "\n\n", true},
-		{"CRLF", "event: message\r\ndata: " + list + "\r\n\r\n", true},
-		{"data on two lines", ": comment\ndata: " + multi + "\n\n", true},
-		{"no blank line yet", "data: " + list + "\n", false},
-		{"over the limit, then kept", "data: " + huge + "\n\ndata: " + list + "\n\n", true},
-		{"over the limit only", "data: " + huge + "\n\n", false},
+		{"LF", "event: message\nid: 1\ndata: " + list + "\n\n", true, ""},
+		{"CRLF", "event: message\r\ndata: " + list + "\r\n\r\n", true, ""},
+		{"data on two lines", ": comment\ndata: " + multi + "\n\n", true, ""},
+		{"no blank line yet", "data: " + list + "\n", false, ""},
+		{"over the limit, then kept", "data: " + huge + "\n\ndata: " + list + "\n\n", true, tooLarge(len(huge)+8) + "data: " + list + "\n\n"},
+		{"over the limit only", "id: 3\ndata: " + huge + "\n\n", false, "id: 3\n" + tooLarge(len(huge)+14)},
+		{"over the limit, id last", "data: " + idLast + "\n\n", false, tooLarge(len(idLast) + 8)},
+		{"notification over the limit dropped", "data: " + note + "\n\ndata: " + list + "\n\n", true, "data: " + list + "\n\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var r rawTools
-			r.request(&jsonrpc.Request{ID: mustID(t, 7), Method: "tools/list"})
-			body := &rawSSEBody{ReadCloser: io.NopCloser(iotest.OneByteReader(strings.NewReader(c.stream))), r: &r, limit: 250}
+			id, _ := r.request(&jsonrpc.Request{ID: mustID(t, 7), Method: "tools/list"})
+			body := &rawSSEBody{ReadCloser: io.NopCloser(iotest.OneByteReader(strings.NewReader(c.stream))), r: &r, limit: 250,
+				ids: []jsonrpc.ID{id}, call: json.RawMessage("7")}
 			got, err := io.ReadAll(body)
-			if err != nil || string(got) != c.stream {
-				t.Fatalf("read %q, %v; want the stream unchanged", got, err)
+			want := cmp.Or(c.out, c.stream)
+			if err != nil || string(got) != want {
+				t.Fatalf("read %q, %v; want %q", got, err, want)
 			}
 			raw, ok := r.tool("t")
 			if ok != c.want || ok && !strings.Contains(string(raw), `"execution"`) {
