@@ -168,7 +168,7 @@ func (c *fastConn) take(req *jsonrpc.Request) bool {
 // plain decodes the params of req when it is a tools/call the fast path
 // takes. meta is its _meta when the SDK's answer could teach it.
 func (c *fastConn) plain(req *jsonrpc.Request) (meta string, params *mcp.CallToolParamsRaw, ok bool) {
-	if req.Method != methodCallTool || c.ss == nil || c.closed || c.draining || c.Conn.Batched(req.ID) {
+	if req.Method != methodCallTool {
 		return "", nil, false
 	}
 	v, ok := jsonrpcwire.Members(req.Params, "name", "arguments", "_meta")
@@ -188,7 +188,7 @@ func (c *fastConn) plain(req *jsonrpc.Request) (meta string, params *mcp.CallToo
 			return string(v[2]), nil, false
 		}
 	}
-	if c.ss.InitializeParams() == nil {
+	if c.ss == nil || c.closed || c.draining || c.Conn.Batched(req.ID) || c.ss.InitializeParams() == nil {
 		return "", nil, false
 	}
 	return "", params, true
