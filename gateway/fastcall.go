@@ -79,8 +79,7 @@ type fastConn struct {
 	calls    map[jsonrpc.ID]context.CancelCauseFunc
 	sdkCalls map[jsonrpc.ID]string // calls the SDK is answering, with their _meta when learnable
 	learned  map[string]bool       // _meta the SDK has answered a tools/call with
-	closed   bool                  // read ended, connection closed or a write failed
-	draining bool                  // no new fast calls (shutdown)
+	closed   bool                  // no call taken, no answer written: read ended, closing, or a write failed
 	running  sync.WaitGroup
 }
 
@@ -188,7 +187,7 @@ func (c *fastConn) plain(req *jsonrpc.Request) (meta string, params *mcp.CallToo
 			return string(v[2]), nil, false
 		}
 	}
-	if c.ss == nil || c.closed || c.draining || c.Conn.Batched(req.ID) || c.ss.InitializeParams() == nil {
+	if c.ss == nil || c.closed || c.Conn.Batched(req.ID) || c.ss.InitializeParams() == nil {
 		return "", nil, false
 	}
 	return "", params, true
@@ -334,11 +333,12 @@ func (c *fastConn) Close() error {
 	return c.Conn.Close()
 }
 
-// drain stops taking calls and waits for those in flight here to be
-// answered: the SDK's graceful close, for them.
+// drain stops taking calls and waits for those in flight here to return:
+// the SDK's Close, which lets its handlers finish but writes none of
+// their answers once it has begun.
 func (c *fastConn) drain() {
 	c.mu.Lock()
-	c.draining = true
+	c.closed = true
 	c.mu.Unlock()
 	c.running.Wait()
 }

@@ -37,6 +37,7 @@ type rawClient struct {
 	w     *io.PipeWriter
 	lines chan string
 	done  chan error
+	fast  bool
 }
 
 // serveRaw serves g's profile over pipes, the fast path on or off.
@@ -44,7 +45,7 @@ func serveRaw(t tb, g *Gateway, profile string, fast bool) *rawClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &rawClient{t: t, w: inW, lines: make(chan string, 256), done: make(chan error, 1)}
+	c := &rawClient{t: t, w: inW, lines: make(chan string, 256), done: make(chan error, 1), fast: fast}
 	go func() {
 		err := g.serveStdio(context.Background(), profile, &jsonrpcwire.Transport{Reader: inR, Writer: outW}, fast)
 		inR.CloseWithError(fmt.Errorf("served no more: %v", err))
@@ -104,7 +105,7 @@ func (c *rawClient) close() []string {
 		got = append(got, line)
 	}
 	if err := <-c.done; err != nil {
-		c.t.Errorf("serve: %v", err)
+		c.t.Errorf("serve (fast path %v): %v", c.fast, err)
 	}
 	return got
 }
@@ -137,9 +138,10 @@ func (o *recordingObserver) all() []string {
 // (await: the request's raw id), or a pause for the call just sent to
 // reach the upstream (settle).
 type step struct {
-	line   string
-	await  string
-	settle bool
+	line     string
+	await    string
+	settle   bool
+	shutdown bool // then close the gateway (Gateway.Close)
 }
 
 // metaFor is the _meta a client of protocol sends on every request: none
@@ -237,6 +239,11 @@ func runScriptWith(t *testing.T, o *Options, up upstreamFor, profile string, ste
 		}
 		if s.settle {
 			time.Sleep(50 * time.Millisecond) // for the call to reach the upstream; not a measure
+		}
+		if s.shutdown {
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	run.lines = append(run.lines, c.close()...)
@@ -435,6 +442,16 @@ var fastScenarios = []fastScenario{
 				{line: call(p, 2, "test_simple_text", `{}`).line}, // its id in flight: dropped
 				{line: `{"jsonrpc":"2.0","id":4,"method":"ping"}`, await: "2"},
 				{line: call(p, 5, "test_tool_with_progress", `{}`).line, settle: true}, // in flight as the input ends
+			}
+		},
+	},
+	{
+		name:    "shutdown",
+		profile: "standard",
+		steps: func(p string) []step {
+			return []step{
+				call(p, 1, "test_simple_text", `{}`),
+				{line: call(p, 2, "test_tool_with_progress", `{}`).line, settle: true, shutdown: true},
 			}
 		},
 	},

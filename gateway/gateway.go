@@ -392,7 +392,8 @@ func (g *Gateway) receivingChain(profile, transport string, sessionless bool) []
 }
 
 // ServeStdio serves profile over t (stdin/stdout of the process) until the
-// client disconnects or ctx is done. A client disconnect is not an error.
+// client disconnects, ctx is done or the Gateway is closed; none of these
+// is an error.
 // Over a *jsonrpcwire.Transport plain tools/call requests are answered
 // without the SDK's dispatch, through the same handlers (fastcall.go).
 func (g *Gateway) ServeStdio(ctx context.Context, profile string, t mcp.Transport) error {
@@ -442,7 +443,10 @@ func (g *Gateway) serveStdio(ctx context.Context, profile string, t mcp.Transpor
 		return nil
 	case err = <-ended:
 	}
-	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+	g.mu.Lock()
+	closed := g.closed // Close ended the session: the SDK reports calls it cut off
+	g.mu.Unlock()
+	if closed || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}
 	return err
