@@ -21,6 +21,12 @@ package gateway
 // no more than those three is learned, so that neither a progress token
 // nor a log level is ever taken.
 //
+// One order differs: the SDK handles a client's notifications in the order
+// they came, before the calls after them start, while a call taken here
+// may start before a notification just ahead of it is handled. None a
+// client sends (initialized, cancelled, roots and progress) changes what
+// a call's gates read, and cancelled is acted on here as it is read.
+//
 // Cancellation is the SDK's too: notifications/cancelled naming a call in
 // flight here cancels it (and so its upstream request), the end of the
 // input cancels every call, and an answer is not written once the input
@@ -38,6 +44,7 @@ import (
 	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
+	"github.com/toolprof/toolprof/telemetry"
 )
 
 // maxLearnedMeta bounds the _meta a connection learns: a client sends one.
@@ -88,7 +95,7 @@ func (g *Gateway) newFastConn(profile string) func(*jsonrpcwire.Conn) *fastConn 
 		// Unreached: the middleware answers every tools/call itself.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tools/call: not handled"}
 	})
-	for _, m := range g.receivingChain(profile, "stdio", false) {
+	for _, m := range g.receivingChain(profile, telemetry.TransportStdio, false) {
 		h = m(h)
 	}
 	return func(c *jsonrpcwire.Conn) *fastConn {

@@ -52,6 +52,16 @@ func serveRaw(t tb, g *Gateway, profile string, fast bool) *rawClient {
 		outW.Close()
 		c.done <- err
 	}()
+	// A call that comes before ServeStdio has bound the session goes to
+	// the SDK; wait for the binding so that the fast path's cases are its.
+	for deadline := time.Now().Add(10 * time.Second); fast && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		bound := len(g.fast) > 0
+		g.mu.Unlock()
+		if bound {
+			break
+		}
+	}
 	go func() {
 		defer close(c.lines)
 		sc := bufio.NewScanner(outR)
