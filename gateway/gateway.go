@@ -8,6 +8,8 @@
 // carries a receiving middleware that answers tools/list and tools/call
 // itself and rewrites the instructions of the handshake results, so that
 // what a session sees can depend on the session, not only on the server.
+// Over stdio a plain tools/call reaches that middleware without the SDK's
+// dispatch, answered byte for byte as the SDK would (fastcall.go).
 //
 // Everything else an upstream offers passes through (passthrough.go):
 // resources, prompts, completion, subscriptions and logging levels, and,
