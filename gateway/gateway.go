@@ -8,6 +8,8 @@
 // carries a receiving middleware that answers tools/list and tools/call
 // itself and rewrites the instructions of the handshake results, so that
 // what a session sees can depend on the session, not only on the server.
+// Over stdio a plain tools/call reaches that middleware without the SDK's
+// dispatch, answered byte for byte as the SDK would (fastcall.go).
 //
 // Everything else an upstream offers passes through (passthrough.go):
 // resources, prompts, completion, subscriptions and logging levels, and,
@@ -145,6 +147,7 @@ type Gateway struct {
 	mu       sync.Mutex
 	servers  map[serverKey]*mcp.Server
 	sessions map[*mcp.ServerSession]*session
+	fast     map[*mcp.ServerSession]*fastConn // stdio sessions' fast paths (fastcall.go)
 	closed   bool
 	ending   sync.WaitGroup // goroutines waiting for sessions to end
 
@@ -157,9 +160,10 @@ type Gateway struct {
 	usageSwept time.Time
 	refused    refusals // bad input refused (credentials.go)
 
-	relay     relay      // pass-through state (passthrough.go)
-	refreshMu sync.Mutex // one ToolsChanged at a time
-	admission admission  // calls in flight (admission.go)
+	relay     relay         // pass-through state (passthrough.go)
+	refreshMu sync.Mutex    // one ToolsChanged at a time
+	admission admission     // calls in flight (admission.go)
+	fastCalls atomic.Uint64 // tools/call the stdio fast path took (fastcall.go)
 }
 
 // serverKey names one cached server: a profile served over a transport,
@@ -237,6 +241,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		cursorKey: key,
 		servers:   make(map[serverKey]*mcp.Server),
 		sessions:  make(map[*mcp.ServerSession]*session),
+		fast:      make(map[*mcp.ServerSession]*fastConn),
 		usage:     make(map[usageKey]*usageEntry),
 	}
 	g.catalog.Store(cat)
@@ -368,29 +373,95 @@ func (g *Gateway) serverFor(profile, transport string, sessionless bool) (*mcp.S
 		return s, nil
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}, g.serverOptions())
-	// Each call wraps what is there: the observer, added last, sees every
-	// request first.
-	s.AddReceivingMiddleware(g.middleware(profile, transport, sessionless))
-	if g.opts.Observer != nil {
-		s.AddReceivingMiddleware(g.observe(transport))
+	for _, m := range g.receivingChain(profile, transport, sessionless) {
+		s.AddReceivingMiddleware(m)
 	}
 	g.serveGroups(s, profile)
 	g.servers[k] = s
 	return s, nil
 }
 
+// receivingChain is the receiving middleware of the server of (profile,
+// transport), in the order it is added: each wraps what is there, so the
+// observer, added last, sees every request first. The stdio fast path
+// (fastcall.go) composes the same chain.
+func (g *Gateway) receivingChain(profile, transport string, sessionless bool) []mcp.Middleware {
+	chain := []mcp.Middleware{g.middleware(profile, transport, sessionless)}
+	if g.opts.Observer != nil {
+		chain = append(chain, g.observe(transport))
+	}
+	return chain
+}
+
 // ServeStdio serves profile over t (stdin/stdout of the process) until the
-// client disconnects or ctx is done. A client disconnect is not an error.
+// client disconnects, ctx is done or the Gateway is closed; none of these
+// is an error.
+// Over a *jsonrpcwire.Transport plain tools/call requests are answered
+// without the SDK's dispatch, through the same handlers (fastcall.go).
 func (g *Gateway) ServeStdio(ctx context.Context, profile string, t mcp.Transport) error {
+	return g.serveStdio(ctx, profile, t, true)
+}
+
+// serveStdio is ServeStdio, with the fast path when fast is set; it
+// returns once every call of the session has returned.
+func (g *Gateway) serveStdio(ctx context.Context, profile string, t mcp.Transport, fast bool) error {
 	s, err := g.Server(profile)
 	if err != nil {
 		return err
 	}
-	err = s.Run(ctx, t)
-	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+	if profile == "" {
+		profile = g.cat().resolved.Default
+	}
+	ft := &fastTransport{Transport: t, newConn: g.newFastConn(profile)}
+	if !fast {
+		ft.newConn = nil
+	}
+	ss, err := s.Connect(ctx, ft, nil)
+	if err != nil {
+		return err
+	}
+	fc := ft.conn
+	if fc != nil {
+		fc.serving(ss)
+		g.mu.Lock()
+		g.fast[ss] = fc
+		g.mu.Unlock()
+		defer func() {
+			fc.wait()
+			g.mu.Lock()
+			delete(g.fast, ss)
+			g.mu.Unlock()
+		}()
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		if fc != nil {
+			fc.drain() // as the SDK's Close lets its own calls finish
+		}
+		ss.Close()
+		<-ended
+		return nil
+	case err = <-ended:
+	}
+	g.mu.Lock()
+	closed := g.closed // Close ended the session: the SDK reports calls it cut off
+	g.mu.Unlock()
+	if closed || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}
 	return err
+}
+
+// waitFast waits until the calls the fast path took on ss have returned.
+func (g *Gateway) waitFast(ss *mcp.ServerSession) {
+	g.mu.Lock()
+	fc := g.fast[ss]
+	g.mu.Unlock()
+	if fc != nil {
+		fc.wait()
+	}
 }
 
 // Close ends every open session (recording its end) and closes the upstream
@@ -404,8 +475,12 @@ func (g *Gateway) close() error {
 	g.mu.Lock()
 	g.closed = true
 	open := slices.Collect(maps.Keys(g.sessions))
+	fast := maps.Clone(g.fast)
 	g.mu.Unlock()
 	for _, ss := range open {
+		if fc := fast[ss]; fc != nil {
+			fc.drain() // as the SDK's Close lets its own calls finish
+		}
 		ss.Close()
 	}
 	g.ending.Wait()

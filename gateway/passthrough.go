@@ -503,7 +503,12 @@ func (g *Gateway) Log(_ context.Context, server string, p *mcp.LoggingMessagePar
 		g.logger.Debug("upstream log message with no call in flight: not relayed", "server", server)
 		return
 	}
-	if err := c.deliver(func() error { return c.ss.Log(c.ctx, p) }); err != nil {
+	if err := c.deliver(func() error {
+		if c.ctx.Value(quietLogKey{}) != nil {
+			return nil // a 2026-07-28 call naming no level, as the SDK's Log leaves it (fastcall.go)
+		}
+		return c.ss.Log(c.ctx, p)
+	}); err != nil {
 		g.logger.Debug("log message not relayed", "server", server, "error", err)
 	}
 }

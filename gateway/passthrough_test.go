@@ -36,6 +36,22 @@ func relayGatewayCmd(t testing.TB, command string, args ...string) *Gateway {
 func relayGatewayOpts(t testing.TB, gopts Options, command string, args ...string) *Gateway {
 	t.Helper()
 	var ref atomic.Pointer[Gateway]
+	gopts.Upstream = relaySet(t, &ref, nil, command, args...)
+	g, err := New(context.Background(), gopts)
+	if err != nil {
+		gopts.Upstream.(*upstream.Set).Close()
+		t.Fatal(err)
+	}
+	ref.Store(g)
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// relaySet starts the upstream set of relayGatewayOpts, relaying what its
+// server sends during a call to the gateway ref will hold; tweak, when
+// set, changes its client options first.
+func relaySet(t testing.TB, ref *atomic.Pointer[Gateway], tweak func(*upstream.Options), command string, args ...string) *upstream.Set {
+	t.Helper()
 	opts := upstream.Options{
 		ProtocolVersion: "2025-11-25",
 		OnProgress: func(ctx context.Context, server string, p *mcp.ProgressNotificationParams) {
@@ -68,20 +84,15 @@ func relayGatewayOpts(t testing.TB, gopts Options, command string, args ...strin
 			}
 		},
 	}
+	if tweak != nil {
+		tweak(&opts)
+	}
 	doc := &launch.Resolved{Version: 1, Servers: []launch.ResolvedServer{{Name: "everything", Transport: launch.Stdio, Command: command, Args: args}}}
 	set, err := upstream.StartSet(context.Background(), doc, upstream.SetOptions{Client: opts, RequireAll: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gopts.Upstream = set
-	g, err := New(context.Background(), gopts)
-	if err != nil {
-		set.Close()
-		t.Fatal(err)
-	}
-	ref.Store(g)
-	t.Cleanup(func() { g.Close() })
-	return g
+	return set
 }
 
 // connectWith is connect to the default profile with client options, at

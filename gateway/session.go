@@ -149,6 +149,7 @@ func (g *Gateway) session(req mcp.Request, profile, transport string) *session {
 	go func() {
 		defer g.ending.Done()
 		ss.Wait()
+		g.waitFast(ss) // its calls are recorded before its end
 		g.endSession(ss, s)
 	}()
 	return s
@@ -335,13 +336,14 @@ func (g *Gateway) callTool(ctx context.Context, s *session, req mcp.Request) (re
 	if params == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: missing params"}
 	}
+	protocol, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string)
 	release, ok := g.admit(s)
 	if !ok {
-		return g.busy(s, params.Name).result(), nil // never ran: not recorded
+		res, _ := g.encodedResult(g.busy(s, params.Name).result(), protocol) // never ran: not recorded
+		return res, nil
 	}
 	defer release()
 	call := telemetry.Call{Tool: params.Name, Start: time.Now(), RequestBytes: requestSize(params)}
-	protocol, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string)
 	defer func() {
 		call.Duration = time.Since(call.Start)
 		if err == nil {

@@ -161,11 +161,8 @@ func sessionless(req mcp.Request) bool {
 
 // metaClient is the clientInfo of a request's _meta.
 func metaClient(req mcp.Request) (name, version, protocol string) {
-	p := req.GetParams()
-	if p == nil {
-		return "", "", ""
-	}
-	meta := p.GetMeta()
+	meta := paramsMeta(req.GetParams()) // a request without params (ping) has a nil pointer
+
 	protocol, _ = meta[mcp.MetaKeyProtocolVersion].(string)
 	var impl mcp.Implementation
 	switch v := meta[mcp.MetaKeyClientInfo].(type) {
@@ -190,11 +187,7 @@ var traceparentPattern = regexp.MustCompile(`^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f
 // traceID is the trace id of the traceparent in a request's _meta, "" when
 // it has none or an invalid one (version ff, an all-zero id).
 func traceID(req mcp.Request) string {
-	p := req.GetParams()
-	if p == nil {
-		return ""
-	}
-	tp, _ := p.GetMeta()["traceparent"].(string)
+	tp, _ := paramsMeta(req.GetParams())["traceparent"].(string)
 	m := traceparentPattern.FindStringSubmatch(tp)
 	if m == nil || tp[:2] == "ff" || m[1] == "00000000000000000000000000000000" {
 		return ""

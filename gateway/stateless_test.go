@@ -544,3 +544,15 @@ func TestStdioUsageSessions(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionlessRequestWithoutParams: a 2026-07-28 session's request
+// without params (a ping: the SDK hands the middleware a nil pointer) is
+// answered, not a crash of the gateway.
+func TestSessionlessRequestWithoutParams(t *testing.T) {
+	cat := everythingCatalog()
+	g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Profiles: testProfiles(t, cat.Tools)})
+	cs := connectSession(t, g, "", nil, &mcp.ClientSessionOptions{ProtocolVersion: protocolSessionless})
+	if err := cs.Ping(context.Background(), nil); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+}
