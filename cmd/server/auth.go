@@ -8,7 +8,7 @@ package main
 // per-call timeout (--call-timeout) and the reload of the profiles file on
 // change (reload.go). The gateway's handler refuses a foreign Host (DNS
 // rebinding) and Origin on every path, and --http binds loopback unless
-// --allow-remote.
+// --allow-remote, which needs a token check or an explicit --no-auth.
 
 import (
 	"crypto/subtle"
@@ -112,6 +112,22 @@ func (h *hardening) check(httpAddr string) error {
 	h.token = []byte(strings.TrimSpace(string(b)))
 	if len(h.token) == 0 {
 		return usagef("--auth-token-file %s: the file is empty; write the token into it", h.tokenFile)
+	}
+	return nil
+}
+
+// checkRemoteAuth refuses --allow-remote without a bearer token check: it
+// would serve every tool to whoever reaches the address. --no-auth says
+// that is meant.
+func checkRemoteAuth(c *config) error {
+	switch {
+	case c.noAuth && !c.allowRemote:
+		return usagef("--no-auth applies to --allow-remote only (a loopback address serves without tokens anyway)")
+	case c.allowRemote && c.httpAddr == "":
+		return usagef("--allow-remote applies to --http only")
+	case c.allowRemote && !c.noAuth && c.hard.tokenFile == "" && c.tokensFile == "":
+		return usagef("--allow-remote without --auth-token-file or --tokens-file would let anyone who reaches %s call every served tool; "+
+			"give one of them, or --no-auth to serve without authentication (dangerous)", c.httpAddr)
 	}
 	return nil
 }
