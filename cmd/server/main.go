@@ -506,6 +506,7 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, hard *harde
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", addr, err)
 	}
+	hard.openSessions = g.OpenSessions
 	srv, conns := hard.server(hard.handler(g.HTTPHandler()))
 	fmt.Fprintf(stderr, "server: serving profile %q on http://%s/mcp\n", g.Default(), ln.Addr())
 	errc := make(chan error, 1)
