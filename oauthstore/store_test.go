@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/toolprof/toolprof/internal/fakeoauth"
 )
 
@@ -363,5 +365,26 @@ func TestRefreshSendsResource(t *testing.T) {
 		if got := form.Get(key); got != want {
 			t.Errorf("refresh form %s = %q, want %q", key, got, want)
 		}
+	}
+}
+
+// A process that holds the file's lock and never lets go (stuck, or
+// stopped in a debugger) makes writers give up after LockTimeout, naming
+// the lock, rather than wait with it.
+func TestLockWaitBounded(t *testing.T) {
+	f := newFixture(t, time.Hour)
+	held, err := os.OpenFile(f.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s := Open(f.path)
+	s.LockTimeout = 100 * time.Millisecond
+	within(t, 20*time.Second, "Put on a held lock", func() { err = s.Put(f.entry) })
+	if err == nil || !strings.Contains(err.Error(), "still held by another process") || !strings.Contains(err.Error(), f.path+".lock") {
+		t.Errorf("Put on a held lock: %v, want an error naming the lock held by another process", err)
 	}
 }
