@@ -9,10 +9,19 @@
 // (atomically, by rename), so processes never lose each other's entries.
 //
 // A [Source] hands out one entry's access token and refreshes it shortly
-// before it expires, or when the server refused it (a 401). A refresh
-// happens under the lock after re-reading the file: when two sessions
-// (or two processes) find the token expired at once, one refreshes and the
-// other finds the new token already stored. A refresh token the
+// before it expires, or when the server refused it (a 401). Refreshes of
+// one entry take a second lock, PATH.refresh-HASH.lock, so that when two
+// sessions (or two processes) find the token expired at once, one
+// refreshes and the other finds the new token already stored. The file's
+// own lock is never held across network I/O: a refresh reads the entry
+// under it, asks the authorization server without it, and writes back
+// under it only when the entry is still the one it read, so a login (or
+// any other writer) that stored tokens meanwhile is never overwritten.
+// Every lock is waited for only as long as the caller's context and
+// [Store.LockTimeout] allow, and a refresh is bounded by
+// [Store.RefreshTimeout]: an authorization server that never answers
+// fails the refresh, it does not freeze the processes sharing the file.
+// A refresh token the
 // authorization server rejects marks the entry as needing login; every
 // later Token fails with an error wrapping [ErrNeedsLogin] until `profiler
 // login` stores new tokens.
@@ -24,9 +33,12 @@ package oauthstore
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -52,6 +64,16 @@ const FileVersion = 1
 // RefreshBefore is how long before its expiry an access token is refreshed:
 // a token about to expire could expire on its way to the server.
 const RefreshBefore = time.Minute
+
+// DefaultRefreshTimeout bounds a refresh when Store.RefreshTimeout is zero:
+// generous for a slow authorization server, short enough that a session
+// waiting for its token gives up and reports it.
+const DefaultRefreshTimeout = 30 * time.Second
+
+// DefaultLockTimeout bounds the wait for the file's lock when
+// Store.LockTimeout is zero. The lock is held only to read and write the
+// file, so a longer wait means a stuck process, not a busy one.
+const DefaultLockTimeout = 10 * time.Second
 
 // ErrNeedsLogin is wrapped by every error that only `profiler login` can
 // cure: no tokens stored, tokens marked invalid, an expired access token
@@ -160,7 +182,16 @@ type file struct {
 type Store struct {
 	path string
 	// HTTPClient sends refresh requests; nil means http.DefaultClient.
+	// Its Timeout, if any, applies on top of RefreshTimeout.
 	HTTPClient *http.Client
+	// RefreshTimeout bounds one refresh: the wait for another refresh of
+	// the same entry, then the request to the token endpoint, each at most
+	// this long. Zero means DefaultRefreshTimeout.
+	RefreshTimeout time.Duration
+	// LockTimeout bounds the wait for the file's lock in Put and StepUp,
+	// and in a refresh on top of the caller's context. Zero means
+	// DefaultLockTimeout.
+	LockTimeout time.Duration
 }
 
 // Open returns the store at path; the file is created on the first write.
@@ -169,26 +200,59 @@ func Open(path string) *Store { return &Store{path: path} }
 // Path is the token file.
 func (s *Store) Path() string { return s.path }
 
-// lock takes the store's exclusive lock, across processes, until unlock.
-func (s *Store) lock() (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return nil, fmt.Errorf("token store %s: %w", s.path, err)
+// lock takes the exclusive lock of the file, across processes, until
+// unlock; it gives up when ctx ends or after LockTimeout.
+func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.LockTimeout, DefaultLockTimeout))
+	defer cancel()
+	return lockFile(ctx, s.path+".lock", s.path)
+}
+
+// refreshLock takes the lock that serializes refreshes of k's entry.
+func (s *Store) refreshLock(ctx context.Context, k Key) (unlock func(), err error) {
+	sum := sha256.Sum256([]byte(k.Server + "\x00" + k.Resource))
+	return lockFile(ctx, s.path+".refresh-"+hex.EncodeToString(sum[:8])+".lock", s.path)
+}
+
+// lockFile takes an exclusive flock on path, polling without blocking so
+// that the wait ends with ctx. store names the token file in errors.
+func lockFile(ctx context.Context, path, store string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("token store %s: %w", store, err)
 	}
-	f, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("token store %s: %w", s.path, err)
+		return nil, fmt.Errorf("token store %s: %w", store, err)
 	}
+	start, wait := time.Now(), time.Millisecond
+	var t *time.Timer
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			if t != nil {
+				t.Stop()
+			}
+			return func() { f.Close() }, nil // closing releases the lock
 		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			f.Close()
+			return nil, fmt.Errorf("token store %s: lock %s: %w", store, path, err)
+		}
+		if t == nil {
+			t = time.NewTimer(wait)
+		} else {
+			t.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, fmt.Errorf("token store %s: lock %s still held by another process after %v: %w",
+				store, path, time.Since(start).Round(time.Millisecond), context.Cause(ctx))
+		case <-t.C:
+		}
+		wait = min(2*wait, 50*time.Millisecond)
 	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("token store %s: lock: %w", s.path, err)
-	}
-	return func() { f.Close() }, nil // closing releases the lock
 }
 
 // read loads the file; a missing file is an empty store.
@@ -238,8 +302,8 @@ func (f *file) find(k Key) int {
 
 // update runs change on the entry of k under the lock (ok false when there
 // is none) and writes the file when change returns write true.
-func (s *Store) update(k Key, change func(e *Entry, ok bool) (write bool, err error)) error {
-	unlock, err := s.lock()
+func (s *Store) update(ctx context.Context, k Key, change func(e *Entry, ok bool) (write bool, err error)) error {
+	unlock, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -271,7 +335,7 @@ func (s *Store) update(k Key, change func(e *Entry, ok bool) (write bool, err er
 
 // Put stores e, replacing the entry of its Key.
 func (s *Store) Put(e Entry) error {
-	return s.update(e.Key, func(old *Entry, _ bool) (bool, error) {
+	return s.update(context.Background(), e.Key, func(old *Entry, _ bool) (bool, error) {
 		*old = e
 		return true, nil
 	})
@@ -301,7 +365,7 @@ func (s *Store) List() ([]Entry, error) {
 // StepUp records that the server of k asked for scopes it was not granted
 // and marks the entry as needing login, so the next login requests them.
 func (s *Store) StepUp(k Key, scopes []string) error {
-	return s.update(k, func(e *Entry, _ bool) (bool, error) {
+	return s.update(context.Background(), k, func(e *Entry, _ bool) (bool, error) {
 		for _, sc := range scopes {
 			if !slices.Contains(e.Scopes, sc) && !slices.Contains(e.StepUp, sc) {
 				e.StepUp = append(e.StepUp, sc)
@@ -369,8 +433,29 @@ func token(e *Entry) *oauth2.Token {
 }
 
 func (src *Source) refresh(ctx context.Context, rejected string) (*oauth2.Token, error) {
+	out, err := src.refreshEntry(ctx, rejected)
+	if err != nil {
+		src.remember(Entry{}) // a refused token is not handed out again
+	}
+	return out, err
+}
+
+// refreshEntry holds the entry's refresh lock while it refreshes, and the
+// file's lock only to read the entry and to write the new tokens back.
+func (src *Source) refreshEntry(ctx context.Context, rejected string) (*oauth2.Token, error) {
+	timeout := cmp.Or(src.store.RefreshTimeout, DefaultRefreshTimeout)
+	lctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("another refresh of server %q took longer than %v", src.key.Server, timeout))
+	unlock, err := src.store.refreshLock(lctx, src.key)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
 	var out *oauth2.Token
-	err := src.store.update(src.key, func(e *Entry, ok bool) (bool, error) {
+	var before Entry
+	due := false
+	err = src.store.update(ctx, src.key, func(e *Entry, ok bool) (bool, error) {
 		if !ok {
 			return false, &LoginError{Key: src.key, Reason: "no tokens stored"}
 		}
@@ -390,30 +475,68 @@ func (src *Source) refresh(ctx context.Context, rejected string) (*oauth2.Token,
 			e.Invalid = reason
 			return true, &LoginError{Key: src.key, Reason: reason}
 		}
-		tok, code, err := src.exchange(ctx, e)
+		before, due = *e, true
+		return false, nil
+	})
+	if err != nil || !due {
+		return out, err
+	}
+
+	xctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within %v (the token store's refresh timeout)", timeout))
+	defer cancel()
+	tok, code, xerr := src.exchange(xctx, &before)
+
+	err = src.store.update(ctx, src.key, func(e *Entry, ok bool) (bool, error) {
+		if !ok || !sameTokens(e, &before) {
+			// Another writer (a login, a refresh elsewhere) stored tokens
+			// meanwhile: theirs stay, and are handed out when usable.
+			if ok && e.Invalid != "" {
+				return false, &LoginError{Key: src.key, Reason: e.Invalid}
+			}
+			if ok && e.Usable(time.Now()) && e.AccessToken != rejected {
+				out = token(e)
+				src.remember(*e)
+				return false, nil
+			}
+			if xerr == nil {
+				out = token(refreshed(before, tok))
+				return false, nil
+			}
+			return false, xerr
+		}
 		switch {
-		case err == nil:
+		case xerr == nil:
 		case code == "invalid_grant" || code == "invalid_client" || code == "unauthorized_client":
 			e.Invalid = "the authorization server rejected the refresh token (" + code + ")"
 			return true, &LoginError{Key: src.key, Reason: e.Invalid}
 		default:
-			return false, err
+			return false, xerr
 		}
-		e.AccessToken, e.TokenType, e.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
-		if tok.RefreshToken != "" { // rotated
-			e.RefreshToken = tok.RefreshToken
-		}
-		if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
-			e.Scopes = strings.Fields(sc)
-		}
+		*e = *refreshed(*e, tok)
 		out = token(e)
 		src.remember(*e)
 		return true, nil
 	})
-	if err != nil {
-		src.remember(Entry{}) // a refused token is not handed out again
-	}
 	return out, err
+}
+
+// sameTokens reports whether a and b hold the same tokens and state, that
+// is, nobody wrote the entry between the two reads.
+func sameTokens(a, b *Entry) bool {
+	return a.AccessToken == b.AccessToken && a.RefreshToken == b.RefreshToken && a.Invalid == b.Invalid &&
+		a.ClientID == b.ClientID && a.TokenURL == b.TokenURL && a.Updated.Equal(b.Updated)
+}
+
+// refreshed is e with the tokens of a refresh.
+func refreshed(e Entry, tok *oauth2.Token) *Entry {
+	e.AccessToken, e.TokenType, e.Expiry = tok.AccessToken, tok.TokenType, tok.Expiry
+	if tok.RefreshToken != "" { // rotated
+		e.RefreshToken = tok.RefreshToken
+	}
+	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
+		e.Scopes = strings.Fields(sc)
+	}
+	return &e
 }
 
 func (src *Source) remember(e Entry) {
@@ -423,16 +546,17 @@ func (src *Source) remember(e Entry) {
 }
 
 // exchange redeems e's refresh token, returning the token endpoint's
-// error code on failure. Its error never quotes the endpoint's body, which
-// could echo a token.
+// error code on failure. Its error never quotes the endpoint's body,
+// which could echo a token.
 func (src *Source) exchange(ctx context.Context, e *Entry) (*oauth2.Token, string, error) {
 	cfg := &oauth2.Config{
 		ClientID:     e.ClientID,
 		ClientSecret: cmp.Or(src.clientSecret, e.ClientSecret),
 		Endpoint:     oauth2.Endpoint{TokenURL: e.TokenURL, AuthStyle: oauth2.AuthStyle(e.AuthStyle)},
 	}
-	client := cmp.Or(src.store.HTTPClient, http.DefaultClient)
-	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, client), &oauth2.Token{RefreshToken: e.RefreshToken}).Token()
+	client := *cmp.Or(src.store.HTTPClient, http.DefaultClient)
+	client.Transport = resourceParam{base: cmp.Or(client.Transport, http.DefaultTransport), resource: e.Resource}
+	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, &client), &oauth2.Token{RefreshToken: e.RefreshToken}).Token()
 	var re *oauth2.RetrieveError
 	switch {
 	case err == nil && tok.AccessToken == "":
@@ -440,7 +564,7 @@ func (src *Source) exchange(ctx context.Context, e *Entry) (*oauth2.Token, strin
 	case err == nil:
 		return tok, "", nil
 	case ctx.Err() != nil:
-		return nil, "", fmt.Errorf("server %q: refresh: %w", src.key.Server, ctx.Err())
+		return nil, "", fmt.Errorf("server %q: refresh at %s: %w", src.key.Server, e.TokenURL, context.Cause(ctx))
 	case errors.As(err, &re):
 		status := "no response"
 		if re.Response != nil {
@@ -453,6 +577,35 @@ func (src *Source) exchange(ctx context.Context, e *Entry) (*oauth2.Token, strin
 		return nil, "", fmt.Errorf("server %q: refresh at %s: %w", src.key.Server, e.TokenURL, ue.Err)
 	}
 	return nil, "", fmt.Errorf("server %q: refresh at %s failed", src.key.Server, e.TokenURL)
+}
+
+// resourceParam adds the resource the tokens are for to every token
+// request (RFC 8707; the MCP authorization spec requires it in token
+// requests), which oauth2's refresh does not send.
+type resourceParam struct {
+	base     http.RoundTripper
+	resource string
+}
+
+func (t resourceParam) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.resource == "" || r.Body == nil {
+		return t.base.RoundTrip(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, fmt.Errorf("token request: %w", err)
+	}
+	form.Set("resource", t.resource)
+	enc := form.Encode()
+	r = r.Clone(r.Context())
+	r.Body, r.ContentLength = io.NopCloser(strings.NewReader(enc)), int64(len(enc))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(enc)), nil }
+	return t.base.RoundTrip(r)
 }
 
 // Put stores e (a login's tokens) as the Source's entry and hands it out

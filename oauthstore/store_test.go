@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/toolprof/toolprof/internal/fakeoauth"
 )
@@ -207,5 +212,179 @@ func TestNoTokenInOutput(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("output holds a secret %q: %s", secret, out)
 		}
+	}
+}
+
+// heldEndpoint is a token endpoint that accepts each request and answers
+// only after answer, with the access token access; arrived receives once
+// per request. A client that gives up first gets nothing.
+type heldEndpoint struct {
+	url     string
+	arrived chan struct{}
+	release chan struct{}
+	answer  func()
+}
+
+func newHeldEndpoint(t *testing.T, access string) *heldEndpoint {
+	t.Helper()
+	h := &heldEndpoint{arrived: make(chan struct{}, 16), release: make(chan struct{})}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.arrived <- struct{}{}
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":3600}`, access)
+	}))
+	t.Cleanup(ts.Close)
+	h.answer = sync.OnceFunc(func() { close(h.release) })
+	t.Cleanup(h.answer) // runs before ts.Close
+	h.url = ts.URL + "/token"
+	return h
+}
+
+// storeWithExpired is a store at a new path holding an expired entry whose
+// refreshes go to tokenURL.
+func storeWithExpired(t *testing.T, tokenURL string) (*Store, Entry) {
+	t.Helper()
+	s := Open(filepath.Join(t.TempDir(), "tokens.json"))
+	e := Entry{Key: Key{Server: "remote", Resource: "https://mcp.example/mcp"}, TokenURL: tokenURL, ClientID: "c",
+		AccessToken: "expired-access", RefreshToken: "refresh", Expiry: time.Now().Add(-time.Hour)}
+	if err := s.Put(e); err != nil {
+		t.Fatal(err)
+	}
+	return s, e
+}
+
+// within runs f and fails the test when it has not returned after d, the
+// sign that it blocks for good.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s still blocked after %v", what, d)
+	}
+}
+
+// A token endpoint that accepts and never answers fails the refresh after
+// RefreshTimeout, with an error naming the server, the endpoint and the
+// timeout.
+func TestRefreshTimeoutOnSilentTokenEndpoint(t *testing.T) {
+	h := newHeldEndpoint(t, "never-sent")
+	s, e := storeWithExpired(t, h.url)
+	s.RefreshTimeout = 200 * time.Millisecond
+	var err error
+	within(t, 20*time.Second, "refresh", func() { _, err = s.Source(e.Key, "").Token(context.Background()) })
+	for _, want := range []string{`server "remote"`, h.url, "no answer within 200ms"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want one naming %s", err, want)
+		}
+	}
+	if errors.Is(err, ErrNeedsLogin) {
+		t.Errorf("err = %v: a silent server is no reason to log in again", err)
+	}
+}
+
+// While a refresh waits for the token endpoint, another process can still
+// write the file: `profiler login` is not locked out.
+func TestPutWhileRefreshWaits(t *testing.T) {
+	h := newHeldEndpoint(t, "from-refresh")
+	s, e := storeWithExpired(t, h.url)
+	s.RefreshTimeout = time.Hour
+	go s.Source(e.Key, "").Token(context.Background())
+	<-h.arrived
+	login := e
+	login.AccessToken, login.Expiry = "from-login", time.Now().Add(time.Hour)
+	within(t, 10*time.Second, "Put during a refresh", func() {
+		if err := Open(s.Path()).Put(login); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// Tokens another process stores while a refresh is under way are kept:
+// the refresh hands them out and does not overwrite them with its own.
+func TestRefreshKeepsTokensStoredMeanwhile(t *testing.T) {
+	h := newHeldEndpoint(t, "from-refresh")
+	s, e := storeWithExpired(t, h.url)
+	type result struct {
+		access string
+		err    error
+	}
+	got := make(chan result, 1)
+	go func() {
+		tok, err := s.Source(e.Key, "").Token(context.Background())
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		got <- result{access: tok.AccessToken}
+	}()
+	<-h.arrived
+	login := e
+	login.AccessToken, login.RefreshToken, login.Expiry = "from-login", "login-refresh", time.Now().Add(time.Hour)
+	within(t, 10*time.Second, "Put during a refresh", func() {
+		if err := Open(s.Path()).Put(login); err != nil {
+			t.Error(err)
+		}
+	})
+	h.answer()
+	r := <-got
+	if r.err != nil || r.access != "from-login" {
+		t.Errorf("Token() = %q, %v; want the token stored meanwhile, from-login", r.access, r.err)
+	}
+	stored, _, err := s.Get(e.Key)
+	if err != nil || stored.AccessToken != "from-login" || stored.RefreshToken != "login-refresh" {
+		t.Errorf("stored access token %q (err %v): the login's tokens were overwritten", stored.AccessToken, err)
+	}
+}
+
+// A refresh names the resource its tokens are for (RFC 8707), as the
+// initial token request does.
+func TestRefreshSendsResource(t *testing.T) {
+	var form url.Values
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			t.Error(err)
+		}
+		form = r.PostForm
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"access_token":"new","token_type":"Bearer","expires_in":3600}`))
+	}))
+	defer ts.Close()
+	s, e := storeWithExpired(t, ts.URL)
+	if _, err := s.Source(e.Key, "").Token(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"grant_type": "refresh_token", "refresh_token": "refresh", "resource": e.Resource} {
+		if got := form.Get(key); got != want {
+			t.Errorf("refresh form %s = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// A process that holds the file's lock and never lets go (stuck, or
+// stopped in a debugger) makes writers give up after LockTimeout, naming
+// the lock, rather than wait with it.
+func TestLockWaitBounded(t *testing.T) {
+	f := newFixture(t, time.Hour)
+	held, err := os.OpenFile(f.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s := Open(f.path)
+	s.LockTimeout = 100 * time.Millisecond
+	within(t, 20*time.Second, "Put on a held lock", func() { err = s.Put(f.entry) })
+	if err == nil || !strings.Contains(err.Error(), "still held by another process") || !strings.Contains(err.Error(), f.path+".lock") {
+		t.Errorf("Put on a held lock: %v, want an error naming the lock held by another process", err)
 	}
 }

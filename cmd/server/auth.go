@@ -8,7 +8,7 @@ package main
 // per-call timeout (--call-timeout) and the reload of the profiles file on
 // change (reload.go). The gateway's handler refuses a foreign Host (DNS
 // rebinding) and Origin on every path, and --http binds loopback unless
-// --allow-remote.
+// --allow-remote, which needs a token check or an explicit --no-auth.
 
 import (
 	"crypto/subtle"
@@ -31,6 +31,9 @@ const (
 	defaultReadTimeout     = 60 * time.Second
 	defaultIdleConnTimeout = 60 * time.Second
 	defaultMaxConnections  = 1024
+	// Each open session holds a few KB and two goroutines for up to the
+	// idle timeout (30 min).
+	defaultMaxSessions = 1000
 )
 
 // authRealm is the realm the 401 challenge names.
@@ -45,7 +48,11 @@ type hardening struct {
 	readTimeout     time.Duration
 	idleConnTimeout time.Duration
 	maxConnections  int
+	maxSessions     int
 	origins         originList
+	// openSessions counts the gateway's sessions for --max-sessions (set
+	// by serveHTTP).
+	openSessions func() int
 	// onNewSession runs when an HTTP request opens a session (set by run:
 	// the profiles reload).
 	onNewSession func()
@@ -71,7 +78,8 @@ func (h *hardening) addFlags(fset *flag.FlagSet) {
 	fset.DurationVar(&h.callTimeout, "call-timeout", defaultCallTimeout, "cancel a tools/call the upstream has not answered after `DUR` and answer upstream_timeout (0: no limit)")
 	fset.DurationVar(&h.readTimeout, "read-timeout", defaultReadTimeout, "with --http, answer 408 and close the connection when a request's headers and body have not arrived within `DUR` (its response may stream for longer; 0: no limit)")
 	fset.DurationVar(&h.idleConnTimeout, "idle-conn-timeout", defaultIdleConnTimeout, "with --http, close a keep-alive connection that has sent no request for `DUR` (0: never)")
-	fset.IntVar(&h.maxConnections, "max-connections", defaultMaxConnections, "with --http, hold at most `N` connections: one more closes the longest-idle one, never one serving a request (0: no limit)")
+	fset.IntVar(&h.maxConnections, "max-connections", defaultMaxConnections, "with --http, hold at most `N` connections: one more closes the longest-idle one, never one serving a request; GET event streams hold at most half, one more is answered 503 (0: no limit)")
+	fset.IntVar(&h.maxSessions, "max-sessions", defaultMaxSessions, "with --http, hold at most `N` sessions (protocol 2025-11-25 and earlier): one more initialize is answered 503 with a JSON-RPC error until one ends (0: no limit)")
 	fset.Var(&h.origins, "allow-origin", "with --http, also serve browser requests from `ORIGIN` (scheme://host[:port]; repeatable, or comma-separated); other foreign Origin headers get 403, loopback ones and none are served")
 }
 
@@ -90,6 +98,9 @@ func (h *hardening) check(httpAddr string) error {
 	}
 	if h.maxConnections < 0 {
 		return usagef("--max-connections %d: must not be negative (0: no limit)", h.maxConnections)
+	}
+	if h.maxSessions < 0 {
+		return usagef("--max-sessions %d: must not be negative (0: no limit)", h.maxSessions)
 	}
 	for _, o := range h.origins {
 		if err := gateway.ValidOrigin(o); err != nil {
@@ -112,6 +123,22 @@ func (h *hardening) check(httpAddr string) error {
 	h.token = []byte(strings.TrimSpace(string(b)))
 	if len(h.token) == 0 {
 		return usagef("--auth-token-file %s: the file is empty; write the token into it", h.tokenFile)
+	}
+	return nil
+}
+
+// checkRemoteAuth refuses --allow-remote without a bearer token check: it
+// would serve every tool to whoever reaches the address. --no-auth says
+// that is meant.
+func checkRemoteAuth(c *config) error {
+	switch {
+	case c.noAuth && !c.allowRemote:
+		return usagef("--no-auth applies to --allow-remote only (a loopback address serves without tokens anyway)")
+	case c.allowRemote && c.httpAddr == "":
+		return usagef("--allow-remote applies to --http only")
+	case c.allowRemote && !c.noAuth && c.hard.tokenFile == "" && c.tokensFile == "":
+		return usagef("--allow-remote without --auth-token-file or --tokens-file would let anyone who reaches %s call every served tool; "+
+			"give one of them, or --no-auth to serve without authentication (dangerous)", c.httpAddr)
 	}
 	return nil
 }
@@ -151,10 +178,12 @@ func (h *hardening) server(handler http.Handler) (*http.Server, *connTracker) {
 
 // handler wraps the gateway's HTTP handler: the token check first, then the
 // body (limit, read timeout, one JSON value), then onNewSession for a
-// request that opens a session (a POST without Mcp-Session-Id), before next,
+// request that opens a session (a POST without Mcp-Session-Id), then the
+// session and stream caps (admission, conns.go), before next,
 // whose requests are cancelled when their client disconnects
 // (disconnect.go).
 func (h *hardening) handler(next http.Handler) http.Handler {
+	limits := newAdmission(h.maxSessions, h.maxConnections, h.openSessions)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(h.token) > 0 && !h.authorized(w, r) {
 			return
@@ -165,6 +194,11 @@ func (h *hardening) handler(next http.Handler) http.Handler {
 		if h.onNewSession != nil && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 			h.onNewSession()
 		}
+		done, ok := limits.admit(w, r)
+		if !ok {
+			return
+		}
+		defer done()
 		cancelOnDisconnect(next).ServeHTTP(w, r)
 	})
 }

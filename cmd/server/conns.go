@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -84,4 +89,86 @@ func (t *connTracker) closeNew() {
 			delete(t.conns, c)
 		}
 	}
+}
+
+// admission caps what HTTP clients hold for long beyond a connection:
+// sessions (--max-sessions) and GET event streams. A stream occupies its
+// connection for as long as it is open, so streams alone may fill
+// --max-connections, and then connTracker has no idle connection to close
+// and closes every newcomer: streams get at most half the connections
+// (maxStreams), the other half stays for requests. Both refusals are 503:
+// the SDK's client goes on without a refused standalone stream, as the
+// spec allows a server that offers none.
+type admission struct {
+	maxSessions int        // 0: no cap
+	open        func() int // the sessions the gateway holds
+	maxStreams  int        // 0: no cap
+
+	mu      sync.Mutex
+	opening int // initialize requests being served: sessions open does not count yet
+	streams int // GET requests being served
+}
+
+// codeOverloaded is the JSON-RPC error of a refused initialize, in the
+// range JSON-RPC 2.0 leaves to the server (-32000 to -32099).
+const codeOverloaded = -32000
+
+// newAdmission is the admission of the flags; open counts the gateway's
+// sessions.
+func newAdmission(maxSessions, maxConnections int, open func() int) *admission {
+	a := &admission{maxSessions: maxSessions, open: open}
+	if maxConnections > 0 {
+		a.maxStreams = max(1, maxConnections/2)
+	}
+	return a
+}
+
+// admit answers r with 503 and returns false when serving it would pass a
+// cap; otherwise the caller serves r, then calls done.
+func (a *admission) admit(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
+	switch {
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/mcp") && a.maxStreams > 0:
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.streams >= a.maxStreams {
+			http.Error(w, fmt.Sprintf("Service Unavailable: %d event streams open, the most this server holds (half of server --max-connections); "+
+				"requests are still served", a.streams), http.StatusServiceUnavailable)
+			return nil, false
+		}
+		a.streams++
+		return func() { a.mu.Lock(); a.streams--; a.mu.Unlock() }, true
+	case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && a.maxSessions > 0 && a.open != nil:
+		id, ok := initializeID(r)
+		if !ok {
+			return func() {}, true
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if n := a.open() + a.opening; n >= a.maxSessions {
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": codeOverloaded,
+				"message": fmt.Sprintf("server busy: %d sessions open, the most this server holds (server --max-sessions %d); retry later", n, a.maxSessions)}})
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write(b)
+			return nil, false
+		}
+		a.opening++
+		return func() { a.mu.Lock(); a.opening--; a.mu.Unlock() }, true
+	}
+	return func() {}, true
+}
+
+// initializeID reports whether r's body (read whole by readBody) is an
+// initialize request, and its id. The body is left for the handler.
+func initializeID(r *http.Request) (json.RawMessage, bool) {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err != nil || json.Unmarshal(body, &msg) != nil || msg.Method != "initialize" {
+		return nil, false
+	}
+	return msg.ID, true
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -246,5 +247,115 @@ func TestConnTracker(t *testing.T) {
 		if fmt.Sprint(closed) != fmt.Sprint(c.closed) {
 			t.Errorf("%s: closed %v, want %v", c.name, closed, c.closed)
 		}
+	}
+}
+
+// initSession opens a session on the connection (initialize, then
+// notifications/initialized) and returns its id.
+func (c *rawConn) initSession(t *testing.T, host string) string {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s", host, len(initializeBody), initializeBody)
+	resp, err := nethttp.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatalf("initialize: %d, no session id", resp.StatusCode)
+	}
+	const initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s",
+		host, session, len(initialized), initialized)
+	if resp, err = nethttp.ReadResponse(c.r, nil); err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return session
+}
+
+// At --max-sessions, one more initialize is answered 503 with a JSON-RPC
+// error naming the flag, while the open sessions are still served; a
+// session that ends frees its place.
+func TestMaxSessions(t *testing.T) {
+	base, s := startHTTPServer(t, nil, "--max-sessions", "2")
+	u, _ := url.Parse(base)
+	var sessions []string
+	for range 2 {
+		sessions = append(sessions, dialRaw(t, base).initSession(t, u.Host))
+	}
+	status, _, body := rawPost(t, s.url, strings.NewReader(initializeBody), int64(len(initializeBody)), nil)
+	var refusal struct {
+		ID    int `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	json.Unmarshal([]byte(body), &refusal)
+	if status != nethttp.StatusServiceUnavailable || refusal.ID != 1 || refusal.Error.Code != codeOverloaded || !strings.Contains(refusal.Error.Message, "--max-sessions 2") {
+		t.Fatalf("initialize at the cap: %d %s, want 503 with a JSON-RPC error of id 1 naming --max-sessions 2", status, body)
+	}
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	hdr := map[string]string{"Mcp-Session-Id": sessions[0], "Mcp-Protocol-Version": "2025-11-25"}
+	if status, _, body := rawPost(t, s.url, strings.NewReader(list), int64(len(list)), hdr); status != nethttp.StatusOK || !strings.Contains(body, `"tools"`) {
+		t.Errorf("tools/list of an open session at the cap: %d %.200s, want served", status, body)
+	}
+	req, _ := nethttp.NewRequest(nethttp.MethodDelete, s.url, nil)
+	req.Header.Set("Mcp-Session-Id", sessions[0])
+	resp, err := nethttp.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// The gateway forgets the ended session once the SDK has closed it.
+	for i := 0; ; i++ {
+		status, _, body := rawPost(t, s.url, strings.NewReader(initializeBody), int64(len(initializeBody)), nil)
+		if status == nethttp.StatusOK {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("initialize after a session ended: %d %s, want served", status, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Sessions holding GET event streams on every connection the cap allows
+// do not lock new clients out: past half of --max-connections a stream is
+// refused (503), so a new client still initializes and is served.
+func TestEventStreamsLeaveRoomForRequests(t *testing.T) {
+	const maxConns = 4
+	base, s := startHTTPServer(t, nil, "--max-connections", fmt.Sprint(maxConns))
+	u, _ := url.Parse(base)
+	var statuses []int
+	for range maxConns {
+		c := dialRaw(t, base)
+		session := c.initSession(t, u.Host)
+		fmt.Fprintf(c, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n", u.Host, session)
+		resp, err := nethttp.ReadResponse(c.r, nil)
+		if err != nil {
+			t.Fatalf("GET stream: %v", err)
+		}
+		if resp.StatusCode != nethttp.StatusOK {
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		statuses = append(statuses, resp.StatusCode) // a 200's body stays open: the stream
+	}
+	if want := fmt.Sprint([]int{200, 200, 503, 503}); fmt.Sprint(statuses) != want {
+		t.Errorf("GET streams answered %v, want %s (half of --max-connections %d)", statuses, want, maxConns)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("a new client while streams are held: %v", err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Errorf("tools/list of the new client: %v", err)
 	}
 }

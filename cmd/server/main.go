@@ -96,6 +96,7 @@ type config struct {
 	explore         float64
 	httpAddr        string
 	allowRemote     bool
+	noAuth          bool // auth.go
 	maxProfile      string
 	health          bool
 	replica         string
@@ -153,7 +154,8 @@ func (c *config) register(fset *flag.FlagSet) {
 	fset.DurationVar(&c.rotate, "rotate", 0, "start a new telemetry segment after `DUR` (0: the telemetry default)")
 	fset.Float64Var(&c.explore, "explore", 0, "share of sessions, 0 to 1, served the full profile and marked as exploration (2026-07-28 callers: picked by a stable hash of the token, else of the client name and UTC day)")
 	fset.StringVar(&c.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (loopback only unless --allow-remote) instead of stdio")
-	fset.BoolVar(&c.allowRemote, "allow-remote", false, "allow --http on a non-loopback address")
+	fset.BoolVar(&c.allowRemote, "allow-remote", false, "allow --http on a non-loopback address; needs --auth-token-file, --tokens-file or --no-auth")
+	fset.BoolVar(&c.noAuth, "no-auth", false, "with --allow-remote, serve without any bearer token: DANGEROUS, anyone who reaches the address can call every served tool")
 	fset.StringVar(&c.maxProfile, "max-profile", "", "ceiling `NAME`: never serve a profile with a tool outside this profile")
 	fset.BoolVar(&c.health, "health", false, "print the health report as JSON and exit")
 	fset.StringVar(&c.replica, "replica", "", "replica `NAME` in session IDs (default: host name and process ID)")
@@ -221,7 +223,7 @@ func (c *config) check() error {
 			return usageError{err}
 		}
 	}
-	return nil
+	return checkRemoteAuth(c)
 }
 
 // checkLoopback refuses an address that would listen beyond this machine.
@@ -504,6 +506,7 @@ func serveHTTP(ctx context.Context, addr string, g *gateway.Gateway, hard *harde
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", addr, err)
 	}
+	hard.openSessions = g.OpenSessions
 	srv, conns := hard.server(hard.handler(g.HTTPHandler()))
 	fmt.Fprintf(stderr, "server: serving profile %q on http://%s/mcp\n", g.Default(), ln.Addr())
 	errc := make(chan error, 1)

@@ -214,6 +214,9 @@ func TestHardeningUsageErrors(t *testing.T) {
 		{[]string{"--http", "127.0.0.1:0", "--allow-origin", "app.example.com", "--", "x"}, `origin "app.example.com": want scheme://host[:port]`},
 		{[]string{"--http", "127.0.0.1:0", "--allow-origin", "https://a.example,null", "--", "x"}, `origin "null"`},
 		{[]string{"--allow-origin", "https://a.example", "--", "x"}, "applies to --http only"},
+		{[]string{"--http", "0.0.0.0:0", "--allow-remote", "--", "x"}, "--allow-remote without --auth-token-file or --tokens-file"},
+		{[]string{"--http", "127.0.0.1:0", "--no-auth", "--", "x"}, "--no-auth applies to --allow-remote only"},
+		{[]string{"--allow-remote", "--no-auth", "--", "x"}, "--allow-remote applies to --http only"},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
@@ -221,6 +224,21 @@ func TestHardeningUsageErrors(t *testing.T) {
 		err := run(context.Background(), c.args, strings.NewReader(""), io.Discard, &stderr)
 		if code := exitCode(err, io.Discard); code != 2 || !strings.Contains(fmt.Sprint(err)+stderr.String(), c.want) {
 			t.Errorf("run %q: %v (exit %d), want exit 2 saying %q", c.args, err, code, c.want)
+		}
+	}
+}
+
+// --allow-remote is accepted with a token check, or with --no-auth.
+func TestAllowRemoteWithAuth(t *testing.T) {
+	token := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(token, []byte("secret-token\n"), 0o600)
+	for _, args := range [][]string{
+		{"--http", "0.0.0.0:0", "--allow-remote", "--auth-token-file", token, "--", "x"},
+		{"--http", "0.0.0.0:0", "--allow-remote", "--tokens-file", filepath.Join(t.TempDir(), "tokens.toml"), "--", "x"},
+		{"--http", "0.0.0.0:0", "--allow-remote", "--no-auth", "--", "x"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err != nil {
+			t.Errorf("parseFlags %q: %v, want accepted", args, err)
 		}
 	}
 }
