@@ -556,6 +556,10 @@ func (src *Source) exchange(ctx context.Context, e *Entry) (*oauth2.Token, strin
 	}
 	client := *cmp.Or(src.store.HTTPClient, http.DefaultClient)
 	client.Transport = resourceParam{base: cmp.Or(client.Transport, http.DefaultTransport), resource: e.Resource}
+	// A redirect is answered as the endpoint's own failure, never
+	// followed: http.Client sends a 307's or 308's body again, and the body
+	// holds the refresh token and, for some servers, the client secret.
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, &client), &oauth2.Token{RefreshToken: e.RefreshToken}).Token()
 	var re *oauth2.RetrieveError
 	switch {

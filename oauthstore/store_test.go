@@ -9,8 +9,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -365,6 +367,38 @@ func TestRefreshSendsResource(t *testing.T) {
 		if got := form.Get(key); got != want {
 			t.Errorf("refresh form %s = %q, want %q", key, got, want)
 		}
+	}
+}
+
+// A token endpoint that redirects is refused, not followed: whatever the
+// status, the other host never sees the refresh request's body, which
+// holds the refresh token.
+func TestRefreshRefusesRedirects(t *testing.T) {
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			var reached atomic.Int32
+			other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				reached.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"access_token":"stolen","token_type":"Bearer","expires_in":3600}`))
+			}))
+			defer other.Close()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, other.URL+"/token?code=secret-looking", status)
+			}))
+			defer ts.Close()
+			s, e := storeWithExpired(t, ts.URL)
+			_, err := s.Source(e.Key, "").Token(context.Background())
+			if err == nil || !strings.Contains(err.Error(), strconv.Itoa(status)) {
+				t.Errorf("refresh redirected with %d: %v, want the endpoint's %d as the failure", status, err, status)
+			}
+			if err != nil && strings.Contains(err.Error(), "secret-looking") {
+				t.Errorf("refresh error quotes the redirect's target: %v", err)
+			}
+			if n := reached.Load(); n != 0 {
+				t.Errorf("the redirect's target got %d requests, want none", n)
+			}
+		})
 	}
 }
 
