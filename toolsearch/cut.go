@@ -33,8 +33,8 @@ func Cut(hits []Hit, fraction float64) []Hit {
 		return hits
 	}
 	floor := fraction * hits[0].Score
-	for i, h := range hits {
-		if h.Score < floor {
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score < floor {
 			return hits[:i]
 		}
 	}

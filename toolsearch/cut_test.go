@@ -31,6 +31,7 @@ func TestCut(t *testing.T) {
 		{"no score at all: nothing to cut by", hits(0, 0, 0), 0.6, 3},
 		{"fraction 0: none cut", hits(9, 1, 0.1, 0), 0, 4},
 		{"fraction 1: the best and its ties", hits(2, 2, 1.99), 1, 2},
+		{"fraction above 1: still the best", hits(2, 1), 1.5, 1},
 		{"no hits", nil, 0.6, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
