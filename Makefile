@@ -50,7 +50,7 @@ TOOLPROF_DATA ?= $(abspath ../shared/data)
 export TOOLPROF_DATA
 # profiler evaluate's arms: profiles derived with search priors and groups,
 # the search arm over the grouped profile's base tools (lean, the tools
-# nearly every session calls) answering 9 definitions a search.
+# nearly every session calls) answering up to 9 definitions a search.
 EVAL_PROFILES    ?= --profile core=0.8 --profile standard=0.95
 EVAL_SEARCH_BASE ?= lean
 EVAL_LIMIT       ?= 9

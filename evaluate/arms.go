@@ -67,6 +67,10 @@ type Config struct {
 	// Limit is find_tools' limit in the search arm; 0 is
 	// toolsearch.DefaultLimit.
 	Limit int
+	// Cut is the share of its best hit's score a hit of find_tools'
+	// answer reaches (toolsearch.Cut), as the gateway cuts it; 0 is
+	// toolsearch.DefaultCut, negative none (up to Limit hits).
+	Cut float64
 	// ClientResults is the definitions the always_load arm's client
 	// search returns per missing tool; 0 is DefaultClientResults.
 	ClientResults int
@@ -138,6 +142,7 @@ type arm struct {
 	listed        []string            // from the first turn
 	groups        map[string][]string // switched on at the first call of one of their tools
 	search        int                 // find_tools' limit; 0: no search
+	cut           float64             // find_tools' cut (toolsearch.Cut)
 	searchable    func(string) bool   // what find_tools may return; with search only
 	client        int                 // definitions per client search; 0: none
 	prices        price.Prices
@@ -235,6 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // is chosen by the figures it is reported with.
 type measured struct {
 	limit, client int
+	cut           float64
 	resolved      *profiles.Resolved
 	// served is resolved with the search arm's profile (searchArmProfile):
 	// base, served with search.
@@ -264,6 +270,9 @@ func prepare(ctx context.Context, cfg Config) (*measured, error) {
 	}
 	if limit < 1 || limit > toolsearch.MaxLimit {
 		return nil, fmt.Errorf("evaluate: search limit %d: want 1 to %d", limit, toolsearch.MaxLimit)
+	}
+	if err := toolsearch.CheckCut(cutOf(cfg.Cut)); err != nil {
+		return nil, fmt.Errorf("evaluate: search %w (0: %g, negative: none)", err, toolsearch.DefaultCut)
 	}
 	client := cmp.Or(cfg.ClientResults, DefaultClientResults)
 	if client < 1 {
@@ -328,7 +337,7 @@ func prepare(ctx context.Context, cfg Config) (*measured, error) {
 		answers[key] = n[price.O200kBase]
 		return n[price.O200kBase], nil
 	}
-	m := &measured{limit: limit, client: client, resolved: resolved, served: &served, base: base, rep: rep,
+	m := &measured{limit: limit, client: client, cut: cutOf(cfg.Cut), resolved: resolved, served: &served, base: base, rep: rep,
 		toolPrices: map[string]int{}, cache: cfg.Cache, answerTokens: answerTokens,
 		ix: toolsearch.New(Docs(cfg.Catalog.Tools), resolved.SearchPriors.Priors(), toolsearch.Weights{})}
 	for _, tc := range rep.ToolCosts {
@@ -361,7 +370,7 @@ func (m *measured) armOf(name, profile string) (arm, error) {
 	}
 	a := arm{name: name, profile: profile, protocols: ProtocolsAll, listed: pc.ToolNames, groups: pc.Groups, prices: p}
 	if m.served.Profiles[profile].Search {
-		a.search = m.limit
+		a.search, a.cut = m.limit, m.cut
 		a.searchable = func(tool string) bool { return m.served.Searchable(profile, tool) }
 	}
 	return a, nil
@@ -477,10 +486,10 @@ func (r *replay) play(s Session) (*played, error) {
 		case r.search > 0 && r.searchable(c.Tool):
 			// Ranked as the gateway ranks for a session of the base: with
 			// its measured demand, never a definition twice.
-			hits := find(r.ix, r.profile, s.query(c.Turn), history, r.search, r.searchable, found)
+			hits, returned := find(r.ix, r.profile, s.query(c.Turn), history, r.search, r.cut, r.searchable, found)
 			r.rank(hits, c.Tool)
 			var names []string
-			for _, h := range hits[:min(r.search, len(hits))] {
+			for _, h := range returned {
 				p.returned[h.Name] = true
 				names = append(names, h.Name)
 			}

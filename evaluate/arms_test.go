@@ -188,7 +188,7 @@ func TestRunSearchResultsAreConversation(t *testing.T) {
 	cost := func(limit int) float64 {
 		t.Helper()
 		c := cfg
-		c.Limit = limit
+		c.Limit, c.Cut = limit, -1 // every hit up to the limit
 		rep, err := evaluate.Run(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
@@ -201,6 +201,56 @@ func TestRunSearchResultsAreConversation(t *testing.T) {
 	}
 	if two, five := cost(2), cost(5); !(five > two) {
 		t.Errorf("limit 5 costs %v, limit 2 %v: the returned definitions are not priced", five, two)
+	}
+}
+
+// TestRunSearchCut: the search arm returns find_tools' hits cut as the
+// gateway cuts them (toolsearch.Cut): a query whose best hits stand out
+// is answered those alone, priced as such an answer, and a needed tool the
+// cut drops is a miss, whatever the limit.
+func TestRunSearchCut(t *testing.T) {
+	run := func(query string, limit int, cut float64) *evaluate.ArmReport {
+		t.Helper()
+		cfg := armsFixture(t)
+		cfg.Limit, cfg.Cut = limit, cut
+		cfg.Sessions = []evaluate.Session{{ID: "s", Turns: []string{query, "and again"},
+			Calls: []evaluate.Call{{Tool: "trade.buy", Turn: 0}, {Tool: "trade.buy", Turn: 1}}}}
+		rep, err := evaluate.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Arm(evaluate.ArmSearch)
+	}
+	// trade.quote (its prior) and trade.buy match the words; the three
+	// other searchable tools score 0.
+	const clear = "buy shares of ACME stock"
+	cut, two, all := run(clear, 5, 0.5), run(clear, 2, -1), run(clear, 5, -1)
+	if cut.ServedShare != 1 || cut.CostPerSession.Mean != two.CostPerSession.Mean || !(cut.CostPerSession.Mean < all.CostPerSession.Mean) {
+		t.Errorf("%q at limit 5 cut at 0.5: served %v at %v; want served as at limit 2 uncut (%v), below limit 5 uncut (%v)",
+			clear, cut.ServedShare, cut.CostPerSession.Mean, two.CostPerSession.Mean, all.CostPerSession.Mean)
+	}
+	// trade.buy scores about 0.27 of trade.quote here.
+	const far = "get the price of a stock"
+	if got := run(far, 5, -1).ServedShare; got != 1 {
+		t.Errorf("%q uncut: served %v, want 1", far, got)
+	}
+	for _, c := range []float64{0.5, 1} {
+		if got := run(far, 5, c).ServedShare; got != 0 {
+			t.Errorf("%q cut at %g: served %v, want 0 (trade.buy below the cut)", far, c, got)
+		}
+	}
+	if got := run(far, 5, 0.2).ServedShare; got != 1 {
+		t.Errorf("%q cut at 0.2: served %v, want 1", far, got)
+	}
+}
+
+func TestRunRefusesCut(t *testing.T) {
+	for _, c := range []float64{1.5, math.NaN()} {
+		cfg := armsFixture(t)
+		cfg.Cut = c
+		if _, err := evaluate.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "want 0 to 1") {
+			t.Errorf("cut %g: %v, want a refusal naming the valid range", c, err)
+		}
 	}
 }
 

@@ -334,7 +334,7 @@ func ChooseDefault(ctx context.Context, cfg ChooseConfig) (*Choice, error) {
 		if sb, err = DeriveSearchBase(ctx, learn); err != nil {
 			return nil, err
 		}
-		set, err := withSearchBase(cfg.Profiles, sb.Start, sb.Tools)
+		set, err := sb.Served(cfg.Profiles)
 		if err != nil {
 			return nil, err
 		}

@@ -51,15 +51,18 @@ func SearchRecall(ix *toolsearch.Index, sessions []Session, listed map[string]bo
 
 // find is one find_tools call as the search arm makes it for a session of
 // profile: ranked as the gateway ranks, over the searchable tools not
-// found before. It returns the ranking down to the deepest recall rank (or
-// limit, if deeper), and marks the first limit hits found.
-func find(ix *toolsearch.Index, profile, query string, history []string, limit int, searchable func(string) bool, found map[string]bool) []toolsearch.Hit {
+// found before, and cut as the gateway cuts (toolsearch.Cut). It returns
+// the ranking down to the deepest recall rank (or limit, if deeper) and
+// the hits returned, the first limit cut at fraction cut, which it marks
+// found.
+func find(ix *toolsearch.Index, profile, query string, history []string, limit int, cut float64, searchable func(string) bool, found map[string]bool) (ranked, returned []toolsearch.Hit) {
 	fresh := func(t string) bool { return (searchable == nil || searchable(t)) && !found[t] }
-	hits := ix.SearchAs(profile, query, history, max(limit, slices.Max(RecallRanks())), fresh)
-	for _, h := range hits[:min(limit, len(hits))] {
+	ranked = ix.SearchAs(profile, query, history, max(limit, slices.Max(RecallRanks())), fresh)
+	returned = toolsearch.Cut(ranked[:min(limit, len(ranked))], cut)
+	for _, h := range returned {
 		found[h.Name] = true
 	}
-	return hits
+	return ranked, returned
 }
 
 // SearchOptions are how ReplaySearch searches.
@@ -67,6 +70,9 @@ type SearchOptions struct {
 	Listed     map[string]bool   // tools the base lists: served without a search
 	Searchable func(string) bool // tools a search may return; nil: every tool
 	Limit      int               // find_tools' limit; 0 is toolsearch.DefaultLimit
+	// Cut is the share of the best hit's score a returned hit reaches
+	// (toolsearch.Cut); 0 is toolsearch.DefaultCut, negative none.
+	Cut float64
 	// QueryTurns is how many turns with words a query is written from
 	// (Session.query); 0 is QueryTurns.
 	QueryTurns int
@@ -95,6 +101,7 @@ func ReplaySearch(ix *toolsearch.Index, sessions []Session, o SearchOptions) Ser
 	if turns == 0 {
 		turns = QueryTurns
 	}
+	cut := cutOf(o.Cut)
 	out := Served{Recall: Recall{At: map[int]int{}}}
 	for _, s := range sessions {
 		found := map[string]bool{}
@@ -106,7 +113,7 @@ func ReplaySearch(ix *toolsearch.Index, sessions []Session, o SearchOptions) Ser
 			}
 			out.Uses++
 			if !o.Listed[c.Tool] && !found[c.Tool] && (o.Searchable == nil || o.Searchable(c.Tool)) {
-				hits := find(ix, "", s.queryFrom(c.Turn, turns), history, limit, o.Searchable, found)
+				hits, _ := find(ix, "", s.queryFrom(c.Turn, turns), history, limit, cut, o.Searchable, found)
 				out.count(hits, c.Tool)
 			}
 			if o.Listed[c.Tool] || found[c.Tool] {
@@ -132,4 +139,16 @@ func (r *Recall) count(hits []toolsearch.Hit, tool string) {
 			r.At[k]++
 		}
 	}
+}
+
+// cutOf is the fraction a Cut field of 0 (the default) or below (none)
+// means.
+func cutOf(c float64) float64 {
+	switch {
+	case c == 0:
+		return toolsearch.DefaultCut
+	case c < 0:
+		return 0
+	}
+	return c
 }

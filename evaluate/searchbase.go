@@ -227,6 +227,12 @@ func DeriveSearchBase(ctx context.Context, cfg Config) (*SearchBase, error) {
 	return b, nil
 }
 
+// Served returns set with the base added as profile DerivedSearchProfile,
+// under its start's rules (withSearchBase), as ChooseDefault measures it.
+func (b *SearchBase) Served(set *profiles.Set) (*profiles.Set, error) {
+	return withSearchBase(set, b.Start, b.Tools)
+}
+
 // smallestProfile is the file's profile with the fewest tools but full,
 // the first in file order on a tie; "" when it has none.
 func smallestProfile(f *profiles.File) string {

@@ -23,7 +23,8 @@ const tuneLimit = 9
 // best misses a needed use in the smallest share of sessions (the mean
 // over the traces): such a session is priced on the full catalog from
 // then on, which is most of the search arm's cost. Ties go to the larger
-// worse margin over the recall targets.
+// worse margin over the recall targets. The ranking is tuned uncut: the
+// cut is tuned over DefaultWeights (TestEvalDefaultCut).
 func TestEvalDefaultWeights(t *testing.T) {
 	type set struct {
 		docs   []toolsearch.Doc
@@ -56,7 +57,7 @@ func TestEvalDefaultWeights(t *testing.T) {
 	measure := func(w toolsearch.Weights, turns int) score {
 		sc := score{margin: 1}
 		for _, s := range sets {
-			r := evaluate.ReplaySearch(toolsearch.New(s.docs, s.priors, w), s.check, evaluate.SearchOptions{Limit: tuneLimit, QueryTurns: turns})
+			r := evaluate.ReplaySearch(toolsearch.New(s.docs, s.priors, w), s.check, evaluate.SearchOptions{Limit: tuneLimit, Cut: -1, QueryTurns: turns})
 			sc.missed += float64(r.Missed) / float64(len(s.check)) / float64(len(sets))
 			sc.margin = min(sc.margin, r.Share(5)-s.target)
 		}

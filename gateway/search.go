@@ -8,7 +8,10 @@ package gateway
 // find_tools({query, limit?}) returns up to limit (default 5, at most 20)
 // definitions, ranked by package toolsearch over the searchable tools with
 // the generated file's priors (the session's profile's measured demand
-// among them) and the tools this session already called.
+// among them) and the tools this session already called, and cut where a
+// hit scores below toolsearch.DefaultCut of the best one's
+// (toolsearch.Cut): a clear query gets the few tools it asks for, an
+// ambiguous one up to limit.
 // Each is what a model needs to call the tool (toolsearch.Definition:
 // name, description, input schema) and is returned once per session: the
 // answer is conversation the model pays for in every later turn, and it
@@ -170,9 +173,9 @@ func (g *Gateway) findTools(snap *policy.Snapshot, s *session, params *mcp.CallT
 		limit = *args.Limit
 	}
 	cat := g.cat()
-	hits := cat.search.index.SearchAs(s.profile, *args.Query, s.search.history(), limit, func(name string) bool {
+	hits := toolsearch.Cut(cat.search.index.SearchAs(s.profile, *args.Query, s.search.history(), limit, func(name string) bool {
 		return snap.Searchable(s.profile, name) && !s.search.returnedBefore(name)
-	})
+	}), toolsearch.DefaultCut)
 	defs := make([]toolsearch.Definition, 0, len(hits))
 	names := make([]string, 0, len(hits))
 	for _, h := range hits {

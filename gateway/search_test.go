@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -133,8 +134,8 @@ func TestFindTools(t *testing.T) {
 	}{
 		{"ranked by words", Options{}, "searchy", map[string]any{"query": "write text to a file", "limit": 1}, []string{"write_file"}},
 		{"listed and destructive tools are never found", Options{}, "searchy", map[string]any{"query": "file", "limit": 10}, []string{"write_file", "list_dir", "send_mail"}},
-		{"priors without words", Options{}, "searchy", map[string]any{"query": ""}, []string{"send_mail", "list_dir", "write_file"}},
-		{"the profile's measured demand", Options{}, "demanding", map[string]any{"query": ""}, []string{"write_file", "send_mail", "list_dir"}},
+		{"priors without words", Options{}, "searchy", map[string]any{"query": ""}, []string{"send_mail"}},
+		{"the profile's measured demand", Options{}, "demanding", map[string]any{"query": ""}, []string{"write_file"}},
 		{"searchable narrows", Options{}, "mailless", map[string]any{"query": "send an email", "limit": 10}, []string{"list_dir", "write_file"}},
 		{"ceiling bounds", Options{MaxProfile: "ceiling"}, "searchy", map[string]any{"query": "send an email", "limit": 10}, []string{"list_dir", "write_file"}},
 		{"read-only bounds", Options{ReadOnly: true}, "searchy", map[string]any{"query": "email file", "limit": 10}, []string{"list_dir"}},
@@ -142,6 +143,34 @@ func TestFindTools(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g, _ := searchGateway(t, tc.opts)
 			cs := connect(t, g, tc.profile)
+			if got := findNames(t, cs, tc.args); !slices.Equal(got, tc.want) {
+				t.Fatalf("find_tools %v = %v, want %v", tc.args, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFindToolsCut: over HTTP, find_tools returns the hits that score at
+// least toolsearch.DefaultCut of the best one's: a clear query gets the
+// tools it names and no more, hits its words cannot tell apart all come,
+// up to the limit.
+func TestFindToolsCut(t *testing.T) {
+	g, _ := searchGateway(t, Options{})
+	srv := httptest.NewServer(g.HTTPHandler())
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name, profile string
+		args          map[string]any
+		want          []string
+	}{
+		{"a clear query gets the tool it names", "searchy", map[string]any{"query": "send an email message", "limit": 10}, []string{"send_mail"}},
+		{"measured demand alone", "demanding", map[string]any{"query": "", "limit": 10}, []string{"write_file"}},
+		{"ties all come", "mailless", map[string]any{"query": "", "limit": 10}, []string{"list_dir", "write_file"}},
+		{"ties within the limit", "mailless", map[string]any{"query": "", "limit": 1}, []string{"list_dir"}},
+		{"near the best all come", "searchy", map[string]any{"query": "file", "limit": 10}, []string{"write_file", "list_dir", "send_mail"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := httpClient(t, srv.URL+"/mcp/"+tc.profile, "cut-client", "", legacyProtocol)
 			if got := findNames(t, cs, tc.args); !slices.Equal(got, tc.want) {
 				t.Fatalf("find_tools %v = %v, want %v", tc.args, got, tc.want)
 			}
