@@ -157,9 +157,10 @@ type Gateway struct {
 	usageSwept time.Time
 	refused    refusals // bad input refused (credentials.go)
 
-	relay     relay      // pass-through state (passthrough.go)
-	refreshMu sync.Mutex // one ToolsChanged at a time
-	admission admission  // calls in flight (admission.go)
+	relay     relay         // pass-through state (passthrough.go)
+	listing   chan struct{} // holds a token while ToolsChanged lists (capacity 1)
+	swapMu    sync.Mutex    // one catalog resolution and swap at a time (catalog.go)
+	admission admission     // calls in flight (admission.go)
 }
 
 // serverKey names one cached server: a profile served over a transport,
@@ -238,6 +239,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		servers:   make(map[serverKey]*mcp.Server),
 		sessions:  make(map[*mcp.ServerSession]*session),
 		usage:     make(map[usageKey]*usageEntry),
+		listing:   make(chan struct{}, 1),
 	}
 	g.catalog.Store(cat)
 	if opts.MaxProfile != "" {
