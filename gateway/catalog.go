@@ -44,8 +44,9 @@ import (
 // It is never modified once stored.
 type catalogState struct {
 	resolved *profiles.Resolved
-	list     []*mcp.Tool          // the upstream tools, as listed: what a profile reload resolves against
-	tools    map[string]*mcp.Tool // every upstream tool by name
+	list     []*mcp.Tool          // the upstream tools served, as listed: what a profile reload resolves against
+	refused  []string             // why listed tools were left out (names.go), sorted: health warnings
+	tools    map[string]*mcp.Tool // every upstream tool served, by name
 	served   map[string]*mcp.Tool // the same as listed: with the effect in _meta
 	listed   map[string][]string  // per profile, the tools listed and callable (sorted)
 	hash     string
@@ -63,15 +64,16 @@ type catalogState struct {
 // cat is the current catalog.
 func (g *Gateway) cat() *catalogState { return g.catalog.Load() }
 
-// newCatalog resolves list into a catalog. The derived parts are computed
+// newCatalog resolves list, whose tools servableTools kept (refused says
+// why it left out others), into a catalog. The derived parts are computed
 // by the Gateway's own methods on a scratch Gateway holding the partial
 // catalog, so that they are the same code whether at start or on refresh.
-func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, resolved *profiles.Resolved) (*catalogState, error) {
+func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, refused []string, resolved *profiles.Resolved) (*catalogState, error) {
 	hash, err := (&catalog.Catalog{Tools: list}).Hash()
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	st := &catalogState{resolved: resolved, list: list, tools: make(map[string]*mcp.Tool, len(list)), hash: hash}
+	st := &catalogState{resolved: resolved, list: list, refused: refused, tools: make(map[string]*mcp.Tool, len(list)), hash: hash}
 	for _, t := range list {
 		st.tools[t.Name] = t
 	}
@@ -114,9 +116,10 @@ func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
 		g.logger.Warn("tools changed but could not be listed; serving the previous list", "server", server, "error", err)
 		return
 	}
+	list, refused := servableTools(g.opts.Upstream, list)
 	g.swapMu.Lock()
 	defer g.swapMu.Unlock()
-	g.swapCatalogLocked(server, list)
+	g.swapCatalogLocked(server, list, refused)
 }
 
 // ProfilesChanged re-resolves the profiles (Options.Resolve) against the
@@ -127,14 +130,14 @@ func (g *Gateway) ProfilesChanged(source string) {
 	g.swapMu.Lock()
 	defer g.swapMu.Unlock()
 	cat := g.cat()
-	g.swapCatalogLocked(source, cat.list)
+	g.swapCatalogLocked(source, cat.list, cat.refused)
 }
 
 // swapCatalogLocked resolves the profiles against list and swaps in the
 // catalog, notifying sessions when what they are served changed; it keeps
 // the current catalog when that fails. It waits on no upstream; the caller
 // holds swapMu.
-func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool) {
+func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []string) {
 	var err error
 	resolved := profiles.Full(list)
 	if g.opts.Resolve != nil {
@@ -143,12 +146,17 @@ func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool) {
 			return
 		}
 	}
-	cat, err := newCatalog(g.opts, g.logger, list, resolved)
+	cat, err := newCatalog(g.opts, g.logger, list, refused, resolved)
 	if err != nil {
 		g.logger.Warn("tools changed: serving the previous list", "server", source, "error", err)
 		return
 	}
 	old := g.catalog.Swap(cat)
+	for _, w := range refused {
+		if !slices.Contains(old.refused, w) {
+			g.logger.Warn("upstream tool left out", "warning", w)
+		}
+	}
 	if sameServed(old, cat) {
 		return // a reconnection, or a reload, that serves the same tools
 	}

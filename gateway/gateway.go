@@ -216,9 +216,18 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 	}
+	list, refused := servableTools(opts.Upstream, list)
 	resolved := opts.Profiles
-	if resolved == nil {
+	switch {
+	case resolved == nil:
 		resolved = profiles.Full(list)
+	case len(refused) > 0 && opts.Resolve == nil:
+		return nil, fmt.Errorf("gateway: %s; the profiles were resolved against the tools as listed: set Options.Resolve to resolve them against the tools served", refused[0])
+	case len(refused) > 0:
+		var err error
+		if resolved, err = opts.Resolve(list); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
 	}
 	if len(resolved.Profiles) == 0 {
 		return nil, errors.New("gateway: no profiles to serve")
@@ -228,7 +237,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		key = make([]byte, 32)
 		rand.Read(key)
 	}
-	cat, err := newCatalog(opts, logger, list, resolved)
+	cat, err := newCatalog(opts, logger, list, refused, resolved)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +255,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		if _, ok := resolved.Profiles[opts.MaxProfile]; !ok {
 			return nil, fmt.Errorf("gateway: max profile %q: %w", opts.MaxProfile, g.unknownProfile(opts.MaxProfile))
 		}
+	}
+	for _, w := range refused {
+		logger.Warn("upstream tool left out", "warning", w)
 	}
 	for _, w := range resolved.Warnings {
 		logger.Warn("profiles", "warning", w)

@@ -84,7 +84,7 @@ func (g *Gateway) Health() Health {
 		Default:       g.cat().resolved.Default,
 		Profiles:      g.servable(),
 		Ceiling:       g.opts.MaxProfile,
-		Warnings:      slices.Clone(g.cat().resolved.Warnings),
+		Warnings:      slices.Concat(g.cat().resolved.Warnings, g.cat().refused),
 		Upstream:      UpstreamHealth{State: "serving", Tools: len(g.cat().tools), CatalogHash: g.cat().hash},
 		Telemetry:     "off",
 		OpenSessions:  open,
