@@ -73,3 +73,25 @@ func TestListToolsServesKnownToolsOfAnUpstreamThatStopsAnswering(t *testing.T) {
 		t.Errorf("after hang answered again, health list_error = %q, want none", got)
 	}
 }
+
+// TestListErrorLeavesDownUpstreamsToTheirState: a listing that fails
+// because its upstream is down sets no list_error: the state and last
+// error tell it.
+func TestListErrorLeavesDownUpstreamsToTheirState(t *testing.T) {
+	doc := resolve(t, `{"mcpServers": {
+		"gone": `+stdioEntry(filepath.Join(t.TempDir(), "no-such-server"), nil)+`,
+		"live": `+helperEntry(t, "l", "quick", 0)+`}}`, nil)
+	set, err := StartSet(context.Background(), doc, SetOptions{StartWait: time.Minute}) // until both first attempts end
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	if _, err := set.ListTools(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range set.Health() {
+		if h.Name == "gone" && (h.State == StateReady || h.ListError != "") {
+			t.Errorf("gone: state %s, list_error %q; want not ready and no list_error", h.State, h.ListError)
+		}
+	}
+}
