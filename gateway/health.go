@@ -16,7 +16,8 @@ type Health struct {
 	Profiles []string `json:"profiles"` // profiles that can be served (within the ceiling)
 	Ceiling  string   `json:"ceiling,omitempty"`
 	// Warnings are the profile warnings found at start, such as a profile
-	// naming a tool the upstream does not offer.
+	// naming a tool the upstream does not offer, and the upstream tools
+	// left out for their names (names.go).
 	Warnings []string       `json:"warnings"`
 	Upstream UpstreamHealth `json:"upstream"`
 	// Upstreams is each upstream server of a launch document (or the one
