@@ -7,6 +7,15 @@ package gateway
 // sees one listing or the other, never a mix. Connected downstream sessions
 // are then sent notifications/tools/list_changed.
 //
+// Two locks order this. One listing runs at a time (Gateway.listing, given
+// up when the caller's context ends), and the listing is the only part that
+// waits on upstreams. Resolving and swapping (Gateway.swapMu) never waits
+// on an upstream: a profile reload (ProfilesChanged) resolves against the
+// tools last listed and takes effect at once, even while a listing waits on
+// an upstream that does not answer. Since resolving reads the profiles in
+// force at that moment, a listing that ends after a reload resolves with
+// the reloaded profiles.
+//
 // Sending it: the SDK's *mcp.Server sends list_changed only when its own
 // tool set changes (AddTool, RemoveTools), and offers no public way to send
 // it otherwise. The gateway registers no tools with the SDK (the middleware
@@ -35,7 +44,9 @@ import (
 // It is never modified once stored.
 type catalogState struct {
 	resolved *profiles.Resolved
-	tools    map[string]*mcp.Tool // every upstream tool by name
+	list     []*mcp.Tool          // the upstream tools served, as listed: what a profile reload resolves against
+	refused  []string             // why listed tools were left out (names.go), sorted: health warnings
+	tools    map[string]*mcp.Tool // every upstream tool served, by name
 	served   map[string]*mcp.Tool // the same as listed: with the effect in _meta
 	listed   map[string][]string  // per profile, the tools listed and callable (sorted)
 	hash     string
@@ -53,15 +64,16 @@ type catalogState struct {
 // cat is the current catalog.
 func (g *Gateway) cat() *catalogState { return g.catalog.Load() }
 
-// newCatalog resolves list into a catalog. The derived parts are computed
+// newCatalog resolves list, whose tools servableTools kept (refused says
+// why it left out others), into a catalog. The derived parts are computed
 // by the Gateway's own methods on a scratch Gateway holding the partial
 // catalog, so that they are the same code whether at start or on refresh.
-func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, resolved *profiles.Resolved) (*catalogState, error) {
+func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, refused []string, resolved *profiles.Resolved) (*catalogState, error) {
 	hash, err := (&catalog.Catalog{Tools: list}).Hash()
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	st := &catalogState{resolved: resolved, tools: make(map[string]*mcp.Tool, len(list)), hash: hash}
+	st := &catalogState{resolved: resolved, list: list, refused: refused, tools: make(map[string]*mcp.Tool, len(list)), hash: hash}
 	for _, t := range list {
 		st.tools[t.Name] = t
 	}
@@ -89,30 +101,63 @@ const listChangedProbe = "toolprof_list_changed_probe"
 // ToolsChanged lists the upstream's tools again after server (a name in
 // the launch document, for the log) said they changed, swaps in the
 // re-resolved catalog and, when the served tools differ, notifies every
-// connected session. A listing or resolution that fails keeps the current
-// catalog.
+// connected session. A listing or resolution that fails, or a wait for an
+// earlier listing that outlasts ctx, keeps the current catalog.
 func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
-	g.refreshMu.Lock()
-	defer g.refreshMu.Unlock()
+	select {
+	case g.listing <- struct{}{}:
+	case <-ctx.Done():
+		g.logger.Warn("tools changed but an earlier listing is still waiting on an upstream; serving the previous list", "server", server, "error", ctx.Err())
+		return
+	}
+	defer func() { <-g.listing }()
 	list, err := g.opts.Upstream.ListTools(ctx)
 	if err != nil {
 		g.logger.Warn("tools changed but could not be listed; serving the previous list", "server", server, "error", err)
 		return
 	}
+	list, refused := servableTools(g.opts.Upstream, list)
+	g.swapMu.Lock()
+	defer g.swapMu.Unlock()
+	g.swapCatalogLocked(server, list, refused)
+}
+
+// ProfilesChanged re-resolves the profiles (Options.Resolve) against the
+// tools last listed, asking no upstream, and swaps the catalog as
+// ToolsChanged does; source names what changed, for the log. A listing
+// waiting on an upstream does not hold it up.
+func (g *Gateway) ProfilesChanged(source string) {
+	g.swapMu.Lock()
+	defer g.swapMu.Unlock()
+	cat := g.cat()
+	g.swapCatalogLocked(source, cat.list, cat.refused)
+}
+
+// swapCatalogLocked resolves the profiles against list and swaps in the
+// catalog, notifying sessions when what they are served changed; it keeps
+// the current catalog when that fails. It waits on no upstream; the caller
+// holds swapMu.
+func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []string) {
+	var err error
 	resolved := profiles.Full(list)
 	if g.opts.Resolve != nil {
 		if resolved, err = g.opts.Resolve(list); err != nil {
-			g.logger.Warn("tools changed but the profiles do not resolve against them; serving the previous list", "server", server, "error", err)
+			g.logger.Warn("tools changed but the profiles do not resolve against them; serving the previous list", "server", source, "error", err)
 			return
 		}
 	}
-	cat, err := newCatalog(g.opts, g.logger, list, resolved)
+	cat, err := newCatalog(g.opts, g.logger, list, refused, resolved)
 	if err != nil {
-		g.logger.Warn("tools changed: serving the previous list", "server", server, "error", err)
+		g.logger.Warn("tools changed: serving the previous list", "server", source, "error", err)
 		return
 	}
 	old := g.catalog.Swap(cat)
-	if old != nil && sameServed(old, cat) {
+	for _, w := range refused {
+		if !slices.Contains(old.refused, w) {
+			g.logger.Warn("upstream tool left out", "warning", w)
+		}
+	}
+	if sameServed(old, cat) {
 		return // a reconnection, or a reload, that serves the same tools
 	}
 	for _, w := range resolved.Warnings {

@@ -161,7 +161,8 @@ type Gateway struct {
 	refused    refusals // bad input refused (credentials.go)
 
 	relay     relay         // pass-through state (passthrough.go)
-	refreshMu sync.Mutex    // one ToolsChanged at a time
+	listing   chan struct{} // holds a token while ToolsChanged lists (capacity 1)
+	swapMu    sync.Mutex    // one catalog resolution and swap at a time (catalog.go)
 	admission admission     // calls in flight (admission.go)
 	fastCalls atomic.Uint64 // tools/call the stdio fast path took (fastcall.go)
 }
@@ -219,9 +220,18 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 	}
+	list, refused := servableTools(opts.Upstream, list)
 	resolved := opts.Profiles
-	if resolved == nil {
+	switch {
+	case resolved == nil:
 		resolved = profiles.Full(list)
+	case len(refused) > 0 && opts.Resolve == nil:
+		return nil, fmt.Errorf("gateway: %s; the profiles were resolved against the tools as listed: set Options.Resolve to resolve them against the tools served", refused[0])
+	case len(refused) > 0:
+		var err error
+		if resolved, err = opts.Resolve(list); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
 	}
 	if len(resolved.Profiles) == 0 {
 		return nil, errors.New("gateway: no profiles to serve")
@@ -231,7 +241,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		key = make([]byte, 32)
 		rand.Read(key)
 	}
-	cat, err := newCatalog(opts, logger, list, resolved)
+	cat, err := newCatalog(opts, logger, list, refused, resolved)
 	if err != nil {
 		return nil, err
 	}
@@ -243,12 +253,16 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		sessions:  make(map[*mcp.ServerSession]*session),
 		fast:      make(map[*mcp.ServerSession]*fastConn),
 		usage:     make(map[usageKey]*usageEntry),
+		listing:   make(chan struct{}, 1),
 	}
 	g.catalog.Store(cat)
 	if opts.MaxProfile != "" {
 		if _, ok := resolved.Profiles[opts.MaxProfile]; !ok {
 			return nil, fmt.Errorf("gateway: max profile %q: %w", opts.MaxProfile, g.unknownProfile(opts.MaxProfile))
 		}
+	}
+	for _, w := range refused {
+		logger.Warn("upstream tool left out", "warning", w)
 	}
 	for _, w := range resolved.Warnings {
 		logger.Warn("profiles", "warning", w)

@@ -16,7 +16,8 @@ type Health struct {
 	Profiles []string `json:"profiles"` // profiles that can be served (within the ceiling)
 	Ceiling  string   `json:"ceiling,omitempty"`
 	// Warnings are the profile warnings found at start, such as a profile
-	// naming a tool the upstream does not offer.
+	// naming a tool the upstream does not offer, and the upstream tools
+	// left out for their names (names.go).
 	Warnings []string       `json:"warnings"`
 	Upstream UpstreamHealth `json:"upstream"`
 	// Upstreams is each upstream server of a launch document (or the one
@@ -92,7 +93,7 @@ func (g *Gateway) Health() Health {
 		Default:       g.cat().resolved.Default,
 		Profiles:      g.servable(),
 		Ceiling:       g.opts.MaxProfile,
-		Warnings:      slices.Clone(g.cat().resolved.Warnings),
+		Warnings:      slices.Concat(g.cat().resolved.Warnings, g.cat().refused),
 		Upstream:      UpstreamHealth{State: "serving", Tools: len(g.cat().tools), CatalogHash: g.cat().hash},
 		Telemetry:     "off",
 		OpenSessions:  open,

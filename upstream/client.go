@@ -135,7 +135,7 @@ type Options struct {
 	Backoff Backoff
 	// ConnectTimeout bounds each connection attempt, the first included, so
 	// a server that never answers initialize cannot hold up the others
-	// (default 30s).
+	// (default 30s). It bounds each tools/list of a Set the same way.
 	ConnectTimeout time.Duration
 	// TerminateDuration is how long closing a stdio server waits for it to
 	// exit after its stdin is closed before signalling it (default 2s).
@@ -895,6 +895,7 @@ type Health struct {
 	LastError string           `json:"last_error,omitempty"` // scrubbed
 	Tools     int              `json:"tools"`                // as last listed
 	Shadowed  []string         `json:"shadowed,omitempty"`   // tool names hidden by a collision (Set only)
+	ListError string           `json:"list_error,omitempty"` // why the last tools/list failed while up; Tools are those last listed (Set only)
 }
 
 // Health reports the Client's state.

@@ -103,6 +103,19 @@ func runHelperServer() error {
 			}
 		})
 	}
+	// HELPER_LIST_HANG_GATE names a file: while it exists, tools/list is
+	// never answered (the request waits for its cancellation).
+	if gate := os.Getenv("HELPER_LIST_HANG_GATE"); gate != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if _, err := os.Stat(gate); err == nil && method == "tools/list" {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	// HELPER_FIRST_LIST_DELAY holds up the answer to the first tools/list
 	// after computing it, so a later list can finish first; the tool "grow"
 	// adds a tool "extra" (the SDK sends tools/list_changed).

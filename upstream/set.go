@@ -46,6 +46,7 @@ type Set struct {
 
 	mu             sync.Mutex
 	shadowed       map[string][]string // server -> its tool names hidden by a collision
+	listErrs       map[string]string   // server -> why its last tools/list failed while it was up
 	resourceOwners map[string]*Client  // URI -> server, from the last ListResources
 }
 
@@ -129,18 +130,28 @@ func (s *Set) Name(server, name string) string {
 }
 
 // ListTools lists every upstream's tools under their served names. An
-// upstream that is down contributes the tools it last listed, so that
+// upstream that is down, or that does not answer within its
+// Options.ConnectTimeout, contributes the tools it last listed, so that
 // calling them answers upstream_unavailable instead of the tools vanishing;
-// one that never listed contributes none. It fails only when no upstream
-// could be listed and none has listed before.
+// one that never listed contributes none. A listing that failed while its
+// upstream was up shows in Health (ListError) until one succeeds. It fails
+// only when no upstream could be listed and none has listed before.
 func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	// Ask every upstream at once: a slow one delays the list by its own
-	// time only. Merging below is in name order, so the result is not.
+	// time only, and no more than its ConnectTimeout. Merging below is in
+	// name order, so the result is not.
 	lists := make([][]*mcp.Tool, len(s.clients))
 	errs := make([]error, len(s.clients))
 	var wg sync.WaitGroup
 	for i, c := range s.clients {
-		wg.Go(func() { lists[i], errs[i] = c.ListTools(ctx) })
+		wg.Go(func() {
+			lctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+			defer cancel()
+			lists[i], errs[i] = c.ListTools(lctx)
+			if errs[i] != nil && ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
+				errs[i] = fmt.Errorf("upstream %q: tools/list not answered within %v (its connect timeout): %w", c.Name(), c.opts.ConnectTimeout, context.DeadlineExceeded)
+			}
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -149,10 +160,14 @@ func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var out []*mcp.Tool
 	seen := map[string]bool{}
 	shadowed := map[string][]string{}
+	listErrs := map[string]string{}
 	listed := false
 	for i, c := range s.clients {
 		tools := lists[i]
 		if errs[i] != nil {
+			if !errors.Is(errs[i], ErrUnavailable) {
+				listErrs[c.Name()] = errs[i].Error() // scrubbed by the Client
+			}
 			var ok bool
 			if tools, ok = c.KnownTools(); !ok {
 				continue
@@ -175,7 +190,7 @@ func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 		}
 	}
 	s.mu.Lock()
-	s.shadowed = shadowed
+	s.shadowed, s.listErrs = shadowed, listErrs
 	s.mu.Unlock()
 	if !listed && len(s.clients) > 0 {
 		return nil, errors.Join(errs...)
@@ -434,6 +449,7 @@ func (s *Set) Health() []Health {
 	for _, c := range s.clients {
 		h := c.Health()
 		h.Shadowed = slices.Clone(s.shadowed[c.Name()])
+		h.ListError = s.listErrs[c.Name()]
 		out = append(out, h)
 	}
 	return out

@@ -304,7 +304,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if toks != nil {
 		go watchTokens(ctx, toks, logger)
 	}
-	c.hard.onNewSession = src.reloader(ctx, g.ToolsChanged)
+	c.hard.onNewSession = src.reloader(g.ProfilesChanged)
 	if !allReady {
 		// One still starting may have joined before the gateway could hear
 		// it: list again now rather than at its next change.

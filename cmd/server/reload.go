@@ -13,7 +13,6 @@ package main
 // change reaches the sessions opened from then on.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -92,11 +91,13 @@ func (p *profileSource) changed() bool {
 
 // reloader returns what the HTTP handler calls when a session opens: a
 // change of the files re-resolves the profiles through refresh (the
-// gateway's ToolsChanged, which calls resolve).
-func (p *profileSource) reloader(ctx context.Context, refresh func(context.Context, string)) func() {
+// gateway's ProfilesChanged, which calls resolve against the tools last
+// listed): the request opening the session waits on no upstream, and the
+// session is served the reloaded profiles.
+func (p *profileSource) reloader(refresh func(string)) func() {
 	return func() {
 		if p.changed() {
-			refresh(ctx, "profiles "+p.path)
+			refresh("profiles " + p.path)
 		}
 	}
 }
