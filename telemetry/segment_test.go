@@ -403,8 +403,9 @@ func TestReadUsageSessionIDUnderTwoNumbers(t *testing.T) {
 // A damaged segment whose last session or tool number lies past the
 // bucket's count of keys is refused by every reader, naming the file, the
 // bucket and the key and the numbers that would be valid, before any
-// table of that size is made (a key of 0xffffffff would otherwise ask
-// for tens of gigabytes); a number the writer skipped (0) still reads.
+// table is sized from it (0x10000000 would ask for gigabytes, and
+// 0xffffffff wrapped the size to zero and panicked); a number the writer
+// skipped (0) still reads.
 func TestReadersRefuseNumberPastKeys(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	readers := []struct {
@@ -424,6 +425,7 @@ func TestReadersRefuseNumberPastKeys(t *testing.T) {
 		{"as written", "", 0, ""},
 		{"session number past the keys", bucketSessionNames, 5, "bucket session_names key 00000005: number 5 is past the bucket's 3 keys: want numbers 0 to 3"},
 		{"tool number past the keys", bucketTools, 4, "bucket tools key 00000004: number 4 is past the bucket's 3 keys: want numbers 0 to 3"},
+		{"large session number", bucketSessionNames, 0x10000000, "bucket session_names key 10000000: number 268435456 is past the bucket's 3 keys"},
 		{"huge session number", bucketSessionNames, 0xffffffff, "bucket session_names key ffffffff: number 4294967295 is past"},
 		{"huge tool number", bucketTools, 0xffffffff, "bucket tools key ffffffff: number 4294967295 is past"},
 	} {
