@@ -13,6 +13,7 @@ build:
 	$(GO) build -o $(BIN)/profiler ./cmd/profiler
 	$(GO) build -o $(BIN)/conformance-client ./e2e/conformance-client
 	$(GO) build -o $(BIN)/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+	$(GO) build -o $(BIN)/relayfloor ./bench/relayfloor
 
 vet:
 	$(GO) vet ./...
@@ -145,7 +146,8 @@ load:
 # make perf: the performance table of the built binaries (bench/perf_test.go):
 # tools/call p50 and p99 through the gateway against the same client calling
 # the everything-server directly, over stdio and HTTP, in interleaved
-# rounds; the server's RSS per open idle HTTP session (500 held); profiler
+# rounds, with the floor (bin/relayfloor: a plain byte relay on stdio, an
+# httputil.ReverseProxy on HTTP) in the same rounds; the server's RSS per open idle HTTP session (500 held); profiler
 # import, derive and stats of sessiongen traces (300 tools) at each of
 # PERF_SESSIONS, with wall time, peak RSS and the cost per session of the
 # largest against the smallest. The 1M run needs about 1 GB of disk in

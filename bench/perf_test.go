@@ -3,7 +3,9 @@ package bench_test
 // make perf: the performance figures of the built binaries, printed as a
 // table. Not part of make test (it takes minutes, and the 1M-session runs
 // need about a gigabyte of disk); every figure is measured in one run and
-// the gateway's are ratios against a direct call made in the same rounds:
+// the gateway's are ratios against a direct call made in the same rounds,
+// beside the floor's (bin/relayfloor, a process relaying the bytes and
+// nothing else):
 //
 //	make perf                                  # 100k and 1M sessions
 //	make perf PERF_SESSIONS=100000             # the analyzer at 100k only
@@ -58,7 +60,7 @@ func TestPerf(t *testing.T) {
 	if bin == "" {
 		t.Fatalf("%s: want the directory make build writes (bin/)", perfBinEnv)
 	}
-	for _, name := range []string{"server", "profiler", "everything-server"} {
+	for _, name := range []string{"server", "profiler", "everything-server", "relayfloor"} {
 		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
 			t.Fatalf("%s: %v (run make build)", perfBinEnv, err)
 		}
@@ -100,8 +102,11 @@ func TestPerf(t *testing.T) {
 // through the gateway (bin/server in front of the everything-server on
 // stdio) against the same client calling another everything-server
 // directly, over transport; with base, through base's server too (another
-// build, to compare builds in one run). Rounds rotate which side goes
-// first, so load on a shared machine falls on every side.
+// build, to compare builds in one run); and through bin/relayfloor, the
+// floor: a process that relays the bytes and nothing else (stdio: a copy
+// both ways; HTTP: httputil.ReverseProxy in front of another
+// everything-server), what any proxy process costs here. Rounds rotate
+// which side goes first, so load on a shared machine falls on every side.
 func perfCalls(t *testing.T, bin, base, transport string) []perfRow {
 	ctx := context.Background()
 	everything := filepath.Join(bin, "everything-server")
@@ -134,6 +139,8 @@ func perfCalls(t *testing.T, bin, base, transport string) []perfRow {
 	if base != "" {
 		sides = append(sides, &side{name: "base", cs: gateway(base)})
 	}
+	floor := &side{name: "floor", cs: perfFloor(t, bin, transport)}
+	sides = append(sides, floor)
 	call := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"})
@@ -165,7 +172,28 @@ func perfCalls(t *testing.T, bin, base, transport string) []perfRow {
 	if base != "" {
 		rows = append(rows, row(sides[2], 0.50, "p50", ""), row(sides[2], 0.99, "p99", ""))
 	}
+	const floorNote = "floor: what any proxy process costs here"
+	rows = append(rows, row(floor, 0.50, "p50", floorNote), row(floor, 0.99, "p99", floorNote))
 	return rows
+}
+
+// perfFloor connects to an everything-server through bin/relayfloor over
+// transport: on stdio the relay starts the server and copies its stdin
+// and stdout; on HTTP it proxies to a server of its own.
+func perfFloor(t *testing.T, bin, transport string) *mcp.ClientSession {
+	relay, everything := filepath.Join(bin, "relayfloor"), filepath.Join(bin, "everything-server")
+	if transport == "stdio" {
+		return perfConnect(t, &mcp.CommandTransport{Command: exec.Command(relay, "--", everything)})
+	}
+	addr := perfFreeAddr(t)
+	srv := exec.Command(everything, "-http", addr, "-stateless=false")
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	perfWaitListening(t, addr)
+	url, _ := perfStartListener(t, exec.Command(relay, "-http", "127.0.0.1:0", "-upstream", "http://"+addr+"/"), regexp.MustCompile(`listening on (http://\S+/)`))
+	return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
 }
 
 func pct(ds []time.Duration, p float64) time.Duration {
@@ -202,6 +230,12 @@ func perfStartHTTPServer(t *testing.T, bin string) string {
 
 func perfStartHTTPServerPID(t *testing.T, bin string) (string, int) {
 	cmd := perfServerCmd(t, bin, "--http", "127.0.0.1:0", "--", filepath.Join(bin, "everything-server"))
+	return perfStartListener(t, cmd, regexp.MustCompile(`on (http://\S+/mcp)`))
+}
+
+// perfStartListener starts cmd and returns the URL re finds (its first
+// group) on its stderr, and its pid; the process is stopped at cleanup.
+func perfStartListener(t *testing.T, cmd *exec.Cmd, re *regexp.Regexp) (string, int) {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +244,6 @@ func perfStartHTTPServerPID(t *testing.T, bin string) (string, int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	re := regexp.MustCompile(`on (http://\S+/mcp)`)
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -228,11 +261,11 @@ func perfStartHTTPServerPID(t *testing.T, bin string) (string, int) {
 	select {
 	case url, ok := <-found:
 		if !ok {
-			t.Fatal("server exited before listening")
+			t.Fatalf("%s exited before listening", filepath.Base(cmd.Path))
 		}
 		return url, cmd.Process.Pid
 	case <-time.After(30 * time.Second):
-		t.Fatal("server did not listen within 30s")
+		t.Fatalf("%s did not listen within 30s", filepath.Base(cmd.Path))
 	}
 	return "", 0
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/exchange"
@@ -21,6 +23,14 @@ import (
 // only the effect rules bear on the entries; its profiles refine generated
 // ones that do not exist yet, so they are left out.
 func ServedCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, counter *price.Counter) (map[string]exchange.ToolCost, error) {
+	return servedCosts(ctx, cat, policy, func(srv *mcp.Server) ([]exchange.ToolCost, error) {
+		return exchange.ServedToolCosts(ctx, srv, counter)
+	})
+}
+
+// servedCosts prices cat's tools with list over the gateway's full
+// listing, as ServedCosts describes.
+func servedCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy, list func(*mcp.Server) ([]exchange.ToolCost, error)) (map[string]exchange.ToolCost, error) {
 	set := &profiles.Set{File: &profiles.File{Version: profiles.Version, Default: profiles.FullProfile}}
 	if policy != nil {
 		set.Policy = &profiles.Policy{Version: policy.Version, Destructive: policy.Destructive, Effects: policy.Effects}
@@ -39,12 +49,12 @@ func ServedCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Pol
 	if err != nil {
 		return nil, fmt.Errorf("price tools as served: %w", err)
 	}
-	list, err := exchange.ServedToolCosts(ctx, srv, counter)
+	listed, err := list(srv)
 	if err != nil {
 		return nil, fmt.Errorf("price tools as served: %w", err)
 	}
-	costs := make(map[string]exchange.ToolCost, len(list))
-	for _, c := range list {
+	costs := make(map[string]exchange.ToolCost, len(listed))
+	for _, c := range listed {
 		costs[c.Name] = c
 	}
 	for _, t := range cat.Tools {
@@ -63,7 +73,11 @@ func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Pol
 	if err != nil {
 		return nil, err
 	}
-	costs, err := ServedCosts(ctx, cat, policy, counter)
+	// Only the default family's model measure is minimised: the other
+	// figures ServedCosts gives are not tokenized.
+	costs, err := servedCosts(ctx, cat, policy, func(srv *mcp.Server) ([]exchange.ToolCost, error) {
+		return exchange.ServedModelCosts(ctx, srv, counter, price.DefaultFamily)
+	})
 	if err != nil {
 		return nil, err
 	}

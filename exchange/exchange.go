@@ -80,6 +80,11 @@ func Measure(ctx context.Context, srv *mcp.Server, opts Options) (*Exchange, err
 	if opts.Counter == nil {
 		return nil, errors.New("measure exchange: no token counter")
 	}
+	return measure(ctx, srv, opts)
+}
+
+// measure is Measure, counting no tokens when opts.Counter is nil.
+func measure(ctx context.Context, srv *mcp.Server, opts Options) (*Exchange, error) {
 	info := opts.ClientInfo
 	if info == nil {
 		info = &mcp.Implementation{Name: "toolprof-bench", Version: "1"}
@@ -131,8 +136,10 @@ func Measure(ctx context.Context, srv *mcp.Server, opts Options) (*Exchange, err
 			return nil, fmt.Errorf("measure exchange: %w", err)
 		}
 		m.Direction = raw.dir
-		if m.Tokens, err = opts.Counter.Count(string(m.Raw)); err != nil {
-			return nil, fmt.Errorf("measure exchange: %w", err)
+		if opts.Counter != nil {
+			if m.Tokens, err = opts.Counter.Count(string(m.Raw)); err != nil {
+				return nil, fmt.Errorf("measure exchange: %w", err)
+			}
 		}
 		ex.Messages = append(ex.Messages, m)
 		ex.Bytes += len(m.Raw)

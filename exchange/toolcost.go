@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,6 +77,47 @@ func ServedToolCosts(ctx context.Context, srv *mcp.Server, c *price.Counter) ([]
 	}
 	if err := addModelCosts(costs, mt, c); err != nil {
 		return nil, fmt.Errorf("served tool costs: %w", err)
+	}
+	return costs, nil
+}
+
+// ServedModelCosts is ServedToolCosts with only what derive minimises:
+// each entry's bytes as served and its o200k_base tokens in family f's
+// model measure (Model holds f alone, Tokens stays nil). It tokenizes each
+// entry once, where ServedToolCosts tokenizes the listing, each entry and
+// each family's measure with every tokenizer.
+func ServedModelCosts(ctx context.Context, srv *mcp.Server, c *price.Counter, f price.Family) ([]ToolCost, error) {
+	if c == nil {
+		return nil, errors.New("served model costs: no token counter")
+	}
+	ex, err := measure(ctx, srv, Options{})
+	if err != nil {
+		return nil, fmt.Errorf("served model costs: %w", err)
+	}
+	if ex.NextCursor != "" {
+		return nil, fmt.Errorf("served model costs: the server paged its listing (cursor %q); serve the full set to one request without cursor", ex.NextCursor)
+	}
+	entries, err := listedEntries(ex)
+	if err != nil {
+		return nil, fmt.Errorf("served model costs: %w", err)
+	}
+	mt, err := ModelTools(ex)
+	if err != nil {
+		return nil, fmt.Errorf("served model costs: %w", err)
+	}
+	if len(entries) != len(ex.Tools) || len(mt) != len(ex.Tools) {
+		return nil, fmt.Errorf("served model costs: %d tools/list entries and %d model tools recorded for %d tools listed", len(entries), len(mt), len(ex.Tools))
+	}
+	costs := make([]ToolCost, len(entries))
+	for i, raw := range entries {
+		if mt[i].Name != ex.Tools[i].Name {
+			return nil, fmt.Errorf("served model costs: entry %d is tool %q, the model measure's is %q", i, ex.Tools[i].Name, mt[i].Name)
+		}
+		n, err := price.ToolTokens(c, f, mt[i:i+1])
+		if err != nil {
+			return nil, fmt.Errorf("served model costs: %w", err)
+		}
+		costs[i] = ToolCost{Name: ex.Tools[i].Name, Bytes: len(raw), Model: map[price.Family]int{f: n[0]}}
 	}
 	return costs, nil
 }

@@ -50,6 +50,21 @@ func (c *Counter) Count(text string) (map[string]int, error) {
 	return out, nil
 }
 
+// CountWith returns the number of tokens in text under the named
+// tokenizer alone.
+func (c *Counter) CountWith(name, text string) (int, error) {
+	for _, codec := range c.codecs {
+		if codec.GetName() == name {
+			n, err := codec.Count(text)
+			if err != nil {
+				return 0, fmt.Errorf("count tokens with %s: %w", name, err)
+			}
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown tokenizer %q (want one of %v)", name, TokenizerNames())
+}
+
 // Encode returns the token ids of text under the named tokenizer.
 func (c *Counter) Encode(name, text string) ([]uint, error) {
 	for _, codec := range c.codecs {

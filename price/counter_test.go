@@ -82,6 +82,9 @@ func TestCounterRoundTrip(t *testing.T) {
 			if len(ids) != counts[name] {
 				t.Errorf("%s: Encode gave %d ids, Count %d for %q", name, len(ids), counts[name], text)
 			}
+			if n, err := c.CountWith(name, text); err != nil || n != counts[name] {
+				t.Errorf("%s: CountWith = %d, %v; Count gave %d for %q", name, n, err, counts[name], text)
+			}
 			back, err := c.Decode(name, ids)
 			if err != nil {
 				t.Fatal(err)
@@ -124,6 +127,9 @@ func TestCounterUnknownTokenizer(t *testing.T) {
 	}
 	if _, err := c.Decode("p99k", nil); err == nil || !strings.Contains(err.Error(), "cl100k_base") {
 		t.Errorf("Decode with unknown tokenizer: err = %v, want one naming the valid ones", err)
+	}
+	if _, err := c.CountWith("p99k", "x"); err == nil || !strings.Contains(err.Error(), "o200k_base") {
+		t.Errorf("CountWith with unknown tokenizer: err = %v, want one naming the valid ones", err)
 	}
 }
 

@@ -152,11 +152,11 @@ func ToolTokens(c *Counter, f Family, tools []Tool) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("model measure (%s): %w", f, err)
 		}
-		n, err := c.Count(string(e))
+		n, err := c.CountWith(O200kBase, string(e))
 		if err != nil {
 			return nil, fmt.Errorf("model measure (%s) of tool %q: %w", f, t.Name, err)
 		}
-		out[i] = n[O200kBase]
+		out[i] = n
 	}
 	return out, nil
 }

@@ -140,8 +140,8 @@ func (r *recordReader) byte() byte {
 
 func (r *recordReader) string() string {
 	n := r.uvarint()
-	if r.err != nil {
-		return ""
+	if r.err != nil || n == 0 {
+		return "" // most of a session's optional fields: no lookup
 	}
 	if uint64(len(r.b)) < n {
 		r.err = errShortRecord

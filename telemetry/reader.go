@@ -342,11 +342,11 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 	bad := func(bucket string, k []byte, err error) error {
 		return fmt.Errorf("read telemetry segment %s: bucket %s key %x: %w", path, bucket, k, err)
 	}
-	names, err := numberedNames(tx.Bucket([]byte(bucketSessionNames))) // session number -> id
+	names, err := numberedNames(tx.Bucket([]byte(bucketSessionNames)), path, bucketSessionNames) // session number -> id
 	if err != nil {
 		return err
 	}
-	tools, err := numberedNames(tx.Bucket([]byte(bucketTools))) // tool number -> name
+	tools, err := numberedNames(tx.Bucket([]byte(bucketTools)), path, bucketTools) // tool number -> name
 	if err != nil {
 		return err
 	}
@@ -587,24 +587,44 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 }
 
 // numberedNames reads a bucket of 4-byte numbers to names into a slice
-// indexed by number, sized once from the last key.
-func numberedNames(b *bolt.Bucket) ([]string, error) {
-	k, _ := b.Cursor().Last()
-	if k == nil {
-		return nil, nil
+// indexed by number, sized once from the last key (numberedLen).
+func numberedNames(b *bolt.Bucket, path, bucket string) ([]string, error) {
+	n, err := numberedLen(b, path, bucket)
+	if err != nil || n == 0 {
+		return nil, err
 	}
-	if len(k) != 4 {
-		return nil, fmt.Errorf("bucket key %x: want a 4-byte number", k)
-	}
-	names := make([]string, binary.BigEndian.Uint32(k)+1)
-	err := b.ForEach(func(k, v []byte) error {
+	names := make([]string, n)
+	err = b.ForEach(func(k, v []byte) error {
 		if len(k) != 4 {
-			return fmt.Errorf("bucket key %x: want a 4-byte number", k)
+			return numberedKeyError(path, bucket, k)
 		}
 		names[binary.BigEndian.Uint32(k)] = string(v)
 		return nil
 	})
 	return names, err
+}
+
+// numberedLen is the length of a table indexed by the 4-byte numbers a
+// bucket maps, from its last key (the largest). Writers number from 0 or
+// 1 without gaps, so the last number is at most the count of keys: a
+// larger one (a damaged key) is an error, not a table of its size.
+func numberedLen(b *bolt.Bucket, path, bucket string) (int, error) {
+	k, _ := b.Cursor().Last()
+	if k == nil {
+		return 0, nil
+	}
+	if len(k) != 4 {
+		return 0, numberedKeyError(path, bucket, k)
+	}
+	last := binary.BigEndian.Uint32(k)
+	if keys := b.Stats().KeyN; int64(last) > int64(keys) {
+		return 0, fmt.Errorf("read telemetry segment %s: bucket %s key %x: number %d is past the bucket's %d keys: want numbers 0 to %d, each once (the file is damaged)", path, bucket, k, last, keys, keys)
+	}
+	return int(last) + 1, nil
+}
+
+func numberedKeyError(path, bucket string, k []byte) error {
+	return fmt.Errorf("read telemetry segment %s: bucket %s key %x: want a 4-byte number", path, bucket, k)
 }
 
 func cmpErr(err error, otherwise string) error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -394,6 +395,67 @@ func TestReadUsageSessionIDUnderTwoNumbers(t *testing.T) {
 			}
 			if fmt.Sprint(snap.ToolCalls) != fmt.Sprint(tc.toolCalls) || snap.callsVisited != 4 {
 				t.Fatalf("tool calls %v, %d visited; want %v, 4", snap.ToolCalls, snap.callsVisited, tc.toolCalls)
+			}
+		})
+	}
+}
+
+// A damaged segment whose last session or tool number lies past the
+// bucket's count of keys is refused by every reader, naming the file, the
+// bucket and the key and the numbers that would be valid, before any
+// table is sized from it (0x10000000 would ask for gigabytes, and
+// 0xffffffff wrapped the size to zero and panicked); a number the writer
+// skipped (0) still reads.
+func TestReadersRefuseNumberPastKeys(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	readers := []struct {
+		name string
+		read func(dir string) error
+	}{
+		{"ScanUsage", func(dir string) error { _, err := ScanUsage(context.Background(), []string{dir}, Window{}); return err }},
+		{"ScanStats", func(dir string) error { _, err := ScanStats(context.Background(), []string{dir}, Window{}); return err }},
+		{"Scan", func(dir string) error { _, err := Scan(context.Background(), []string{dir}, Window{}); return err }},
+	}
+	for _, tc := range []struct {
+		name   string
+		bucket string
+		key    uint32 // added with a name; 0: the segment as written
+		want   string // in the error; "" for none
+	}{
+		{"as written", "", 0, ""},
+		{"session number past the keys", bucketSessionNames, 5, "bucket session_names key 00000005: number 5 is past the bucket's 3 keys: want numbers 0 to 3"},
+		{"tool number past the keys", bucketTools, 4, "bucket tools key 00000004: number 4 is past the bucket's 3 keys: want numbers 0 to 3"},
+		{"large session number", bucketSessionNames, 0x10000000, "bucket session_names key 10000000: number 268435456 is past the bucket's 3 keys"},
+		{"huge session number", bucketSessionNames, 0xffffffff, "bucket session_names key ffffffff: number 4294967295 is past"},
+		{"huge tool number", bucketTools, 0xffffffff, "bucket tools key ffffffff: number 4294967295 is past"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r, _ := openTestRecorder(t, dir, RecorderOptions{Replica: "bad"})
+			for i, id := range []string{"a", "b"} {
+				r.Session(Session{ID: id, Start: t0.Add(time.Duration(i) * time.Second), End: t0.Add(time.Minute)})
+				r.Call(Call{Session: id, Seq: 1, Tool: "t" + strconv.Itoa(i), Start: t0})
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			segs, err := ListSegments([]string{dir})
+			if err != nil || len(segs) != 1 {
+				t.Fatalf("segments: %+v %v", segs, err)
+			}
+			if tc.bucket != "" {
+				editSegment(t, segs[0].Path, func(tx *bolt.Tx) error {
+					return tx.Bucket([]byte(tc.bucket)).Put(num4(tc.key), []byte("x"))
+				})
+			}
+			for _, rd := range readers {
+				err := rd.read(dir)
+				switch {
+				case tc.want == "" && err != nil:
+					t.Errorf("%s: %v", rd.name, err)
+				case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), segs[0].Path)):
+					t.Errorf("%s: err = %v, want one naming %s and %q", rd.name, err, segs[0].Path, tc.want)
+				}
 			}
 		})
 	}

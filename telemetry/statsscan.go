@@ -109,15 +109,12 @@ func (st *statsScan) index(id []byte) int32 {
 // sessionNumbers maps the session numbers of a names bucket to global
 // indices, -1 for a number the bucket skips (read as the id "" when used,
 // as numberedNames reads it).
-func (st *statsScan) sessionNumbers(b *bolt.Bucket) ([]int32, error) {
-	k, _ := b.Cursor().Last()
-	if k == nil {
-		return nil, nil
+func (st *statsScan) sessionNumbers(b *bolt.Bucket, path string) ([]int32, error) {
+	n, err := numberedLen(b, path, bucketSessionNames)
+	if err != nil || n == 0 {
+		return nil, err
 	}
-	if len(k) != 4 {
-		return nil, fmt.Errorf("bucket key %x: want a 4-byte number", k)
-	}
-	idx := make([]int32, binary.BigEndian.Uint32(k)+1)
+	idx := make([]int32, n)
 	for i := range idx {
 		idx[i] = -1
 	}
@@ -126,9 +123,9 @@ func (st *statsScan) sessionNumbers(b *bolt.Bucket) ([]int32, error) {
 		st.tallies = make([]sessionTally, 0, len(idx))
 		st.extra = make([]statsExtra, 0, len(idx))
 	}
-	err := b.ForEach(func(k, v []byte) error {
+	err = b.ForEach(func(k, v []byte) error {
 		if len(k) != 4 {
-			return fmt.Errorf("bucket key %x: want a 4-byte number", k)
+			return numberedKeyError(path, bucketSessionNames, k)
 		}
 		idx[binary.BigEndian.Uint32(k)] = st.index(v)
 		return nil
@@ -161,11 +158,11 @@ func (st *statsScan) readSegment(ctx context.Context, tx *bolt.Tx, path string, 
 	bad := func(bucket string, k []byte, err error) error {
 		return fmt.Errorf("read telemetry segment %s: bucket %s key %x: %w", path, bucket, k, err)
 	}
-	idx, err := st.sessionNumbers(tx.Bucket([]byte(bucketSessionNames)))
+	idx, err := st.sessionNumbers(tx.Bucket([]byte(bucketSessionNames)), path)
 	if err != nil {
 		return err
 	}
-	tools, err := numberedNames(tx.Bucket([]byte(bucketTools)))
+	tools, err := numberedNames(tx.Bucket([]byte(bucketTools)), path, bucketTools)
 	if err != nil {
 		return err
 	}
