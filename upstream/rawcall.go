@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 )
 
 // A plain tools/call to a stdio server is sent and answered on the
@@ -23,8 +25,9 @@ import (
 // ends sends notifications/cancelled and returns the context's error, a
 // connection that ends fails the call with its read error, and the
 // errors are wrapped as the SDK wraps them, so that Client.mapErr makes
-// of them what it makes of the SDK's. The result is decoded once, by
-// mcp.CallToolResult's own decoding. Notifications and the server's
+// of them what it makes of the SDK's. The result is decoded once: a plain
+// one by jsonrpcwire.PlainToolResult, any other by mcp.CallToolResult's
+// own decoding. Notifications and the server's
 // requests during the call reach the SDK's handlers as before: only the
 // answer is taken off the connection.
 //
@@ -219,9 +222,12 @@ func (rl *relay) call(ctx context.Context, method string, params mcp.Params, onI
 	if resp.Error != nil {
 		return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
 	}
-	res := new(mcp.CallToolResult)
-	if err := res.UnmarshalJSON(resp.Result); err != nil {
-		return nil, fmt.Errorf("calling %q: %w", method, err)
+	res, ok := jsonrpcwire.PlainToolResult(resp.Result)
+	if !ok {
+		res = new(mcp.CallToolResult)
+		if err := res.UnmarshalJSON(resp.Result); err != nil {
+			return nil, fmt.Errorf("calling %q: %w", method, err)
+		}
 	}
 	if rc, ok := ctx.Value(resultCaptureKey{}).(*resultCapture); ok {
 		rc.mu.Lock()
