@@ -47,6 +47,7 @@ type relayRun struct {
 	Progress         []string
 	Sent             []string // the sending middleware's view of each tools/call
 	IDs              []string // OnRequestID's: the request it was told of
+	Asked            []string // the server's requests during the call
 	Told             string   // what the server's "block" saw end its call
 	Health           State
 }
@@ -93,6 +94,18 @@ func runRelayCase(t *testing.T, c relayCase, sdk bool) (run relayRun, idTypes []
 		MaxMessageBytes: c.maxBytes,
 		Backoff:         Backoff{Initial: time.Hour}, // no reconnection while observed
 		sdkCalls:        sdk,
+		OnElicit: func(_ context.Context, _ string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			run.Asked = append(run.Asked, "elicit "+p.Message)
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada"}}, nil
+		},
+		OnCreateMessage: func(_ context.Context, _ string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			mu.Lock()
+			run.Asked = append(run.Asked, "sample "+p.Messages[0].Content.(*mcp.TextContent).Text)
+			mu.Unlock()
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "forty-two"}}, nil
+		},
 		OnProgress: func(_ context.Context, _ string, p *mcp.ProgressNotificationParams) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -236,6 +249,8 @@ func TestRelayAnswersAsTheSDK(t *testing.T) {
 		{name: "JSON-RPC error scrubbed", helper: leaky, vars: map[string]string{"TOKEN": secret}, tool: "leak", relayed: true},
 		{name: "oversized", helper: map[string]string{}, maxBytes: 8 << 10, tool: "args", args: `{"x": "` + strings.Repeat("x", 16<<10) + `"}`, relayed: true},
 		{name: "progress", tool: "test_tool_with_progress", token: "p-1", relayed: true},
+		{name: "elicitation during the call", tool: "test_elicitation", args: `{"message": "who?"}`, relayed: true},
+		{name: "sampling during the call", tool: "test_sampling", args: `{"prompt": "meaning?"}`, relayed: true},
 		{name: "cancelled by the client", helper: map[string]string{}, tool: "block", token: "c-1", onProgress: "cancel", relayed: true},
 		{name: "timeout", helper: map[string]string{}, tool: "block", timeout: 300 * time.Millisecond, relayed: true},
 		{name: "closed mid-call", tool: "test_tool_with_progress", token: "s-1", onProgress: "close", relayed: true},
