@@ -27,13 +27,14 @@ import (
 // errors are wrapped as the SDK wraps them, so that Client.mapErr makes
 // of them what it makes of the SDK's. The result is decoded once: a plain
 // one by jsonrpcwire.PlainToolResult, any other by mcp.CallToolResult's
-// own decoding. Notifications and the server's
-// requests during the call reach the SDK's handlers as before: only the
-// answer is taken off the connection.
+// own decoding. Notifications and the server's requests during the call
+// reach the SDK's handlers as before: only the answer is taken off the
+// connection.
 //
 // The SDK's client is used instead for anything else: a session of a
 // protocol with per-request _meta of its own (2026-07-28), a retry
-// carrying input responses, an HTTP server, a connection already ended.
+// carrying input responses, an HTTP server, a connection ended or
+// closing (which the SDK refuses in its own words).
 
 // relayIDPrefix starts the id of every call the relay sends: the SDK
 // numbers its own calls with integers, so the two never meet.
@@ -133,7 +134,7 @@ func (rl *relay) usable() bool {
 	}
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
-	return rl.err == nil
+	return rl.err == nil && !rl.closing
 }
 
 // relayable reports whether p, to be sent on cs, is a call the relay
