@@ -204,6 +204,10 @@ type Options struct {
 	// Login, when set, runs the authorization code flow for a server
 	// without a usable token (profiler login); nil leaves it needs_login.
 	Login *LoginFlow
+
+	// sdkCalls sends every tools/call through the SDK's client, none
+	// through the relay (rawcall.go): the tests' reference.
+	sdkCalls bool
 }
 
 func (o Options) withDefaults() Options {
@@ -253,6 +257,7 @@ type Client struct {
 	started     bool
 	state       State
 	session     *mcp.ClientSession
+	relay       *relay // the session's call relay; nil for an HTTP server
 	pid         int
 	restarts    int
 	lastErr     string // scrubbed
@@ -383,7 +388,8 @@ func (c *Client) connect(ctx context.Context) error {
 	if err != nil {
 		return c.recordFailure(err)
 	}
-	cs, err := c.client.Connect(ctx, c.reportIDs(c.raw.wrap(t)), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
+	rl := &relay{}
+	cs, err := c.client.Connect(ctx, c.reportIDs(c.raw.wrap(t, rl)), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
 	if err != nil {
 		c.flushStderr() // the SDK closed the session, ending the process
 		return c.recordFailure(err)
@@ -399,6 +405,10 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	defer c.mu.Unlock()
 	c.session, c.state, c.lastErr, c.pid = cs, StateReady, "", 0
+	c.relay = nil
+	if rl.conn != nil {
+		c.relay = rl
+	}
 	if cmd != nil && cmd.Process != nil {
 		c.pid = cmd.Process.Pid
 	}
@@ -570,7 +580,7 @@ func (c *Client) supervise(startFailed bool) {
 			began := time.Now()
 			waitErr := cs.Wait()
 			c.mu.Lock()
-			c.session = nil
+			c.session, c.relay = nil, nil
 			if c.state == StateClosed {
 				c.mu.Unlock()
 				return
@@ -651,7 +661,7 @@ func (c *Client) Close() error {
 		c.mu.Lock()
 		c.state = StateClosed
 		cs, started := c.session, c.started
-		c.session, c.started = nil, true // a later Start must not run
+		c.session, c.relay, c.started = nil, nil, true // a later Start must not run
 		c.mu.Unlock()
 		close(c.closed)
 		if cs != nil {
@@ -671,19 +681,25 @@ func (c *Client) Close() error {
 
 // live returns the current session, or an ErrUnavailable error.
 func (c *Client) live() (*mcp.ClientSession, error) {
+	cs, _, err := c.liveRelay()
+	return cs, err
+}
+
+// liveRelay is live with the session's call relay (nil when it has none).
+func (c *Client) liveRelay() (*mcp.ClientSession, *relay, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.session == nil {
 		if why := c.oauth.needsLogin(); why != "" {
-			return nil, c.oauth.unauthorized(why)
+			return nil, nil, c.oauth.unauthorized(why)
 		}
 		why := c.lastErr
 		if why == "" {
 			why = string(c.state)
 		}
-		return nil, fmt.Errorf("upstream %q is %s (%s): %w", c.srv.Name, c.state, why, ErrUnavailable)
+		return nil, nil, fmt.Errorf("upstream %q is %s (%s): %w", c.srv.Name, c.state, why, ErrUnavailable)
 	}
-	return c.session, nil
+	return c.session, c.relay, nil
 }
 
 // scrub removes from msg the server's resolved values and, for an OAuth
@@ -799,7 +815,7 @@ func (c *Client) KnownTools() ([]*mcp.Tool, bool) {
 // CallTool forwards the call with its raw arguments and _meta (progress
 // token included) and returns the upstream's result as it came.
 func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
-	cs, err := c.live()
+	cs, rl, err := c.liveRelay()
 	if err != nil {
 		return nil, err
 	}
@@ -808,7 +824,12 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 		p.Arguments = params.Arguments // forwarded byte for byte
 	}
 	began := time.Now()
-	res, err := cs.CallTool(ctx, p)
+	var res *mcp.CallToolResult
+	if !c.opts.sdkCalls && rl.usable() && relayable(cs, p) {
+		res, err = c.relayCall(ctx, cs, rl, p)
+	} else {
+		res, err = cs.CallTool(ctx, p)
+	}
 	if err == nil {
 		c.settle(ctx, began)
 	}

@@ -230,6 +230,20 @@ func runHelperServer() error {
 			return nil, &jsonrpc.Error{Code: -32042, Message: "refused token=" + leak, Data: json.RawMessage(data)}
 		})
 	}
+	// With HELPER_CANCEL_FILE, "block" reports progress once (when asked
+	// for it) and then waits for its call to be cancelled, writing why to
+	// that file: what the server was told.
+	if f := os.Getenv("HELPER_CANCEL_FILE"); f != "" {
+		mcp.AddTool(s, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1}); err != nil {
+					return nil, nil, err
+				}
+			}
+			<-ctx.Done()
+			return nil, nil, os.WriteFile(f, []byte(context.Cause(ctx).Error()), 0o600)
+		})
+	}
 	// HELPER_EXECUTION lists every tool with members mcp.Tool lacks.
 	if os.Getenv("HELPER_EXECUTION") != "" {
 		testupstream.ListWithExecution(s)

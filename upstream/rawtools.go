@@ -28,12 +28,13 @@ type rawTools struct {
 	next    map[string]json.RawMessage // a listing being paged
 }
 
-// wrap returns t reading through r when t is a stdio transport.
-func (r *rawTools) wrap(t mcp.Transport) mcp.Transport {
+// wrap returns t reading through r when t is a stdio transport, its
+// connection relaying calls through rl (rawcall.go).
+func (r *rawTools) wrap(t mcp.Transport, rl *relay) mcp.Transport {
 	if _, ok := t.(*stdioTransport); !ok {
 		return t
 	}
-	return rawTransport{t, r}
+	return rawTransport{t, r, rl}
 }
 
 // tool is name's definition as last listed.
@@ -46,7 +47,8 @@ func (r *rawTools) tool(name string) (json.RawMessage, bool) {
 
 type rawTransport struct {
 	mcp.Transport
-	r *rawTools
+	r  *rawTools
+	rl *relay
 }
 
 func (t rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -54,13 +56,15 @@ func (t rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rawConn{conn, t.r, &rawCalls{}}, nil
+	t.rl.conn = conn
+	return rawConn{conn, t.r, &rawCalls{}, t.rl}, nil
 }
 
 type rawConn struct {
 	mcp.Connection
 	r     *rawTools
 	calls *rawCalls // tools/call results captured (rawresult.go)
+	relay *relay    // the answers of the calls relayed (rawcall.go)
 }
 
 func (c rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -71,13 +75,29 @@ func (c rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, msg)
 }
 
-func (c rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
-		c.r.response(resp)
-		c.calls.received(resp)
+func (c rawConn) Close() error {
+	if c.relay.closeAfterCalls() {
+		return nil
 	}
-	return msg, err
+	return c.Connection.Close()
+}
+
+func (c rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.relay.fail(err)
+			return msg, err
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			if c.relay.deliver(resp) {
+				continue // an answer the SDK never asked for
+			}
+			c.r.response(resp)
+			c.calls.received(resp)
+		}
+		return msg, nil
+	}
 }
 
 // request notes msg when it is a tools/list call, whose response response
