@@ -125,31 +125,40 @@ func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
 // ProfilesChanged re-resolves the profiles (Options.Resolve) against the
 // tools last listed, asking no upstream, and swaps the catalog as
 // ToolsChanged does; source names what changed, for the log. A listing
-// waiting on an upstream does not hold it up.
-func (g *Gateway) ProfilesChanged(source string) {
+// waiting on an upstream does not hold it up. The error says why the
+// current catalog was kept: among others, Options.Profiles given without
+// an Options.Resolve to resolve them again.
+func (g *Gateway) ProfilesChanged(source string) error {
 	g.swapMu.Lock()
 	defer g.swapMu.Unlock()
 	cat := g.cat()
-	g.swapCatalogLocked(source, cat.list, cat.refused)
+	return g.swapCatalogLocked(source, cat.list, cat.refused)
 }
 
 // swapCatalogLocked resolves the profiles against list and swaps in the
 // catalog, notifying sessions when what they are served changed; it keeps
-// the current catalog when that fails. It waits on no upstream; the caller
-// holds swapMu.
-func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []string) {
+// the current catalog, and says why, when that fails. Profiles given
+// without a Resolve cannot be resolved again: serving every tool as "full"
+// instead would serve what the profiles leave out, so the current catalog
+// stays. It waits on no upstream; the caller holds swapMu.
+func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []string) error {
 	var err error
 	resolved := profiles.Full(list)
-	if g.opts.Resolve != nil {
+	switch {
+	case g.opts.Resolve != nil:
 		if resolved, err = g.opts.Resolve(list); err != nil {
 			g.logger.Warn("tools changed but the profiles do not resolve against them; serving the previous list", "server", source, "error", err)
-			return
+			return fmt.Errorf("gateway: %s: %w", source, err)
 		}
+	case g.opts.Profiles != nil:
+		err := fmt.Errorf("gateway: %s changed, but Options.Profiles were given without an Options.Resolve to resolve them again; serving the previous list", source)
+		g.logger.Warn("profiles cannot be resolved again; serving the previous list", "server", source, "error", err)
+		return err
 	}
 	cat, err := newCatalog(g.opts, g.logger, list, refused, resolved)
 	if err != nil {
 		g.logger.Warn("tools changed: serving the previous list", "server", source, "error", err)
-		return
+		return err
 	}
 	old := g.catalog.Swap(cat)
 	for _, w := range refused {
@@ -158,7 +167,7 @@ func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []s
 		}
 	}
 	if sameServed(old, cat) {
-		return // a reconnection, or a reload, that serves the same tools
+		return nil // a reconnection, or a reload, that serves the same tools
 	}
 	for _, w := range resolved.Warnings {
 		if !slices.Contains(old.resolved.Warnings, w) {
@@ -166,6 +175,7 @@ func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []s
 		}
 	}
 	g.notifyToolsChanged()
+	return nil
 }
 
 // sameServed reports whether a and b list the same tools to every

@@ -111,8 +111,10 @@ type Options struct {
 	// runs without one.
 	OperatingContext *opcontext.Source
 	// Resolve resolves the profiles against a new tool listing when the
-	// upstream's tools change (ToolsChanged); nil serves every tool as
-	// "full", as a nil Profiles does.
+	// upstream's tools change (ToolsChanged) or the profiles do
+	// (ProfilesChanged). nil with a nil Profiles serves every tool as
+	// "full"; nil with Profiles set keeps the current catalog on a change,
+	// since the profiles cannot be resolved again.
 	Resolve func(tools []*mcp.Tool) (*profiles.Resolved, error)
 	// CallTimeout bounds each forwarded tools/call: past it the call is
 	// cancelled upstream and answered with CodeUpstreamTimeout. 0: no bound.

@@ -269,3 +269,30 @@ func TestUpstreamToolNamesLeftOutOnRefresh(t *testing.T) {
 		t.Errorf("health warnings %q: want one per name left out (2)", w)
 	}
 }
+
+// TestChangeWithoutResolveKeepsProfiles: a library caller that gives
+// resolved Profiles and no Resolve keeps them across a profile reload and
+// an upstream's tools change; before, either change served every tool as
+// "full", the tools the profile leaves out among them.
+func TestChangeWithoutResolveKeepsProfiles(t *testing.T) {
+	cat := everythingCatalog()
+	narrow := writeProfiles(t, cat.Tools, "version = 1\ndefault = \"p\"\n\n[[profile]]\nname = \"p\"\ntools = [\"test_simple_text\"]\n", "version = 1\n")
+	for _, tt := range []struct {
+		name   string
+		change func(g *Gateway) error
+	}{
+		{"ProfilesChanged", func(g *Gateway) error { return g.ProfilesChanged("profiles.toml") }},
+		{"ToolsChanged", func(g *Gateway) error { g.ToolsChanged(context.Background(), "catalog"); return nil }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGateway(t, Options{Upstream: NewCatalogUpstream(cat), Tools: cat.Tools, Profiles: narrow})
+			err := tt.change(g)
+			if tt.name == "ProfilesChanged" && (err == nil || !strings.Contains(err.Error(), "Options.Resolve")) {
+				t.Errorf("ProfilesChanged without Resolve: %v, want an error naming Options.Resolve", err)
+			}
+			if got := listedNames(t, connect(t, g, "p")); !slices.Equal(got, []string{"test_simple_text"}) {
+				t.Errorf("profile p lists %v after the change, want [test_simple_text]: the profiles given", got)
+			}
+		})
+	}
+}

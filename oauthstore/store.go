@@ -189,9 +189,16 @@ type Store struct {
 	// this long. Zero means DefaultRefreshTimeout.
 	RefreshTimeout time.Duration
 	// LockTimeout bounds the wait for the file's lock in Put and StepUp,
-	// and in a refresh on top of the caller's context. Zero means
+	// and in a refresh on top of the caller's context. Writing back the
+	// tokens a refresh obtained waits longer (LockTimeout plus
+	// RefreshTimeout) and outlives the caller's context: the server has
+	// already consumed the old refresh token. Zero means
 	// DefaultLockTimeout.
 	LockTimeout time.Duration
+	// Logger receives the failures to write refreshed tokens back (the
+	// tokens are then kept in memory and written on the next refresh);
+	// nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Open returns the store at path; the file is created on the first write.
@@ -201,9 +208,9 @@ func Open(path string) *Store { return &Store{path: path} }
 func (s *Store) Path() string { return s.path }
 
 // lock takes the exclusive lock of the file, across processes, until
-// unlock; it gives up when ctx ends or after LockTimeout.
-func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.LockTimeout, DefaultLockTimeout))
+// unlock; it gives up when ctx ends or after wait.
+func (s *Store) lock(ctx context.Context, wait time.Duration) (unlock func(), err error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	return lockFile(ctx, s.path+".lock", s.path)
 }
@@ -303,7 +310,12 @@ func (f *file) find(k Key) int {
 // update runs change on the entry of k under the lock (ok false when there
 // is none) and writes the file when change returns write true.
 func (s *Store) update(ctx context.Context, k Key, change func(e *Entry, ok bool) (write bool, err error)) error {
-	unlock, err := s.lock(ctx)
+	return s.updateWithin(ctx, cmp.Or(s.LockTimeout, DefaultLockTimeout), k, change)
+}
+
+// updateWithin is update waiting at most wait for the lock.
+func (s *Store) updateWithin(ctx context.Context, wait time.Duration, k Key, change func(e *Entry, ok bool) (write bool, err error)) error {
+	unlock, err := s.lock(ctx, wait)
 	if err != nil {
 		return err
 	}
@@ -398,7 +410,14 @@ type Source struct {
 
 	mu     sync.Mutex
 	cached Entry // the entry last read or written; AccessToken "" before
+	// unsaved holds refreshed tokens the file could not take; nil when
+	// the file holds what this Source hands out.
+	unsaved *unsavedRefresh
 }
+
+// unsavedRefresh is a refresh's result not yet in the file: after replaces
+// the entry when the file still holds before.
+type unsavedRefresh struct{ before, after Entry }
 
 // Source returns the Source of the entry of k.
 func (s *Store) Source(k Key, clientSecret string) *Source {
@@ -451,6 +470,11 @@ func (src *Source) refreshEntry(ctx context.Context, rejected string) (*oauth2.T
 		return nil, err
 	}
 	defer unlock()
+	if err := src.flush(ctx); err != nil {
+		// The file still holds the refresh token this Source redeemed:
+		// refreshing from it would be refused and cost the login.
+		return nil, err
+	}
 
 	var out *oauth2.Token
 	var before Entry
@@ -486,14 +510,25 @@ func (src *Source) refreshEntry(ctx context.Context, rejected string) (*oauth2.T
 	defer cancel()
 	tok, code, xerr := src.exchange(xctx, &before)
 
-	err = src.store.update(ctx, src.key, func(e *Entry, ok bool) (bool, error) {
-		if !ok || !sameTokens(e, &before) {
+	// The server has consumed the old refresh token: the write-back
+	// outlives the caller and waits longer for the lock.
+	wctx := context.WithoutCancel(ctx)
+	wait := cmp.Or(src.store.LockTimeout, DefaultLockTimeout) + timeout
+	var ran, wrote bool
+	err = src.store.updateWithin(wctx, wait, src.key, func(e *Entry, ok bool) (bool, error) {
+		ran = true
+		if !ok {
+			// The entry was removed meanwhile (a logout): that wins, the
+			// new tokens are neither written nor handed out.
+			return false, &LoginError{Key: src.key, Reason: "tokens removed while they were refreshed"}
+		}
+		if !sameTokens(e, &before) {
 			// Another writer (a login, a refresh elsewhere) stored tokens
 			// meanwhile: theirs stay, and are handed out when usable.
-			if ok && e.Invalid != "" {
+			if e.Invalid != "" {
 				return false, &LoginError{Key: src.key, Reason: e.Invalid}
 			}
-			if ok && e.Usable(time.Now()) && e.AccessToken != rejected {
+			if e.Usable(time.Now()) && e.AccessToken != rejected {
 				out = token(e)
 				src.remember(*e)
 				return false, nil
@@ -515,9 +550,54 @@ func (src *Source) refreshEntry(ctx context.Context, rejected string) (*oauth2.T
 		*e = *refreshed(*e, tok)
 		out = token(e)
 		src.remember(*e)
+		wrote = true
 		return true, nil
 	})
+	if err != nil && xerr == nil && (!ran || wrote) {
+		// The lock, the read or the write failed: the tokens the server
+		// issued are kept and handed out, and written on the next refresh.
+		after := *refreshed(before, tok)
+		src.mu.Lock()
+		src.cached, src.unsaved = after, &unsavedRefresh{before: before, after: after}
+		src.mu.Unlock()
+		cmp.Or(src.store.Logger, slog.Default()).Warn("token store: refreshed tokens kept in memory, not written; writing them again on the next refresh",
+			"server", src.key.Server, "err", err)
+		return token(&after), nil
+	}
 	return out, err
+}
+
+// flush writes tokens an earlier refresh could not write, unless the file
+// changed meanwhile: a login's tokens stay, and a removed entry (a logout)
+// stays removed, and is no longer handed out from memory.
+func (src *Source) flush(ctx context.Context) error {
+	src.mu.Lock()
+	u := src.unsaved
+	src.mu.Unlock()
+	if u == nil {
+		return nil
+	}
+	removed := false
+	err := src.store.update(ctx, src.key, func(e *Entry, ok bool) (bool, error) {
+		if !ok || !sameTokens(e, &u.before) {
+			removed = !ok
+			return false, nil
+		}
+		*e = u.after
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	src.mu.Lock()
+	if src.unsaved == u {
+		src.unsaved = nil
+		if removed {
+			src.cached = Entry{}
+		}
+	}
+	src.mu.Unlock()
+	return nil
 }
 
 // sameTokens reports whether a and b hold the same tokens and state, that
@@ -619,7 +699,9 @@ func (src *Source) Put(e Entry) error {
 	if err := src.store.Put(e); err != nil {
 		return err
 	}
-	src.remember(e)
+	src.mu.Lock()
+	src.cached, src.unsaved = e, nil // a login's tokens replace unsaved ones
+	src.mu.Unlock()
 	return nil
 }
 

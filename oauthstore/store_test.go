@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
 	"golang.org/x/sys/unix"
 
 	"github.com/toolprof/toolprof/internal/fakeoauth"
@@ -420,5 +422,98 @@ func TestLockWaitBounded(t *testing.T) {
 	within(t, 20*time.Second, "Put on a held lock", func() { err = s.Put(f.entry) })
 	if err == nil || !strings.Contains(err.Error(), "still held by another process") || !strings.Contains(err.Error(), f.path+".lock") {
 		t.Errorf("Put on a held lock: %v, want an error naming the lock held by another process", err)
+	}
+}
+
+// Tokens a refresh obtained are not lost when the file's lock stays held
+// past the write-back's wait: the server has consumed the old refresh
+// token, so the new tokens are handed out from memory and written on the
+// next refresh, which then redeems the rotated refresh token, not the
+// consumed one.
+func TestRefreshKeepsTokensTheFileCouldNotTake(t *testing.T) {
+	var path string
+	var held *os.File
+	var mu sync.Mutex // the handler's goroutine and the test's
+	var redeemed []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		defer mu.Unlock()
+		redeemed = append(redeemed, r.PostForm.Get("refresh_token"))
+		n := len(redeemed)
+		if n == 1 { // another process takes the file's lock and keeps it
+			f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+			if err != nil {
+				t.Error(err)
+			} else if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+				t.Error(err)
+			}
+			held = f
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"access-%d","refresh_token":"rotated-%d","token_type":"Bearer","expires_in":3600}`, n, n)
+	}))
+	defer ts.Close()
+	s, e := storeWithExpired(t, ts.URL)
+	path = s.Path()
+	s.LockTimeout, s.RefreshTimeout = 100*time.Millisecond, 200*time.Millisecond
+	var log strings.Builder
+	s.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	src := s.Source(e.Key, "")
+	var tok *oauth2.Token
+	var err error
+	within(t, 20*time.Second, "refresh with the lock held", func() { tok, err = src.Token(context.Background()) })
+	if err != nil || tok.AccessToken != "access-1" {
+		t.Fatalf("Token() with the file's lock held at write-back = %v, %v; want access-1 from memory", tok, err)
+	}
+	if stored, _, _ := s.Get(e.Key); stored.RefreshToken != "refresh" {
+		t.Fatalf("stored refresh token %q while the lock was held, want the old one", stored.RefreshToken)
+	}
+	if !strings.Contains(log.String(), "not written") || strings.Contains(log.String(), "rotated-1") {
+		t.Errorf("log %q, want the failed write reported without the token", log.String())
+	}
+	mu.Lock()
+	held.Close()
+	mu.Unlock()
+	if tok, err = src.Refresh(context.Background(), "access-1"); err != nil || tok.AccessToken != "access-2" {
+		t.Fatalf("Refresh() after the lock was released = %v, %v; want access-2", tok, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "[refresh rotated-1]"; fmt.Sprint(redeemed) != want {
+		t.Errorf("refresh tokens redeemed %v, want %s: the rotated one, not the consumed one", redeemed, want)
+	}
+	if stored, _, _ := s.Get(e.Key); stored.RefreshToken != "rotated-2" || stored.AccessToken != "access-2" {
+		t.Errorf("stored tokens %q/%q, want access-2/rotated-2", stored.AccessToken, stored.RefreshToken)
+	}
+}
+
+// An entry removed while its refresh waits for the token endpoint (a
+// logout) stays removed: the refresh neither writes it back nor hands out
+// the new token.
+func TestLogoutDuringRefreshWins(t *testing.T) {
+	h := newHeldEndpoint(t, "from-refresh")
+	s, e := storeWithExpired(t, h.url)
+	src := s.Source(e.Key, "")
+	type result struct {
+		tok *oauth2.Token
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		tok, err := src.Token(context.Background())
+		got <- result{tok, err}
+	}()
+	<-h.arrived
+	if err := os.Remove(s.Path()); err != nil {
+		t.Fatal(err)
+	}
+	h.answer()
+	r := <-got
+	if !errors.Is(r.err, ErrNeedsLogin) {
+		t.Errorf("Token() across a logout = %v, %v; want an error wrapping ErrNeedsLogin", r.tok, r.err)
+	}
+	if _, ok, err := s.Get(e.Key); ok || err != nil {
+		t.Errorf("entry after the logout: present %v (err %v), want absent", ok, err)
 	}
 }

@@ -75,17 +75,29 @@ type oauthHandler struct {
 	mu    sync.Mutex
 	needs string // why a login is needed; "" while tokens work
 
-	// secrets are the tokens and client secret this server's entry held
-	// so far (the newest maxSecrets), which the server may echo in an
-	// error; scrub removes them. Both change under mu.
-	secrets    []string
+	// current are the values the server may echo in an error that are
+	// scrubbed for as long as they are current: the access token, the
+	// refresh token, the client secret the entry holds and the one the
+	// launch document gives. past are the newest maxSecrets values they
+	// replaced, which an answer in flight may still carry. scrub removes
+	// both; all three change under mu.
+	current    [4]string
+	past       []string
 	scrubFn    func(string) string
 	lastAccess string // the access token last handed out
 }
 
-// maxSecrets bounds the values scrubbed for one server: the current ones
-// and a few replaced, which an answer in flight may still carry.
+// maxSecrets bounds the replaced values scrubbed for one server, on top
+// of the current ones, which are always scrubbed.
 const maxSecrets = 9
+
+// The slots of oauthHandler.current.
+const (
+	currentAccess = iota
+	currentRefresh
+	currentClientSecret
+	launchClientSecret
+)
 
 func newOAuthHandler(c *Client) (*oauthHandler, error) {
 	o := c.srv.OAuth
@@ -94,6 +106,8 @@ func newOAuthHandler(c *Client) (*oauthHandler, error) {
 	}
 	key := ResourceKey(&c.srv)
 	h := &oauthHandler{c: c, src: c.opts.Tokens.Source(key, o.ClientSecret), login: c.opts.loginCommand(c.srv)}
+	h.current[launchClientSecret] = o.ClientSecret
+	h.learn("", "", "") // scrubs the launch document's secret even with no entry stored
 	h.learnStored()
 	if f := c.opts.Login; f != nil {
 		cfg := &auth.AuthorizationCodeHandlerConfig{
@@ -176,23 +190,31 @@ func (h *oauthHandler) keep(_ context.Context, cfg *oauth2.Config, tok *oauth2.T
 	return oauth2.StaticTokenSource(tok), nil
 }
 
-// learn adds values to those scrub removes.
-func (h *oauthHandler) learn(values ...string) {
+// learn makes access, refresh and clientSecret the current values ("":
+// unknown, the current one stays); a value replaced joins past, whose
+// oldest values go first.
+func (h *oauthHandler) learn(access, refresh, clientSecret string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	added := false
-	for _, v := range values {
-		if v != "" && !slices.Contains(h.secrets, v) {
-			h.secrets, added = append(h.secrets, v), true
+	changed := h.scrubFn == nil
+	for slot, v := range map[int]string{currentAccess: access, currentRefresh: refresh, currentClientSecret: clientSecret} {
+		old := h.current[slot]
+		if v == "" || v == old {
+			continue
+		}
+		h.current[slot], changed = v, true
+		h.past = slices.DeleteFunc(h.past, func(p string) bool { return p == v })
+		if old != "" {
+			h.past = append(h.past, old)
 		}
 	}
-	if !added {
+	if !changed {
 		return
 	}
-	if n := len(h.secrets) - maxSecrets; n > 0 {
-		h.secrets = slices.Delete(h.secrets, 0, n)
+	if n := len(h.past) - maxSecrets; n > 0 {
+		h.past = slices.Delete(h.past, 0, n)
 	}
-	h.scrubFn = launch.NewScrubber(h.secrets...)
+	h.scrubFn = launch.NewScrubber(append(slices.Clone(h.current[:]), h.past...)...)
 }
 
 // learnStored learns the tokens and client secret stored for the server.
@@ -213,7 +235,7 @@ func (h *oauthHandler) handedOut(tok *oauth2.Token) {
 	if known {
 		return
 	}
-	h.learn(tok.AccessToken)
+	h.learn(tok.AccessToken, "", "")
 	h.learnStored()
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/toolprof/toolprof/internal/fakeoauth"
 	"github.com/toolprof/toolprof/internal/syncbuf"
@@ -25,9 +27,9 @@ import (
 // and a value the test gives it (the refresh token, or the client secret
 // a dynamic registration obtained), plainly, JSON-escaped in its data and
 // as a data key. The tokens are ones the fake authorization server's
-// token endpoint issued (a refresh at start, another on a 401 mid-session
-// once the access token is expired): none reaches the caller, the logs or
-// health.
+// token endpoint issued (a refresh at start, then one on a 401 before
+// every later call, more than the scrubber keeps past tokens): none
+// reaches the caller, the logs or health.
 func TestOAuthTokensScrubbedFromUpstreamErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -76,8 +78,10 @@ func TestOAuthTokensScrubbedFromUpstreamErrors(t *testing.T) {
 			}
 			var out []string
 			var secrets []string
-			for round := range 2 {
-				if round == 1 {
+			// More refreshes than the scrubber keeps past tokens: the
+			// current refresh token and client secret stay scrubbed.
+			for round := range 2 * maxSecrets {
+				if round > 0 {
 					p.as.ExpireAccess() // the next call's 401 refreshes it
 				}
 				e, _, _ := p.store.Get(ResourceKey(&p.srv))
@@ -115,5 +119,41 @@ func TestOAuthTokensScrubbedFromUpstreamErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOAuthCurrentSecretsAlwaysScrubbed: the client secret and the current
+// refresh token stay scrubbed however many access tokens are handed out
+// after them, even when the token file cannot be read to learn them again
+// (here it is made readable by others, which the store refuses).
+func TestOAuthCurrentSecretsAlwaysScrubbed(t *testing.T) {
+	p := newProtected(t, "read")
+	p.srv.OAuth = &launch.ResolvedOAuth{}
+	login := p.client(t, Options{Login: &LoginFlow{RedirectURL: "http://127.0.0.1:1/callback", Fetch: fakeoauth.Approve}})
+	if err := login.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	login.Close()
+	c := p.client(t, Options{})
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e, _, err := p.store.Get(ResourceKey(&p.srv))
+	if err != nil || e.ClientSecret == "" || e.RefreshToken == "" {
+		t.Fatalf("stored entry: secret %v, refresh token %v, err %v; want both", e.ClientSecret != "", e.RefreshToken != "", err)
+	}
+	if err := os.Chmod(p.store.Path(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * maxSecrets {
+		c.oauth.handedOut(&oauth2.Token{AccessToken: fmt.Sprintf("access-token-%04d", i)})
+		for what, v := range map[string]string{"client secret": e.ClientSecret, "refresh token": e.RefreshToken} {
+			if got := c.scrub("echo " + v); strings.Contains(got, v) {
+				t.Fatalf("after %d access tokens the %s is not scrubbed: %q", i+1, what, got)
+			}
+		}
+	}
+	if got := c.scrub("echo access-token-0000"); !strings.Contains(got, "access-token-0000") {
+		t.Errorf("the first of %d access tokens is still scrubbed: %q; want past tokens bounded by maxSecrets", 3*maxSecrets, got)
 	}
 }

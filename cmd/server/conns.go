@@ -138,15 +138,19 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (done func(), 
 		a.streams++
 		return func() { a.mu.Lock(); a.streams--; a.mu.Unlock() }, true
 	case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && a.maxSessions > 0 && a.open != nil:
-		id, ok := initializeID(r)
+		id, batch, ok := initializeID(r)
 		if !ok {
 			return func() {}, true
 		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if n := a.open() + a.opening; n >= a.maxSessions {
-			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": codeOverloaded,
-				"message": fmt.Sprintf("server busy: %d sessions open, the most this server holds (server --max-sessions %d); retry later", n, a.maxSessions)}})
+			var refusal any = map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": codeOverloaded,
+				"message": fmt.Sprintf("server busy: %d sessions open, the most this server holds (server --max-sessions %d); retry later", n, a.maxSessions)}}
+			if batch {
+				refusal = []any{refusal}
+			}
+			b, _ := json.Marshal(refusal)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Write(b)
@@ -158,17 +162,40 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (done func(), 
 	return func() {}, true
 }
 
-// initializeID reports whether r's body (read whole by readBody) is an
-// initialize request, and its id. The body is left for the handler.
-func initializeID(r *http.Request) (json.RawMessage, bool) {
+// initializeID reports whether r's body (read whole by readBody) may open
+// a session: an initialize request, a batch holding one (the SDK serves
+// batches to clients of protocol 2025-03-26, which it assumes when the
+// header is absent), or a body that decodes as neither a request nor a
+// batch. The last fails closed: the SDK refuses what it cannot decode, but
+// nothing should open a session uncounted because this decoder and the
+// SDK's disagree. id is the initialize's id (null when there is none);
+// batch says to answer a refusal as a batch. The body is left for the
+// handler.
+func initializeID(r *http.Request) (id json.RawMessage, batch, ok bool) {
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg struct {
+	if err != nil {
+		return nil, false, false // the handler fails reading too
+	}
+	type message struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	if err != nil || json.Unmarshal(body, &msg) != nil || msg.Method != "initialize" {
-		return nil, false
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		var msgs []message
+		if json.Unmarshal(body, &msgs) != nil {
+			return nil, true, true
+		}
+		for _, m := range msgs {
+			if m.Method == "initialize" {
+				return m.ID, true, true
+			}
+		}
+		return nil, true, false
 	}
-	return msg.ID, true
+	var msg message
+	if json.Unmarshal(body, &msg) != nil {
+		return nil, false, true
+	}
+	return msg.ID, false, msg.Method == "initialize"
 }

@@ -287,17 +287,42 @@ func TestMaxSessions(t *testing.T) {
 	for range 2 {
 		sessions = append(sessions, dialRaw(t, base).initSession(t, u.Host))
 	}
-	status, _, body := rawPost(t, s.url, strings.NewReader(initializeBody), int64(len(initializeBody)), nil)
-	var refusal struct {
-		ID    int `json:"id"`
-		Error struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	json.Unmarshal([]byte(body), &refusal)
-	if status != nethttp.StatusServiceUnavailable || refusal.ID != 1 || refusal.Error.Code != codeOverloaded || !strings.Contains(refusal.Error.Message, "--max-sessions 2") {
-		t.Fatalf("initialize at the cap: %d %s, want 503 with a JSON-RPC error of id 1 naming --max-sessions 2", status, body)
+	// Without Mcp-Protocol-Version the SDK assumes 2025-03-26, which
+	// allows batches: a batched initialize is counted like a single one,
+	// and JSON the cap cannot decode as messages is refused rather than
+	// let through.
+	for _, c := range []struct {
+		name, body string
+		batch      bool
+		id         any
+	}{
+		{"request", initializeBody, false, float64(1)},
+		{"batch", "[" + initializeBody + "]", true, float64(1)},
+		{"batch after whitespace", " \n[" + `{"jsonrpc":"2.0","method":"notifications/x"},` + initializeBody + "]", true, float64(1)},
+		{"batch with a member not an object", "[1," + initializeBody + "]", true, nil},
+		{"request with a method not a string", `{"jsonrpc":"2.0","id":1,"method":["initialize"]}`, false, nil},
+	} {
+		status, _, body := rawPost(t, s.url, strings.NewReader(c.body), int64(len(c.body)), nil)
+		type refusal struct {
+			ID    any `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		var r refusal
+		if c.batch {
+			var rs []refusal
+			json.Unmarshal([]byte(body), &rs)
+			if len(rs) == 1 {
+				r = rs[0]
+			}
+		} else {
+			json.Unmarshal([]byte(body), &r)
+		}
+		if status != nethttp.StatusServiceUnavailable || r.ID != c.id || r.Error.Code != codeOverloaded || !strings.Contains(r.Error.Message, "--max-sessions 2") {
+			t.Fatalf("%s of initialize at the cap: %d %s, want 503 with a JSON-RPC error of id %v naming --max-sessions 2 (batch %v)", c.name, status, body, c.id, c.batch)
+		}
 	}
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 	hdr := map[string]string{"Mcp-Session-Id": sessions[0], "Mcp-Protocol-Version": "2025-11-25"}

@@ -94,10 +94,10 @@ func (p *profileSource) changed() bool {
 // gateway's ProfilesChanged, which calls resolve against the tools last
 // listed): the request opening the session waits on no upstream, and the
 // session is served the reloaded profiles.
-func (p *profileSource) reloader(refresh func(string)) func() {
+func (p *profileSource) reloader(refresh func(string) error) func() {
 	return func() {
 		if p.changed() {
-			refresh("profiles " + p.path)
+			refresh("profiles " + p.path) // on error the gateway logs it and serves the profiles in force
 		}
 	}
 }
