@@ -153,8 +153,12 @@ func (ls *loadedServer) recordedPerSession(t *testing.T) (map[int]int, []telemet
 }
 
 // SIGKILL under load: every segment opens and passes the consistency check,
-// and what is lost is at most the calls answered within one flush interval
-// before the kill (the recorder commits every FlushInterval).
+// and what is lost is at most the calls answered within two flush
+// intervals before the kill. The recorder starts a commit every
+// FlushInterval, so a call waits up to one interval for its commit to
+// start, and the commit's fsync takes time of its own: with one interval
+// as the bound, a call answered just over it before the kill is lost
+// whenever that fsync outlasts the margin, as it does on a loaded disk.
 func TestSIGKILLUnderLoad(t *testing.T) {
 	const sessions = 8
 	ls := startLoaded(t, sessions)
@@ -175,7 +179,7 @@ func TestSIGKILLUnderLoad(t *testing.T) {
 		}
 	}
 	per, _ := ls.recordedPerSession(t)
-	settled := killed.Add(-telemetry.DefaultFlushInterval)
+	settled := killed.Add(-2 * telemetry.DefaultFlushInterval)
 	lost, settledTotal := 0, 0
 	for s := range sessions {
 		ls.mu.Lock()
@@ -188,15 +192,15 @@ func TestSIGKILLUnderLoad(t *testing.T) {
 			}
 		}
 		if per[s] < before || per[s] > sent {
-			t.Errorf("session %d: %d calls recorded; %d answered more than one flush interval before the kill, %d sent", s, per[s], before, sent)
+			t.Errorf("session %d: %d calls recorded; %d answered more than two flush intervals before the kill, %d sent", s, per[s], before, sent)
 		}
 		lost += len(acked) - min(per[s], len(acked))
 		settledTotal += before
 	}
 	if settledTotal == 0 {
-		t.Fatal("no call was answered more than one flush interval before the kill: the test checked nothing")
+		t.Fatal("no call was answered more than two flush intervals before the kill: the test checked nothing")
 	}
-	t.Logf("SIGKILL: %d answered calls not recorded (all within %v of the kill)", lost, telemetry.DefaultFlushInterval)
+	t.Logf("SIGKILL: %d answered calls not recorded (all within %v of the kill)", lost, 2*telemetry.DefaultFlushInterval)
 }
 
 // SIGTERM under load: the server exits 0, and every answered call and every
