@@ -35,48 +35,11 @@ func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bo
 	if !json.Valid(data) || nestedDeeper(data, sdkMaxDepth) {
 		return nil, nil, false
 	}
-	i := skipSpace(data, 0)
-	if data[i] != '{' {
+	var members [5]json.RawMessage
+	if !memberValues(data, []string{"jsonrpc", "id", "method", "params", "result"}, members[:]) {
 		return nil, nil, false
 	}
-	var version, id, method, params, result json.RawMessage
-	seen := 0
-	for i = skipSpace(data, i+1); data[i] != '}'; i = skipSpace(data, i) {
-		if data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
-		// The key's bytes as sent: a name with an escape may unescape
-		// differently in the SDK's decoder.
-		keyEnd := stringEnd(data, i)
-		key := data[i+1 : keyEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, nil, false
-		}
-		var slot *json.RawMessage
-		var bit int
-		switch string(key) {
-		case "jsonrpc":
-			slot, bit = &version, 1
-		case "id":
-			slot, bit = &id, 2
-		case "method":
-			slot, bit = &method, 4
-		case "params":
-			slot, bit = &params, 8
-		case "result":
-			slot, bit = &result, 16
-		default:
-			return nil, nil, false
-		}
-		if seen&bit != 0 {
-			return nil, nil, false
-		}
-		seen |= bit
-		i = skipSpace(data, skipSpace(data, keyEnd)+1) // past the colon
-		end := valueEnd(data, i)
-		*slot = data[i:end:end]
-		i = end
-	}
+	version, id, method, params, result := members[0], members[1], members[2], members[3], members[4]
 	if string(version) != `"2.0"` || string(params) == "null" || string(result) == "null" {
 		return nil, nil, false
 	}

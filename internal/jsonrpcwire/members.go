@@ -17,12 +17,25 @@ func Members(data []byte, names ...string) (values []json.RawMessage, ok bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
+	values = make([]json.RawMessage, len(names))
+	if !memberValues(data, names, values) {
 		return nil, false
 	}
-	values = make([]json.RawMessage, len(names))
-	seen := 0
+	return values, true
+}
+
+// memberValues sets values[n] to the value of the member of the JSON
+// object data named names[n], as a slice of data, and leaves it alone for
+// a name data lacks. data must be valid JSON. It reports false unless data
+// is an object whose every member is one of names (at most 63), named
+// once, with no escape in its name: a name's bytes as sent, since one with
+// an escape may unescape differently in another decoder.
+func memberValues(data []byte, names []string, values []json.RawMessage) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	seen := uint64(0)
 	for i = skipSpace(data, i+1); data[i] != '}'; i = skipSpace(data, i) {
 		if data[i] == ',' {
 			i = skipSpace(data, i+1)
@@ -30,16 +43,17 @@ func Members(data []byte, names ...string) (values []json.RawMessage, ok bool) {
 		keyEnd := stringEnd(data, i)
 		key := data[i+1 : keyEnd-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false
+			return false
 		}
 		n := -1
 		for j, name := range names {
 			if string(key) == name {
 				n = j
+				break
 			}
 		}
 		if n < 0 || seen&(1<<n) != 0 {
-			return nil, false
+			return false
 		}
 		seen |= 1 << n
 		i = skipSpace(data, skipSpace(data, keyEnd)+1) // past the colon
@@ -47,7 +61,7 @@ func Members(data []byte, names ...string) (values []json.RawMessage, ok bool) {
 		values[n] = data[i:end:end]
 		i = end
 	}
-	return values, true
+	return true
 }
 
 // Batched reports whether the request with the safe id id came in a batch
