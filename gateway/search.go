@@ -5,7 +5,7 @@ package gateway
 // call_tool, and its list never changes during a session: no
 // notifications/tools/list_changed, no busted prompt cache.
 //
-// find_tools({query, limit?}) returns up to limit (default 5, at most 20)
+// find_tools({query, limit?}) returns up to limit (default 11, at most 20)
 // definitions, ranked by package toolsearch over the searchable tools with
 // the generated file's priors (the session's profile's measured demand
 // among them) and the tools this session already called, and cut where a

@@ -7,7 +7,8 @@ import "fmt"
 // sessions of bfcl-multi-turn and tau-airline (never their held-out part),
 // over a grid of 0 to 0.9, the cut with which the search arm costs least
 // per session at find_tools' limits 5 and 9 (evaluate's
-// TestEvalDefaultCut; 0.35 and 0.45 cost more, 0.5 and above miss more).
+// TestEvalDefaultCut; 0.35 and 0.45 cost more, 0.5 and above miss more),
+// and at every limit from 5 to 12 (TestEvalDefaultLimit).
 // A clear query then returns the few tools it names and their measured
 // companions, an ambiguous one up to the limit: every definition returned
 // is conversation the model pays for in each later turn, and a needed one

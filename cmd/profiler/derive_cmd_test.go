@@ -17,6 +17,7 @@ import (
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/toolsearch"
 )
 
 // deriveFixture writes a catalog of six tools (e destructive) and a trace of
@@ -586,7 +587,7 @@ func TestDeriveChooseDefault(t *testing.T) {
 	if !strings.Contains(stdout, "Default arm for clients of protocol 2026-07-28, whose tool list never changes: ") || !strings.Contains(stdout, "`"+f.File.Default+"`") && f.File.Default != profiles.FullProfile {
 		t.Errorf("default %q, report:\n%s", f.File.Default, stdout)
 	}
-	if !slices.Contains(f.File.Provenance.Parameters, "choose.served_target=0.95") || !slices.Contains(f.File.Provenance.Parameters, "choose.search_limit=5") {
+	if !slices.Contains(f.File.Provenance.Parameters, "choose.served_target=0.95") || !slices.Contains(f.File.Provenance.Parameters, fmt.Sprintf("choose.search_limit=%d", toolsearch.DefaultLimit)) {
 		t.Errorf("provenance %v lacks the target or the search limit", f.File.Provenance.Parameters)
 	}
 	limited := filepath.Join(dir, "limited.toml")
@@ -595,7 +596,7 @@ func TestDeriveChooseDefault(t *testing.T) {
 		t.Fatalf("--search-limit 2: exit %d: %s", code, stderr)
 	}
 	if lf, err := profiles.Load(limited); err != nil || !slices.Contains(lf.File.Provenance.Parameters, "choose.search_limit=2") ||
-		!strings.Contains(stdout, "- search measured at find_tools' limit 2: the model chooses the limit of each find_tools call, and without one the gateway returns 5") {
+		!strings.Contains(stdout, fmt.Sprintf("- search measured at find_tools' limit 2: the model chooses the limit of each find_tools call, and without one the gateway returns %d (", toolsearch.DefaultLimit)) {
 		t.Errorf("--search-limit 2: %v, report:\n%s", err, stdout)
 	}
 	if _, stderr, code := runDeriveArgs(t, "--trace", trace, "--catalog", cat, "--out", out, "--search", "--groups", "--choose-default", "--check"); code != 0 {
