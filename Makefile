@@ -56,7 +56,7 @@ EVAL_PROFILES    ?= --profile core=0.8 --profile standard=0.95
 EVAL_SEARCH_BASE ?= lean
 EVAL_LIMIT       ?= 9
 eval: build
-	$(GO) test -tags eval -count=1 -run Eval -v ./derive ./groups ./bench ./evaluate
+	$(GO) test -tags eval -count=1 -timeout 40m -run Eval -v ./derive ./groups ./bench ./evaluate
 	$(BIN)/profiler bench --profiles bench/bfcl/profiles.generated.toml --catalog $(TOOLPROF_DATA)/catalogs/bfcl-multi-turn.json --results --out bench/RESULTS-bfcl.md
 	@set -e; for d in bfcl-multi-turn tau-airline; do \
 		mkdir -p out/eval/$$d; \
