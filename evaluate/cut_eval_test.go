@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/evaluate"
 	"github.com/toolprof/toolprof/generate"
@@ -39,23 +40,7 @@ func TestEvalDefaultCut(t *testing.T) {
 	}
 	var arms []arm
 	for _, name := range []string{"bfcl-multi-turn", "tau-airline"} {
-		cat, sessions := loadReal(t, name)
-		train, _ := derive.SplitByStart(sessions, evaluate.Session.Started, derive.DefaultHoldout)
-		learn, check := derive.SplitByStart(train, evaluate.Session.Started, 0.25)
-		keep := map[string]bool{}
-		for _, s := range train {
-			keep[s.ID] = true
-		}
-		dir := t.TempDir()
-		trace := filepath.Join(dir, "learn.jsonl")
-		writeSessions(t, filepath.Join(sharedDataDir(), "traces", name+".jsonl"), trace, keep)
-		out, err := generate.Run(ctx, generate.Config{Traces: []string{trace}, Catalog: filepath.Join(sharedDataDir(), "catalogs", name+".json"),
-			Out: filepath.Join(dir, "profiles.generated.toml"), Specs: []derive.Spec{{Name: "core", Target: 0.8}, {Name: "standard", Target: 0.95}},
-			Holdout: 0.25, DefaultTarget: derive.DefaultTarget, Search: true, Groups: &generate.Groups{Profile: groups.DefaultProfile, MaxSwitches: groups.DefaultMaxSwitches}, Force: true, Cache: price.DefaultCache()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		set := &profiles.Set{File: out.File}
+		cat, learn, check, set := validationSplit(ctx, t, name)
 		for _, limit := range []int{5, 9} {
 			cfg := evaluate.Config{Catalog: cat, Profiles: set, Sessions: learn, Limit: limit, Cut: -1, Cache: price.DefaultCache()}
 			sb, err := evaluate.DeriveSearchBase(ctx, cfg)
@@ -97,4 +82,29 @@ func TestEvalDefaultCut(t *testing.T) {
 	if d, _ := measure(toolsearch.DefaultCut); d > bestMean+1e-9 {
 		t.Errorf("DefaultCut %g costs %.4f of full on validation; the grid's best, %g, %.4f", toolsearch.DefaultCut, d, max(best, 0), bestMean)
 	}
+}
+
+// validationSplit is trace name's catalog and the validation split of its
+// learning part: profiles and priors derived, as derive would, from the
+// older 75% of the sessions before the held-out period (learn), to be
+// replayed on the newest 25% (check). The held-out part is never read.
+func validationSplit(ctx context.Context, t *testing.T, name string) (cat *catalog.Catalog, learn, check []evaluate.Session, set *profiles.Set) {
+	t.Helper()
+	cat, sessions := loadReal(t, name)
+	train, _ := derive.SplitByStart(sessions, evaluate.Session.Started, derive.DefaultHoldout)
+	learn, check = derive.SplitByStart(train, evaluate.Session.Started, 0.25)
+	keep := map[string]bool{}
+	for _, s := range train {
+		keep[s.ID] = true
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "learn.jsonl")
+	writeSessions(t, filepath.Join(sharedDataDir(), "traces", name+".jsonl"), trace, keep)
+	out, err := generate.Run(ctx, generate.Config{Traces: []string{trace}, Catalog: filepath.Join(sharedDataDir(), "catalogs", name+".json"),
+		Out: filepath.Join(dir, "profiles.generated.toml"), Specs: []derive.Spec{{Name: "core", Target: 0.8}, {Name: "standard", Target: 0.95}},
+		Holdout: 0.25, DefaultTarget: derive.DefaultTarget, Search: true, Groups: &generate.Groups{Profile: groups.DefaultProfile, MaxSwitches: groups.DefaultMaxSwitches}, Force: true, Cache: price.DefaultCache()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat, learn, check, &profiles.Set{File: out.File}
 }

@@ -5,13 +5,10 @@ package evaluate_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/toolprof/toolprof/derive"
 	"github.com/toolprof/toolprof/evaluate"
-	"github.com/toolprof/toolprof/generate"
 	"github.com/toolprof/toolprof/groups"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
@@ -52,23 +49,7 @@ func TestEvalDefaultLimit(t *testing.T) {
 	}
 	arms := map[int][]arm{}
 	for _, name := range []string{"bfcl-multi-turn", "tau-airline"} {
-		cat, sessions := loadReal(t, name)
-		train, _ := derive.SplitByStart(sessions, evaluate.Session.Started, derive.DefaultHoldout)
-		learn, check := derive.SplitByStart(train, evaluate.Session.Started, 0.25)
-		keep := map[string]bool{}
-		for _, s := range train {
-			keep[s.ID] = true
-		}
-		dir := t.TempDir()
-		trace := filepath.Join(dir, "learn.jsonl")
-		writeSessions(t, filepath.Join(sharedDataDir(), "traces", name+".jsonl"), trace, keep)
-		out, err := generate.Run(ctx, generate.Config{Traces: []string{trace}, Catalog: filepath.Join(sharedDataDir(), "catalogs", name+".json"),
-			Out: filepath.Join(dir, "profiles.generated.toml"), Specs: []derive.Spec{{Name: "core", Target: 0.8}, {Name: "standard", Target: 0.95}},
-			Holdout: 0.25, DefaultTarget: derive.DefaultTarget, Search: true, Groups: &generate.Groups{Profile: groups.DefaultProfile, MaxSwitches: groups.DefaultMaxSwitches}, Force: true, Cache: price.DefaultCache()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		set := &profiles.Set{File: out.File}
+		cat, learn, check, set := validationSplit(ctx, t, name)
 		for _, limit := range limits {
 			cfg := evaluate.Config{Catalog: cat, Profiles: set, Sessions: learn, Limit: limit, Cache: price.DefaultCache()}
 			sb, err := evaluate.DeriveSearchBase(ctx, cfg)
