@@ -38,6 +38,7 @@ import (
 
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/profiles"
+	"github.com/toolprof/toolprof/upstream"
 )
 
 // catalogState is what one listing of the upstream's tools resolves to.
@@ -59,21 +60,47 @@ type catalogState struct {
 	// member, their definition without it (icons.go).
 	rawWithoutIcons map[string]json.RawMessage
 	search          *searchState // nil when no profile serves search (search.go)
+
+	// joined maps each server of an upstream.Set whose tools list holds
+	// to the session they were listed on (upstream.Listing.Connections);
+	// health reports a ready server whose current session it is not as
+	// joining. Held here so that it is swapped with the tools it describes.
+	joined map[string]uint64
+}
+
+// connectionLister is an upstream of declared servers (upstream.Set)
+// whose listing says which session of each server it holds the tools of.
+type connectionLister interface {
+	List(ctx context.Context) (*upstream.Listing, error)
+}
+
+// listUpstream lists u's tools and, for a connectionLister, the sessions
+// they were listed on (nil otherwise).
+func listUpstream(ctx context.Context, u Upstream) ([]*mcp.Tool, map[string]uint64, error) {
+	if l, ok := u.(connectionLister); ok {
+		listing, err := l.List(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return listing.Tools, listing.Connections, nil
+	}
+	list, err := u.ListTools(ctx)
+	return list, nil, err
 }
 
 // cat is the current catalog.
 func (g *Gateway) cat() *catalogState { return g.catalog.Load() }
 
 // newCatalog resolves list, whose tools servableTools kept (refused says
-// why it left out others), into a catalog. The derived parts are computed
+// why it left out others) and which joined describes, into a catalog. The derived parts are computed
 // by the Gateway's own methods on a scratch Gateway holding the partial
 // catalog, so that they are the same code whether at start or on refresh.
-func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, refused []string, resolved *profiles.Resolved) (*catalogState, error) {
+func newCatalog(opts Options, logger *slog.Logger, list []*mcp.Tool, refused []string, resolved *profiles.Resolved, joined map[string]uint64) (*catalogState, error) {
 	hash, err := (&catalog.Catalog{Tools: list}).Hash()
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	st := &catalogState{resolved: resolved, list: list, refused: refused, tools: make(map[string]*mcp.Tool, len(list)), hash: hash}
+	st := &catalogState{resolved: resolved, list: list, refused: refused, tools: make(map[string]*mcp.Tool, len(list)), hash: hash, joined: joined}
 	for _, t := range list {
 		st.tools[t.Name] = t
 	}
@@ -111,7 +138,7 @@ func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
 		return
 	}
 	defer func() { <-g.listing }()
-	list, err := g.opts.Upstream.ListTools(ctx)
+	list, joined, err := listUpstream(ctx, g.opts.Upstream)
 	if err != nil {
 		g.logger.Warn("tools changed but could not be listed; serving the previous list", "server", server, "error", err)
 		return
@@ -119,7 +146,7 @@ func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
 	list, refused := servableTools(g.opts.Upstream, list)
 	g.swapMu.Lock()
 	defer g.swapMu.Unlock()
-	g.swapCatalogLocked(server, list, refused)
+	g.swapCatalogLocked(server, list, refused, joined)
 }
 
 // ProfilesChanged re-resolves the profiles (Options.Resolve) against the
@@ -132,7 +159,7 @@ func (g *Gateway) ProfilesChanged(source string) error {
 	g.swapMu.Lock()
 	defer g.swapMu.Unlock()
 	cat := g.cat()
-	return g.swapCatalogLocked(source, cat.list, cat.refused)
+	return g.swapCatalogLocked(source, cat.list, cat.refused, cat.joined)
 }
 
 // swapCatalogLocked resolves the profiles against list and swaps in the
@@ -141,7 +168,7 @@ func (g *Gateway) ProfilesChanged(source string) error {
 // without a Resolve cannot be resolved again: serving every tool as "full"
 // instead would serve what the profiles leave out, so the current catalog
 // stays. It waits on no upstream; the caller holds swapMu.
-func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []string) error {
+func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []string, joined map[string]uint64) error {
 	var err error
 	resolved := profiles.Full(list)
 	switch {
@@ -155,7 +182,7 @@ func (g *Gateway) swapCatalogLocked(source string, list []*mcp.Tool, refused []s
 		g.logger.Warn("profiles cannot be resolved again; serving the previous list", "server", source, "error", err)
 		return err
 	}
-	cat, err := newCatalog(g.opts, g.logger, list, refused, resolved)
+	cat, err := newCatalog(g.opts, g.logger, list, refused, resolved, joined)
 	if err != nil {
 		g.logger.Warn("tools changed: serving the previous list", "server", source, "error", err)
 		return err

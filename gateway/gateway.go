@@ -75,6 +75,11 @@ type Options struct {
 	// Tools are the upstream's tools when the caller has listed them
 	// already (to resolve profiles against); nil: New lists them.
 	Tools []*mcp.Tool
+	// Connections go with Tools listed from an upstream.Set: its
+	// Listing.Connections. Health reports a ready server that is absent
+	// from them, or was listed on an earlier session, as joining until the
+	// gateway lists it again; nil with Tools set: every ready server.
+	Connections map[string]uint64
 	// Profiles are the resolved profiles; nil serves every tool as "full".
 	Profiles *profiles.Resolved
 	// PageSize is the tools/list page size when paging (default DefaultPageSize).
@@ -215,10 +220,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	list := opts.Tools
+	list, joined := opts.Tools, opts.Connections
 	if list == nil {
 		var err error
-		if list, err = opts.Upstream.ListTools(ctx); err != nil {
+		if list, joined, err = listUpstream(ctx, opts.Upstream); err != nil {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 	}
@@ -243,7 +248,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		key = make([]byte, 32)
 		rand.Read(key)
 	}
-	cat, err := newCatalog(opts, logger, list, refused, resolved)
+	cat, err := newCatalog(opts, logger, list, refused, resolved, joined)
 	if err != nil {
 		return nil, err
 	}

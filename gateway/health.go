@@ -69,8 +69,12 @@ type CallsHealth struct {
 
 // UpstreamHealth describes the upstream as last seen.
 type UpstreamHealth struct {
-	// State is "serving"; with many upstreams (Health.Upstreams),
-	// "degraded" when some are not ready and "down" when none is.
+	// State is "serving"; with upstreams of a launch document
+	// (Health.Upstreams), "serving" only when every one is ready with the
+	// tools of its current session served, "joining" when every one is
+	// connected but some one's tools are not served yet (it connected or
+	// reconnected since the gateway last listed it), "down" when none is
+	// connected and "degraded" otherwise.
 	State       string `json:"state"`
 	Tools       int    `json:"tools"`
 	CatalogHash string `json:"catalog_hash"`
@@ -89,12 +93,13 @@ func (g *Gateway) Health() Health {
 	g.mu.Lock()
 	open, usage := len(g.sessions), len(g.usage)
 	g.mu.Unlock()
+	cat := g.cat()
 	h := Health{
-		Default:       g.cat().resolved.Default,
+		Default:       cat.resolved.Default,
 		Profiles:      g.servable(),
 		Ceiling:       g.opts.MaxProfile,
-		Warnings:      slices.Concat(g.cat().resolved.Warnings, g.cat().refused),
-		Upstream:      UpstreamHealth{State: "serving", Tools: len(g.cat().tools), CatalogHash: g.cat().hash},
+		Warnings:      slices.Concat(cat.resolved.Warnings, cat.refused),
+		Upstream:      UpstreamHealth{State: "serving", Tools: len(cat.tools), CatalogHash: cat.hash},
 		Telemetry:     "off",
 		OpenSessions:  open,
 		UsageSessions: usage,
@@ -112,6 +117,9 @@ func (g *Gateway) Health() Health {
 	}
 	if u, ok := g.opts.Upstream.(interface{ Health() []upstream.Health }); ok {
 		h.Upstreams = u.Health()
+		if _, ok := g.opts.Upstream.(connectionLister); ok {
+			markJoining(h.Upstreams, cat.joined)
+		}
 		h.Upstream.State = upstreamsState(h.Upstreams)
 	}
 	h.Notifications = NotificationsHealth{
@@ -143,18 +151,33 @@ func (g *Gateway) Health() Health {
 	return h
 }
 
+// markJoining reports as joining each ready server whose current session
+// is not the one whose tools the catalog holds (joined, per server).
+func markJoining(ups []upstream.Health, joined map[string]uint64) {
+	for i, u := range ups {
+		if u.State == upstream.StateReady && joined[u.Name] != u.Connection {
+			ups[i].State = upstream.StateJoining
+		}
+	}
+}
+
 // upstreamsState sums up the upstreams' states for UpstreamHealth.State.
 func upstreamsState(ups []upstream.Health) string {
-	ready := 0
+	ready, joining := 0, 0
 	for _, u := range ups {
-		if u.State == upstream.StateReady {
+		switch u.State {
+		case upstream.StateReady:
 			ready++
+		case upstream.StateJoining:
+			joining++
 		}
 	}
 	switch {
 	case ready == len(ups):
 		return "serving"
-	case ready == 0:
+	case ready+joining == len(ups):
+		return "joining"
+	case ready+joining == 0:
 		return "down"
 	}
 	return "degraded"

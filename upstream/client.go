@@ -101,6 +101,11 @@ const (
 	StateReady      State = "ready"      // session open
 	StateDown       State = "down"       // no session; reconnecting with backoff
 	StateClosed     State = "closed"     // Close was called
+	// StateJoining is a ready server whose current session's tools the
+	// gateway does not serve yet: it has not listed them since the server
+	// connected. A Client is never in it; the gateway's health reports it
+	// in place of StateReady (Health.Connection).
+	StateJoining State = "joining"
 )
 
 // Backoff spaces reconnection attempts: Initial, doubling up to Max. A
@@ -265,6 +270,8 @@ type Client struct {
 	toolsSeen   bool
 	listsBegun  uint64 // tools/list listings begun
 	toolsListed uint64 // the listing whose result tools holds (by begin order)
+	conn        uint64 // sessions opened so far: the current one's number while ready
+	toolsConn   uint64 // the session tools was listed on
 
 	notes notes    // relayed notifications in handling, for settle
 	raw   rawTools // tool definitions as listed (rawtools.go)
@@ -405,6 +412,7 @@ func (c *Client) connect(ctx context.Context) error {
 	}
 	defer c.mu.Unlock()
 	c.session, c.state, c.lastErr, c.pid = cs, StateReady, "", 0
+	c.conn++
 	c.relay = nil
 	if rl.conn != nil {
 		c.relay = rl
@@ -689,6 +697,11 @@ func (c *Client) live() (*mcp.ClientSession, error) {
 func (c *Client) liveRelay() (*mcp.ClientSession, *relay, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.liveLocked()
+}
+
+// liveLocked is liveRelay for a caller holding c.mu.
+func (c *Client) liveLocked() (*mcp.ClientSession, *relay, error) {
 	if c.session == nil {
 		if why := c.oauth.needsLogin(); why != "" {
 			return nil, nil, c.oauth.unauthorized(why)
@@ -774,13 +787,21 @@ func transportRejected(rpc *jsonrpc.Error) bool {
 
 // ListTools lists every tool the upstream offers, following its pagination.
 func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	cs, err := c.live()
-	if err != nil {
-		return nil, err
-	}
+	tools, _, err := c.listTools(ctx)
+	return tools, err
+}
+
+// listTools is ListTools, also returning the session the tools were
+// listed on (Health.Connection).
+func (c *Client) listTools(ctx context.Context) ([]*mcp.Tool, uint64, error) {
 	c.mu.Lock()
+	cs, _, err := c.liveLocked()
+	if err != nil {
+		c.mu.Unlock()
+		return nil, 0, err
+	}
 	c.listsBegun++
-	seq := c.listsBegun
+	seq, conn := c.listsBegun, c.conn
 	c.mu.Unlock()
 	// Paged here rather than with cs.Tools, which follows cursors without
 	// noticing a cycle.
@@ -792,24 +813,30 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 		return res.Tools, res.NextCursor, nil
 	})
 	if err != nil {
-		return nil, c.mapErr(ctx, "tools/list", err)
+		return nil, 0, c.mapErr(ctx, "tools/list", err)
 	}
 	c.mu.Lock()
 	// Listings overlap (one may react to list_changed while another is in
 	// flight): an older one finishing last must not replace a newer result.
 	if seq > c.toolsListed {
-		c.tools, c.toolsSeen, c.toolsListed = tools, true, seq
+		c.tools, c.toolsSeen, c.toolsListed, c.toolsConn = tools, true, seq, conn
 	}
 	c.mu.Unlock()
-	return tools, nil
+	return tools, conn, nil
 }
 
 // KnownTools is the result of the last successful ListTools, and whether
 // there was one: what a Set shows for an upstream that is down.
 func (c *Client) KnownTools() ([]*mcp.Tool, bool) {
+	tools, _, ok := c.knownTools()
+	return tools, ok
+}
+
+// knownTools is KnownTools with the session they were listed on.
+func (c *Client) knownTools() ([]*mcp.Tool, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tools, c.toolsSeen
+	return c.tools, c.toolsConn, c.toolsSeen
 }
 
 // CallTool forwards the call with its raw arguments and _meta (progress
@@ -917,13 +944,18 @@ type Health struct {
 	Tools     int              `json:"tools"`                // as last listed
 	Shadowed  []string         `json:"shadowed,omitempty"`   // tool names hidden by a collision (Set only)
 	ListError string           `json:"list_error,omitempty"` // why the last tools/list failed while up; Tools are those last listed (Set only)
+	// Connection numbers the sessions opened, from 1: the current one's
+	// while ready. Listing.Connections says which one a listing was made
+	// on, so that the gateway can tell whether it serves this session's
+	// tools (StateJoining).
+	Connection uint64 `json:"-"`
 }
 
 // Health reports the Client's state.
 func (c *Client) Health() Health {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	h := Health{Name: c.srv.Name, Transport: c.srv.Transport, State: c.state, Restarts: c.restarts, LastError: c.lastErr, Tools: len(c.tools)}
+	h := Health{Name: c.srv.Name, Transport: c.srv.Transport, State: c.state, Restarts: c.restarts, LastError: c.lastErr, Tools: len(c.tools), Connection: c.conn}
 	if c.session != nil {
 		h.PID = c.pid
 	}

@@ -137,17 +137,39 @@ func (s *Set) Name(server, name string) string {
 // upstream was up shows in Health (ListError) until one succeeds. It fails
 // only when no upstream could be listed and none has listed before.
 func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	l, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Tools, nil
+}
+
+// Listing is one listing of a Set's tools (List).
+type Listing struct {
+	Tools []*mcp.Tool // as ListTools returns them
+	// Connections maps each server whose tools Tools holds to the session
+	// they were listed on (Health.Connection): its current one when they
+	// were listed now, an earlier one when its tools are those it last
+	// listed. A server that contributes none is absent.
+	Connections map[string]uint64
+}
+
+// List is ListTools saying which session of each server the tools come
+// from: a server whose current session is not the one listed has tools
+// the listing may not hold.
+func (s *Set) List(ctx context.Context) (*Listing, error) {
 	// Ask every upstream at once: a slow one delays the list by its own
 	// time only, and no more than its ConnectTimeout. Merging below is in
 	// name order, so the result is not.
 	lists := make([][]*mcp.Tool, len(s.clients))
+	conns := make([]uint64, len(s.clients))
 	errs := make([]error, len(s.clients))
 	var wg sync.WaitGroup
 	for i, c := range s.clients {
 		wg.Go(func() {
 			lctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
 			defer cancel()
-			lists[i], errs[i] = c.ListTools(lctx)
+			lists[i], conns[i], errs[i] = c.listTools(lctx)
 			if errs[i] != nil && ctx.Err() == nil && errors.Is(lctx.Err(), context.DeadlineExceeded) {
 				errs[i] = fmt.Errorf("upstream %q: tools/list not answered within %v (its connect timeout): %w", c.Name(), c.opts.ConnectTimeout, context.DeadlineExceeded)
 			}
@@ -161,19 +183,19 @@ func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	seen := map[string]bool{}
 	shadowed := map[string][]string{}
 	listErrs := map[string]string{}
-	listed := false
+	connections := map[string]uint64{}
 	for i, c := range s.clients {
-		tools := lists[i]
+		tools, conn := lists[i], conns[i]
 		if errs[i] != nil {
 			if !errors.Is(errs[i], ErrUnavailable) {
 				listErrs[c.Name()] = errs[i].Error() // scrubbed by the Client
 			}
 			var ok bool
-			if tools, ok = c.KnownTools(); !ok {
+			if tools, conn, ok = c.knownTools(); !ok {
 				continue
 			}
 		}
-		listed = true
+		connections[c.Name()] = conn
 		for _, t := range tools {
 			name := s.Name(c.Name(), t.Name)
 			if seen[name] {
@@ -192,11 +214,11 @@ func (s *Set) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	s.mu.Lock()
 	s.shadowed, s.listErrs = shadowed, listErrs
 	s.mu.Unlock()
-	if !listed && len(s.clients) > 0 {
+	if len(connections) == 0 && len(s.clients) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return &Listing{Tools: out, Connections: connections}, nil
 }
 
 // route finds the Client and upstream name behind a served name: the first

@@ -271,7 +271,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	opts, allReady, err := gatewayOptions(ctx, c, up, src, stderr)
+	opts, err := gatewayOptions(ctx, c, up, src, stderr)
 	if err != nil {
 		up.Close()
 		return err
@@ -305,9 +305,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		go watchTokens(ctx, toks, logger)
 	}
 	c.hard.onNewSession = src.reloader(g.ProfilesChanged)
-	if !allReady {
-		// One still starting may have joined before the gateway could hear
-		// it: list again now rather than at its next change.
+	if slices.ContainsFunc(g.Health().Upstreams, func(h upstream.Health) bool { return h.State == upstream.StateJoining }) {
+		// One connected after the first listing, before the gateway could
+		// hear it: list again now rather than at its next change.
 		go g.ToolsChanged(ctx, "")
 	}
 	serveErr := serve(ctx, c, g, stdin, stdout, stderr)
@@ -355,28 +355,24 @@ func readConfiguration(c *config, logger *slog.Logger, stderr io.Writer) (*opcon
 
 // gatewayOptions lists the upstreams' tools, resolves the profiles
 // against them and returns the gateway's options from the flags (without
-// the cursor key, logger, operating context and tokens), and whether
-// every upstream was ready when listed.
-func gatewayOptions(ctx context.Context, c *config, up *upstream.Set, src *profileSource, stderr io.Writer) (gateway.Options, bool, error) {
-	// Read before listing: a server that becomes ready after this may be
-	// missing from the listing, and its announcement may come before the
-	// gateway can hear it.
-	allReady := !slices.ContainsFunc(up.Health(), func(h upstream.Health) bool { return h.State != upstream.StateReady })
-	tools, err := up.ListTools(ctx)
+// the cursor key, logger, operating context and tokens).
+func gatewayOptions(ctx context.Context, c *config, up *upstream.Set, src *profileSource, stderr io.Writer) (gateway.Options, error) {
+	listing, err := up.List(ctx)
 	if err != nil {
 		// None has started: serve no tools until one does (it joins
 		// through ToolsChanged).
 		fmt.Fprintf(stderr, "server: no upstream could be listed yet (%v); serving no tools until one starts\n", err)
-		tools = []*mcp.Tool{}
+		listing = &upstream.Listing{Tools: []*mcp.Tool{}}
 	}
+	tools := listing.Tools
 	resolve := c.resolver(src)
 	resolved, err := resolve(tools)
 	if err != nil {
-		return gateway.Options{}, false, err
+		return gateway.Options{}, err
 	}
 	if c.profile != "" {
 		if _, ok := resolved.Profiles[c.profile]; !ok {
-			return gateway.Options{}, false, usagef("unknown profile %q; valid profiles: %s", c.profile, strings.Join(resolved.Names(), ", "))
+			return gateway.Options{}, usagef("unknown profile %q; valid profiles: %s", c.profile, strings.Join(resolved.Names(), ", "))
 		}
 	}
 	// The gateway logs resolved.Warnings when it starts (tools a profile's
@@ -384,6 +380,7 @@ func gatewayOptions(ctx context.Context, c *config, up *upstream.Set, src *profi
 	return gateway.Options{
 		Upstream:        up,
 		Tools:           tools,
+		Connections:     listing.Connections,
 		Profiles:        resolved,
 		PageSize:        c.pageSize,
 		ServerName:      version.Name,
@@ -398,7 +395,7 @@ func gatewayOptions(ctx context.Context, c *config, up *upstream.Set, src *profi
 		MaxSessionCalls: c.sessionCalls,
 		MaxCalls:        c.calls,
 		UsageIdleGap:    c.usageIdleGap,
-	}, allReady, nil
+	}, nil
 }
 
 // resolver resolves the profiles src serves against the upstreams'

@@ -26,6 +26,7 @@ type builds struct {
 var (
 	everything builds // one per test process; written once under sync.Once
 	icons      builds
+	gated      builds
 )
 
 // EverythingServer returns the path of a freshly built everything-server
@@ -45,6 +46,17 @@ const IconServerPkg = "github.com/toolprof/toolprof/internal/testupstream/iconse
 func IconServer(t testing.TB) string {
 	t.Helper()
 	return icons.get(t, "iconserver", IconServerPkg)
+}
+
+// GatedServerPkg is the import path of a stdio server whose initialize
+// and tools/list wait on files the test creates (gatedserver/main.go).
+const GatedServerPkg = "github.com/toolprof/toolprof/internal/testupstream/gatedserver"
+
+// GatedServer returns the path of a freshly built gatedserver binary. It
+// fails the test if the build fails.
+func GatedServer(t testing.TB) string {
+	t.Helper()
+	return gated.get(t, "gatedserver", GatedServerPkg)
 }
 
 // get builds pkg once per test process as name in a temporary directory.
