@@ -70,6 +70,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	t.conn = t.newConn(wc)
 	t.conn.base = context.WithoutCancel(ctx) // its values, as the SDK's handlers get them
+	wc.SetTaker(t.conn.take)
 	return t.conn, nil
 }
 
@@ -128,7 +129,12 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		if req.IsCall() {
-			if c.take(req) {
+			// Taken here only when it came before SetTaker or with the end
+			// of input; the read loop has offered every other one.
+			if run, taken := c.take(req); taken {
+				if run != nil {
+					go run()
+				}
 				continue
 			}
 			return msg, nil
@@ -140,21 +146,25 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// take answers req itself when it is a plain tools/call, reporting whether
-// it did; otherwise it notes req as the SDK's.
-func (c *fastConn) take(req *jsonrpc.Request) bool {
+// take takes req when it is a plain tools/call, reporting whether it did,
+// with run, the call's work (nil: none, the request is dropped);
+// otherwise it notes req as the SDK's. It is a jsonrpcwire.Taker.
+func (c *fastConn) take(req *jsonrpc.Request) (run func(), taken bool) {
+	if !req.IsCall() {
+		return nil, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.calls[req.ID]; dup {
-		return true // the SDK drops a request whose id is in flight, unanswered
+		return nil, true // the SDK drops a request whose id is in flight, unanswered
 	}
 	if _, dup := c.sdkCalls[req.ID]; dup {
-		return false
+		return nil, false
 	}
 	meta, params, ok := c.plain(req)
 	if !ok {
 		c.sdkCalls[req.ID] = meta
-		return false
+		return nil, false
 	}
 	ctx, cancel := context.WithCancelCause(c.base)
 	protocol, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string)
@@ -167,8 +177,7 @@ func (c *fastConn) take(req *jsonrpc.Request) bool {
 	c.g.fastCalls.Add(1)
 	extra, _ := req.Extra.(*mcp.RequestExtra)
 	r := &mcp.CallToolRequest{Session: c.ss, Params: params, Extra: extra}
-	go c.serve(ctx, cancel, req.ID, r, sessionless)
-	return true
+	return func() { c.serve(ctx, cancel, req.ID, r, sessionless) }, true
 }
 
 // plain decodes the params of req when it is a tools/call the fast path
