@@ -3,13 +3,17 @@ package upstream
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // pipeConn is a stdioConn over pipes: what the server writes goes to
@@ -116,5 +120,61 @@ func TestStdioConnReadAllocations(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8<<10 {
 		t.Errorf("reading an answer allocates %d bytes; want at most 8 KiB", per)
+	}
+}
+
+// TestStdioConnHandsTheRelayItsAnswers: the answer to a relayed call
+// reaches the call from the read loop, while nothing reads the
+// connection; what comes before and after it reaches Read, in order.
+func TestStdioConnHandsTheRelayItsAnswers(t *testing.T) {
+	c, toConn, fromConn := pipeConn(t)
+	rl := &relay{conn: c}
+	c.relay.Store(rl)
+	ctx := context.Background()
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := rl.call(ctx, "tools/call", &mcp.CallToolParams{Name: "t", Arguments: map[string]any{}}, nil)
+		answered <- answer{res, err}
+	}()
+	sent, err := fromConn.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(sent), &req); err != nil {
+		t.Fatalf("relayed request %q: %v", sent, err)
+	}
+	go func() {
+		fmt.Fprintln(toConn, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before"}}`)
+		fmt.Fprintf(toConn, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"hi"}]}}`+"\n", req.ID)
+		fmt.Fprintln(toConn, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after"}}`)
+	}()
+	msg, err := c.Read(ctx) // the read loop waits to hand this over
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(msg.(*jsonrpc.Request).Params); !strings.Contains(p, "before") {
+		t.Fatalf("first Read = %s, want the notification before the answer", p)
+	}
+	select {
+	case a := <-answered:
+		if a.err != nil || len(a.res.Content) != 1 || a.res.Content[0].(*mcp.TextContent).Text != "hi" {
+			t.Fatalf("relayed call = %+v, %v; want its text hi", a.res, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the relayed call was not answered while Read was not called")
+	}
+	msg, err = c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(msg.(*jsonrpc.Request).Params); !strings.Contains(p, "after") {
+		t.Fatalf("second Read = %s, want the notification after the answer", p)
 	}
 }
