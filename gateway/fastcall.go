@@ -89,8 +89,8 @@ type fastConn struct {
 	// learned is the _meta the SDK has answered a tools/call with, and
 	// each one's decoding once the fast path has decoded it (nil before).
 	learned map[string]mcp.Meta
-	closed   bool                  // no call taken, no answer written: read ended, closing, or a write failed
-	running  sync.WaitGroup
+	closed  bool // no call taken, no answer written: read ended, closing, or a write failed
+	running sync.WaitGroup
 }
 
 func (g *Gateway) newFastConn(profile string) func(*jsonrpcwire.Conn) *fastConn {

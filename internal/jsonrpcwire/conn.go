@@ -498,6 +498,32 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.writeLine(data)
 }
 
+// WriteResult writes what Write writes of &jsonrpc.Response{ID: id,
+// Result: result}, result being compact JSON (as the SDK's encoder leaves
+// it): the line is put together from the bytes instead of the response
+// being encoded again.
+func (c *Conn) WriteResult(ctx context.Context, id jsonrpc.ID, result json.RawMessage) error {
+	resp := &jsonrpc.Response{ID: id, Result: result}
+	if len(result) == 0 || c.Batched(id) {
+		return c.Write(ctx, resp)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.noteVersion(resp)
+	raw, ok := c.ids.Restore(id)
+	if !ok {
+		return c.Write(ctx, resp) // the SDK's id, not one of IDs
+	}
+	line := make([]byte, 0, len(raw)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`)+1)
+	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line = append(line, raw...)
+	line = append(line, `,"result":`...)
+	line = append(line, result...)
+	line = append(line, '}')
+	return c.writeLine(line)
+}
+
 // noteVersion records the protocol version the initialize answer
 // negotiates.
 func (c *Conn) noteVersion(resp *jsonrpc.Response) {

@@ -133,3 +133,55 @@ func TestTakerSparesEnd(t *testing.T) {
 	}
 	settle(before+1, "after the input ended")
 }
+
+// lineWriter keeps the last line written.
+type lineWriter struct{ last []byte }
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.last = append(w.last[:0], b...)
+	return len(b), nil
+}
+
+// TestWriteResultWritesAsWrite: WriteResult writes the line Write writes
+// of the same response, whatever the client's id, in fewer allocations.
+func TestWriteResultWritesAsWrite(t *testing.T) {
+	results := []string{`{}`, `{"content":[{"type":"text","text":"a b <&> \u2028"}],"isError":false}`, `{"_meta":{"x":[1,2.5,null]}}`}
+	ids := []string{`1`, `-7`, `1.5`, `1e30`, `9007199254740993`, `"a"`, `"\u0061"`, `"é"`, `""`}
+	for _, rawID := range ids {
+		for _, result := range results {
+			var w lineWriter
+			c := &Conn{w: &w, closed: make(chan struct{})}
+			ctx := context.Background()
+			if err := c.Write(ctx, &jsonrpc.Response{ID: c.ids.Map([]byte(rawID)), Result: []byte(result)}); err != nil {
+				t.Fatal(err)
+			}
+			want := string(w.last)
+			if err := c.WriteResult(ctx, c.ids.Map([]byte(rawID)), []byte(result)); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(w.last); got != want {
+				t.Errorf("id %s, result %s: WriteResult wrote %q, Write %q", rawID, result, got, want)
+			}
+			if c.ids.Len() != 0 {
+				t.Errorf("id %s: %d ids in flight after the answers", rawID, c.ids.Len())
+			}
+		}
+	}
+	var w lineWriter
+	c := &Conn{w: &w, closed: make(chan struct{})}
+	ctx := context.Background()
+	result := []byte(results[1])
+	allocs := func(write func(jsonrpc.ID) error) float64 {
+		return testing.AllocsPerRun(100, func() {
+			if err := write(c.ids.Map([]byte(`42`))); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	viaWrite := allocs(func(id jsonrpc.ID) error { return c.Write(ctx, &jsonrpc.Response{ID: id, Result: result}) })
+	viaResult := allocs(func(id jsonrpc.ID) error { return c.WriteResult(ctx, id, result) })
+	t.Logf("allocs: WriteResult %.0f, Write %.0f", viaResult, viaWrite)
+	if viaResult >= viaWrite {
+		t.Errorf("WriteResult allocates %.0f times an answer, Write %.0f: want fewer", viaResult, viaWrite)
+	}
+}
