@@ -260,6 +260,18 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// writeLine writes line, one encoded message and its newline, as Write
+// writes one.
+func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.w.Write(line)
+	return err
+}
+
 // Close implements mcp.Connection: it closes the server's stdout reader
 // and then its stdin, which ends the process (stdioProcess).
 func (c *stdioConn) Close() error {

@@ -178,3 +178,73 @@ func TestStdioConnHandsTheRelayItsAnswers(t *testing.T) {
 		t.Fatalf("second Read = %s, want the notification after the answer", p)
 	}
 }
+
+// TestRelayWritesAsTheSDK: the relay's line for a call is the line Write
+// writes of the request encoded by marshalParams, for plain params and
+// every other kind (which take marshalParams), in fewer allocations for
+// plain ones.
+func TestRelayWritesAsTheSDK(t *testing.T) {
+	cases := []*mcp.CallToolParams{
+		{Name: "echo", Arguments: json.RawMessage(`{"a":1}`)},
+		{Name: "echo", Arguments: json.RawMessage(` { "a" : [1, "x y"] , "b":"<&>\u2028" } `)},
+		{Name: "echo", Arguments: map[string]any{}},
+		{Name: "echo", Arguments: map[string]any{"z": 1, "a": "<"}},
+		{Name: "échø", Arguments: json.RawMessage(`{}`)},
+		{Name: `a"b`, Arguments: json.RawMessage(`{}`)},
+		{Name: "a<b>&", Arguments: json.RawMessage(`{}`)},
+		{Name: "echo", Arguments: json.RawMessage(`{}`), Meta: mcp.Meta{"traceparent": "00-1-2-01"}},
+		{Name: "echo", Arguments: json.RawMessage(`{}`), Meta: mcp.Meta{}},
+		{Name: "echo", Arguments: json.RawMessage(`{}`), RequestState: "s"},
+		{Name: "echo", Arguments: json.RawMessage(`{}`), InputResponses: mcp.InputResponseMap{}},
+		{Name: "echo", Arguments: json.RawMessage(`{"a":`)},
+		{Name: "echo"},
+	}
+	id, _ := jsonrpc.MakeID(relayIDPrefix + "7")
+	ctx := context.Background()
+	line := func(write func(c *stdioConn) error) (string, error) {
+		outR, outW := io.Pipe()
+		inR, inW := io.Pipe()
+		defer outW.Close()
+		c := newStdioConn(outR, inW)
+		defer c.Close()
+		got := make(chan string, 1)
+		go func() {
+			l, _ := bufio.NewReader(inR).ReadString('\n')
+			got <- l
+			io.Copy(io.Discard, inR)
+		}()
+		if err := write(c); err != nil {
+			inW.Close()
+			return "", err
+		}
+		return <-got, nil
+	}
+	for _, p := range cases {
+		want, wantErr := line(func(c *stdioConn) error {
+			b, err := marshalParams(p)
+			if err != nil {
+				return err
+			}
+			return c.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: b})
+		})
+		got, gotErr := line(func(c *stdioConn) error {
+			b, plain := plainCallParams(p)
+			if !plain {
+				var err error
+				if b, err = marshalParams(p); err != nil {
+					return err
+				}
+			}
+			return (&relay{conn: c}).write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: b})
+		})
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("%+v: the relay wrote %q (%v), the SDK's encoding %q (%v)", p, got, gotErr, want, wantErr)
+		}
+	}
+	p := cases[0]
+	viaEncoder := testing.AllocsPerRun(100, func() { marshalParams(p) })
+	viaPlain := testing.AllocsPerRun(100, func() { plainCallParams(p) })
+	if viaPlain >= viaEncoder {
+		t.Errorf("plain params encode in %.0f allocations, marshalParams's %.0f: want fewer", viaPlain, viaEncoder)
+	}
+}
