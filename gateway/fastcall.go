@@ -188,7 +188,8 @@ func (c *fastConn) plain(req *jsonrpc.Request) (meta string, params *mcp.CallToo
 	if req.Method != methodCallTool {
 		return "", nil, false
 	}
-	v, ok := jsonrpcwire.Members(req.Params, "name", "arguments", "_meta")
+	// Valid: a part of a message DecodePlain or the SDK's decoder read.
+	v, ok := jsonrpcwire.ValidMembers(req.Params, "name", "arguments", "_meta")
 	if !ok || v[0] == nil || (v[1] != nil && v[1][0] != '{') || (v[2] != nil && v[2][0] != '{') {
 		return "", nil, false
 	}

@@ -78,7 +78,7 @@ func (c *stdioConn) readLoop() {
 		}
 		v := rawOrErr{raw: raw, err: err}
 		if rl := c.relay.Load(); rl != nil && err == nil {
-			if msg, _, ok := jsonrpcwire.DecodePlain(raw); ok {
+			if msg, _, ok := jsonrpcwire.DecodeValid(raw); ok { // the decoder read one value
 				if resp, isResp := msg.(*jsonrpc.Response); isResp && rl.deliver(resp) {
 					continue
 				}
