@@ -70,6 +70,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	t.conn = t.newConn(wc)
 	t.conn.base = context.WithoutCancel(ctx) // its values, as the SDK's handlers get them
+	wc.SetTaker(t.conn.take)
 	return t.conn, nil
 }
 
@@ -85,9 +86,11 @@ type fastConn struct {
 	ss       *mcp.ServerSession // nil until Connect has returned
 	calls    map[jsonrpc.ID]context.CancelCauseFunc
 	sdkCalls map[jsonrpc.ID]string // calls the SDK is answering, with their _meta when learnable
-	learned  map[string]bool       // _meta the SDK has answered a tools/call with
-	closed   bool                  // no call taken, no answer written: read ended, closing, or a write failed
-	running  sync.WaitGroup
+	// learned is the _meta the SDK has answered a tools/call with, and
+	// each one's decoding once the fast path has decoded it (nil before).
+	learned map[string]mcp.Meta
+	closed  bool // no call taken, no answer written: read ended, closing, or a write failed
+	running sync.WaitGroup
 }
 
 func (g *Gateway) newFastConn(profile string) func(*jsonrpcwire.Conn) *fastConn {
@@ -103,7 +106,7 @@ func (g *Gateway) newFastConn(profile string) func(*jsonrpcwire.Conn) *fastConn 
 			Conn: c, g: g, handler: h,
 			calls:    map[jsonrpc.ID]context.CancelCauseFunc{},
 			sdkCalls: map[jsonrpc.ID]string{},
-			learned:  map[string]bool{},
+			learned:  map[string]mcp.Meta{},
 		}
 	}
 }
@@ -128,7 +131,12 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		if req.IsCall() {
-			if c.take(req) {
+			// Taken here only when it came before SetTaker or with the end
+			// of input; the read loop has offered every other one.
+			if run, taken := c.take(req); taken {
+				if run != nil {
+					go run()
+				}
 				continue
 			}
 			return msg, nil
@@ -140,21 +148,25 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// take answers req itself when it is a plain tools/call, reporting whether
-// it did; otherwise it notes req as the SDK's.
-func (c *fastConn) take(req *jsonrpc.Request) bool {
+// take takes req when it is a plain tools/call, reporting whether it did,
+// with run, the call's work (nil: none, the request is dropped);
+// otherwise it notes req as the SDK's. It is a jsonrpcwire.Taker.
+func (c *fastConn) take(req *jsonrpc.Request) (run func(), taken bool) {
+	if !req.IsCall() {
+		return nil, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.calls[req.ID]; dup {
-		return true // the SDK drops a request whose id is in flight, unanswered
+		return nil, true // the SDK drops a request whose id is in flight, unanswered
 	}
 	if _, dup := c.sdkCalls[req.ID]; dup {
-		return false
+		return nil, false
 	}
 	meta, params, ok := c.plain(req)
 	if !ok {
 		c.sdkCalls[req.ID] = meta
-		return false
+		return nil, false
 	}
 	ctx, cancel := context.WithCancelCause(c.base)
 	protocol, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string)
@@ -167,8 +179,7 @@ func (c *fastConn) take(req *jsonrpc.Request) bool {
 	c.g.fastCalls.Add(1)
 	extra, _ := req.Extra.(*mcp.RequestExtra)
 	r := &mcp.CallToolRequest{Session: c.ss, Params: params, Extra: extra}
-	go c.serve(ctx, cancel, req.ID, r, sessionless)
-	return true
+	return func() { c.serve(ctx, cancel, req.ID, r, sessionless) }, true
 }
 
 // plain decodes the params of req when it is a tools/call the fast path
@@ -177,27 +188,91 @@ func (c *fastConn) plain(req *jsonrpc.Request) (meta string, params *mcp.CallToo
 	if req.Method != methodCallTool {
 		return "", nil, false
 	}
-	v, ok := jsonrpcwire.Members(req.Params, "name", "arguments", "_meta")
+	// Valid: a part of a message DecodePlain or the SDK's decoder read.
+	v, ok := jsonrpcwire.ValidMembers(req.Params, "name", "arguments", "_meta")
 	if !ok || v[0] == nil || (v[1] != nil && v[1][0] != '{') || (v[2] != nil && v[2][0] != '{') {
 		return "", nil, false
 	}
-	// Decoded as the SDK's unmarshalParams decodes it: the same decoder
-	// (its Decoder parses one value with these flags), without its buffer.
-	if _, err := segjson.Parse(req.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err != nil || params == nil {
-		return "", nil, false
-	}
 	if v[2] != nil {
-		if !learnableMeta(params.Meta) {
+		decoded, learned := c.learned[string(v[2])]
+		if !learned {
+			if p, ok := decodeCallParams(req.Params); ok && learnableMeta(p.Meta) {
+				return string(v[2]), nil, false
+			}
 			return "", nil, false
 		}
-		if !c.learned[string(v[2])] {
-			return string(v[2]), nil, false
+		if decoded != nil {
+			params, ok = decodeCallParamsMeta(req.Params, decoded)
+		} else if params, ok = decodeCallParams(req.Params); ok {
+			if !learnableMeta(params.Meta) {
+				return "", nil, false
+			}
+			c.learned[string(v[2])] = cloneJSON(params.Meta).(map[string]any)
 		}
+	} else {
+		params, ok = decodeCallParams(req.Params)
 	}
-	if c.ss == nil || c.closed || c.Conn.Batched(req.ID) || c.ss.InitializeParams() == nil {
+	if !ok || c.ss == nil || c.closed || c.Conn.Batched(req.ID) || c.ss.InitializeParams() == nil {
 		return "", nil, false
 	}
 	return "", params, true
+}
+
+// decodeCallParams decodes params as the SDK's unmarshalParams does: the
+// same decoder (its Decoder parses one value with these flags), without
+// its buffer.
+func decodeCallParams(data []byte) (params *mcp.CallToolParamsRaw, ok bool) {
+	if _, err := segjson.Parse(data, &params, segjson.DontMatchCaseInsensitiveStructFields); err != nil || params == nil {
+		return nil, false
+	}
+	return params, true
+}
+
+// callParamsMeta is mcp.CallToolParamsRaw as the fast path reads it of
+// params (name, arguments and _meta alone, Members) whose _meta it has
+// decoded before: that _meta's bytes are left undecoded.
+type callParamsMeta struct {
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// decodeCallParamsMeta is decodeCallParams of data whose _meta decodes to
+// meta, without decoding it again: the same decoder reads the rest, and
+// the params get a copy of meta of their own.
+func decodeCallParamsMeta(data []byte, meta mcp.Meta) (*mcp.CallToolParamsRaw, bool) {
+	var p *callParamsMeta
+	if _, err := segjson.Parse(data, &p, segjson.DontMatchCaseInsensitiveStructFields); err != nil || p == nil {
+		return nil, false
+	}
+	return &mcp.CallToolParamsRaw{Meta: cloneJSON(map[string]any(meta)).(map[string]any), Name: p.Name, Arguments: p.Arguments}, true
+}
+
+// cloneJSON is a deep copy of v, a value decoded from JSON into any.
+func cloneJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return v
+		}
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = cloneJSON(e)
+		}
+		return m
+	case mcp.Meta:
+		return cloneJSON(map[string]any(v))
+	case []any:
+		if v == nil {
+			return v
+		}
+		s := make([]any, len(v))
+		for i, e := range v {
+			s[i] = cloneJSON(e)
+		}
+		return s
+	}
+	return v // a string, number, bool or nil: immutable
 }
 
 // learnableMeta reports whether m names nothing but what the SDK checks of
@@ -226,8 +301,10 @@ func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id
 	if closed {
 		return // the SDK writes nothing once its connection is shutting down
 	}
-	resp := &jsonrpc.Response{ID: id, Error: err}
-	if err == nil {
+	var werr error
+	if err != nil {
+		werr = c.Conn.Write(context.WithoutCancel(ctx), &jsonrpc.Response{ID: id, Error: err})
+	} else {
 		if res == nil {
 			c.g.logger.Error("tools/call answered with neither a result nor an error")
 			return
@@ -239,9 +316,9 @@ func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id
 		if !ok {
 			return
 		}
-		resp.Result = b
+		werr = c.Conn.WriteResult(context.WithoutCancel(ctx), id, b)
 	}
-	if werr := c.Conn.Write(context.WithoutCancel(ctx), resp); werr != nil {
+	if werr != nil {
 		c.end(werr)
 	}
 }
@@ -271,6 +348,14 @@ func (g *Gateway) encodeResult(res mcp.Result, sessionless bool) (json.RawMessag
 		return nil, false
 	}
 	var buf bytes.Buffer
+	if w, isWire := res.(*wireResult); isWire && w.wire != nil {
+		// What the encoder makes of its MarshalJSON: the bytes compacted.
+		if err := json.Compact(&buf, w.wire); err != nil {
+			g.logger.Error("tools/call result not answered: it cannot be encoded", "error", err)
+			return nil, false
+		}
+		return buf.Bytes(), true
+	}
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
@@ -310,7 +395,7 @@ func (c *fastConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if meta, ok := c.sdkCalls[resp.ID]; ok {
 			delete(c.sdkCalls, resp.ID)
 			if meta != "" && resp.Error == nil && len(c.learned) < maxLearnedMeta {
-				c.learned[meta] = true
+				c.learned[meta] = nil
 			}
 		}
 		c.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -629,4 +630,93 @@ func TestPropertyFastPathReachesNoMoreThanTheSDK(t *testing.T) {
 			t.Fatalf("answers differ:\nSDK:  %s\nfast: %s", strings.Join(lines[0], "\n      "), strings.Join(lines[1], "\n      "))
 		}
 	})
+}
+
+// drawJSON draws a JSON value of at most depth levels, as Go values.
+func drawJSON(t *rapid.T, depth int, label string) any {
+	kinds := []string{"string", "number", "bool", "null"}
+	if depth > 0 {
+		kinds = append(kinds, "object", "array")
+	}
+	switch rapid.SampledFrom(kinds).Draw(t, label+" kind") {
+	case "string":
+		return rapid.SampledFrom([]string{"", "a", "é", "<&>", "\u2028", `q"uote`, `back\slash`, "2026-07-28"}).Draw(t, label)
+	case "number":
+		return rapid.SampledFrom([]float64{0, -1, 1.5, 1e21, 12345678901234567}).Draw(t, label)
+	case "bool":
+		return rapid.Bool().Draw(t, label)
+	case "object":
+		m := map[string]any{}
+		for i := range rapid.IntRange(0, 3).Draw(t, label+" members") {
+			m[rapid.SampledFrom([]string{"roots", "listChanged", "name", "Name", "version", "x"}).Draw(t, fmt.Sprintf("%s key %d", label, i))] = drawJSON(t, depth-1, fmt.Sprintf("%s.%d", label, i))
+		}
+		return m
+	case "array":
+		var s []any
+		for i := range rapid.IntRange(0, 3).Draw(t, label+" elems") {
+			s = append(s, drawJSON(t, depth-1, fmt.Sprintf("%s[%d]", label, i)))
+		}
+		return s
+	}
+	return nil
+}
+
+// TestPropertyLearnedMetaDecodesAsTheSDK: params whose _meta the fast path
+// decoded before decode, without decoding it again, to what the SDK's
+// decoder makes of them, and each call's _meta is a copy of its own.
+func TestPropertyLearnedMetaDecodesAsTheSDK(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		meta := map[string]any{}
+		for i := range rapid.IntRange(0, 4).Draw(t, "meta members") {
+			k := rapid.SampledFrom([]string{"io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/protocolVersion", "progressToken"}).Draw(t, fmt.Sprintf("meta key %d", i))
+			meta[k] = drawJSON(t, 3, k)
+		}
+		metaJSON, err := json.Marshal(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := rapid.SampledFrom([]string{`"echo"`, `"e\u0063ho"`, `"caf\u00e9"`, `""`, `"a\"b"`}).Draw(t, "name")
+		members := []string{`"name":` + name, `"_meta":` + string(metaJSON)}
+		if args := rapid.SampledFrom([]string{"", `{}`, `{"a":1}`, `{ "b" : [1, {"c":null}] }`}).Draw(t, "arguments"); args != "" {
+			members = append(members, `"arguments":`+args)
+		}
+		order := rapid.Permutation(members).Draw(t, "order")
+		sep := rapid.SampledFrom([]string{",", " , ", ",\n"}).Draw(t, "separator")
+		data := []byte("{" + strings.Join(order, sep) + "}")
+
+		want, ok := decodeCallParams(data)
+		if !ok {
+			t.Fatalf("the SDK's decoder refused %s", data)
+		}
+		learned, _ := decodeCallParams(data)
+		got, ok := decodeCallParamsMeta(data, learned.Meta)
+		if !ok {
+			t.Fatalf("decodeCallParamsMeta refused %s", data)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("params %s:\nlearned: %#v\nSDK:     %#v", data, got, want)
+		}
+		mutateJSON(map[string]any(got.Meta)) // a call changing its _meta changes no other's
+		again, _ := decodeCallParamsMeta(data, learned.Meta)
+		if !reflect.DeepEqual(again, want) {
+			t.Fatalf("params %s after a call changed its _meta:\nlearned: %#v\nSDK:     %#v", data, again, want)
+		}
+	})
+}
+
+// mutateJSON changes every object and array in v, a value decoded from
+// JSON.
+func mutateJSON(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			mutateJSON(e)
+		}
+		v["changed"] = true
+	case []any:
+		for i, e := range v {
+			mutateJSON(e)
+			v[i] = "changed"
+		}
+	}
 }

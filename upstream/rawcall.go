@@ -176,9 +176,12 @@ func (c *Client) relayCall(ctx context.Context, cs *mcp.ClientSession, rl *relay
 
 // call sends one call and waits for its answer.
 func (rl *relay) call(ctx context.Context, method string, params mcp.Params, onID func(context.Context, jsonrpc.ID)) (*mcp.CallToolResult, error) {
-	b, err := marshalParams(params)
-	if err != nil {
-		return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", method, err)
+	b, plain := plainCallParams(params)
+	if !plain {
+		var err error
+		if b, err = marshalParams(params); err != nil {
+			return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", method, err)
+		}
 	}
 	answer := make(chan *jsonrpc.Response, 1)
 	rl.mu.Lock()
@@ -204,7 +207,7 @@ func (rl *relay) call(ctx context.Context, method string, params mcp.Params, onI
 		onID(ctx, id)
 	}
 	var resp *jsonrpc.Response
-	if err := rl.conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: b}); err != nil {
+	if err := rl.write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: b}); err != nil {
 		rl.forget(id)
 		resp = &jsonrpc.Response{ID: id, Error: err} // never answered, as the SDK retires it
 	} else {
@@ -236,6 +239,73 @@ func (rl *relay) call(ctx context.Context, method string, params mcp.Params, onI
 		rc.mu.Unlock()
 	}
 	return res, nil
+}
+
+// write writes req, a call the relay numbered, as rl.conn's Write does: on
+// a stdio connection the line is put together from the params' bytes
+// instead of the request being encoded again.
+func (rl *relay) write(ctx context.Context, req *jsonrpc.Request) error {
+	sc, ok := rl.conn.(*stdioConn)
+	id, isString := req.ID.Raw().(string)
+	if !ok || !isString || !plainText(id) || !plainText(req.Method) || len(req.Params) == 0 {
+		return rl.conn.Write(ctx, req)
+	}
+	line := make([]byte, 0, len(id)+len(req.Method)+len(req.Params)+len(`{"jsonrpc":"2.0","id":"","method":"","params":}`)+1)
+	line = append(line, `{"jsonrpc":"2.0","id":"`...)
+	line = append(line, id...)
+	line = append(line, `","method":"`...)
+	line = append(line, req.Method...)
+	line = append(line, `","params":`...)
+	line = append(line, req.Params...)
+	line = append(line, '}', '\n')
+	return sc.writeLine(ctx, line)
+}
+
+// plainText reports whether s encodes as a JSON string as it is: printable
+// ASCII without a quote or a backslash.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b > 0x7e || b == '"' || b == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainCallParams is what marshalParams makes of params when they are
+// the plain tools/call params a forwarded call has: no _meta, no input
+// responses or request state, a name plainText, and arguments forwarded
+// as bytes (compacted, as the encoder compacts them) or none; ok is false
+// for any other params, which marshalParams encodes.
+func plainCallParams(params mcp.Params) (json.RawMessage, bool) {
+	p, isCall := params.(*mcp.CallToolParams)
+	if !isCall || p == nil || len(p.Meta) > 0 || p.InputResponses != nil || p.RequestState != "" || !plainText(p.Name) {
+		return nil, false
+	}
+	var args json.RawMessage
+	switch a := p.Arguments.(type) {
+	case json.RawMessage:
+		if len(a) == 0 {
+			return nil, false
+		}
+		args = a
+	case map[string]any:
+		if a == nil || len(a) > 0 {
+			return nil, false
+		}
+		args = json.RawMessage(`{}`)
+	default:
+		return nil, false
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, len(p.Name)+len(args)+len(`{"name":"","arguments":}`)))
+	buf.WriteString(`{"name":"`)
+	buf.WriteString(p.Name)
+	buf.WriteString(`","arguments":`)
+	if err := json.Compact(buf, args); err != nil {
+		return nil, false // the encoder's error, in its words
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), true
 }
 
 func (rl *relay) forget(id jsonrpc.ID) {

@@ -57,6 +57,9 @@ func (t rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.rl.conn = conn
+	if sc, ok := conn.(*stdioConn); ok {
+		sc.relay.Store(t.rl)
+	}
 	return rawConn{conn, t.r, &rawCalls{}, t.rl}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -28,6 +29,9 @@ type stdioConn struct {
 
 	incoming chan rawOrErr
 	queue    []jsonrpc.Message // the rest of the last batch; Read is serialized
+	// relay, once set, is handed the answers to its calls in the read
+	// loop: they never reach Read (rawcall.go).
+	relay atomic.Pointer[relay]
 
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*stdioBatch // by the id of each request still to answer
@@ -39,6 +43,7 @@ type stdioConn struct {
 
 type rawOrErr struct {
 	raw json.RawMessage
+	msg jsonrpc.Message // raw decoded already, when not nil
 	err error
 }
 
@@ -71,8 +76,17 @@ func (c *stdioConn) readLoop() {
 				err = readErr
 			}
 		}
+		v := rawOrErr{raw: raw, err: err}
+		if rl := c.relay.Load(); rl != nil && err == nil {
+			if msg, _, ok := jsonrpcwire.DecodeValid(raw); ok { // the decoder read one value
+				if resp, isResp := msg.(*jsonrpc.Response); isResp && rl.deliver(resp) {
+					continue
+				}
+				v.msg = msg
+			}
+		}
 		select {
-		case c.incoming <- rawOrErr{raw: raw, err: err}:
+		case c.incoming <- v:
 		case <-c.closed:
 			return
 		}
@@ -131,6 +145,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case v := <-c.incoming:
 		if v.err != nil {
 			return nil, v.err
+		}
+		if v.msg != nil {
+			return v.msg, nil // one message, not a batch (DecodePlain)
 		}
 		raw = v.raw
 	case <-c.closed:
@@ -240,6 +257,18 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		data = b
 	}
 	_, err := c.w.Write(append(data, '\n'))
+	return err
+}
+
+// writeLine writes line, one encoded message and its newline, as Write
+// writes one.
+func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.w.Write(line)
 	return err
 }
 

@@ -3,13 +3,17 @@ package upstream
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // pipeConn is a stdioConn over pipes: what the server writes goes to
@@ -116,5 +120,131 @@ func TestStdioConnReadAllocations(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8<<10 {
 		t.Errorf("reading an answer allocates %d bytes; want at most 8 KiB", per)
+	}
+}
+
+// TestStdioConnHandsTheRelayItsAnswers: the answer to a relayed call
+// reaches the call from the read loop, while nothing reads the
+// connection; what comes before and after it reaches Read, in order.
+func TestStdioConnHandsTheRelayItsAnswers(t *testing.T) {
+	c, toConn, fromConn := pipeConn(t)
+	rl := &relay{conn: c}
+	c.relay.Store(rl)
+	ctx := context.Background()
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := rl.call(ctx, "tools/call", &mcp.CallToolParams{Name: "t", Arguments: map[string]any{}}, nil)
+		answered <- answer{res, err}
+	}()
+	sent, err := fromConn.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(sent), &req); err != nil {
+		t.Fatalf("relayed request %q: %v", sent, err)
+	}
+	go func() {
+		fmt.Fprintln(toConn, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before"}}`)
+		fmt.Fprintf(toConn, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"hi"}]}}`+"\n", req.ID)
+		fmt.Fprintln(toConn, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after"}}`)
+	}()
+	msg, err := c.Read(ctx) // the read loop waits to hand this over
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(msg.(*jsonrpc.Request).Params); !strings.Contains(p, "before") {
+		t.Fatalf("first Read = %s, want the notification before the answer", p)
+	}
+	select {
+	case a := <-answered:
+		if a.err != nil || len(a.res.Content) != 1 || a.res.Content[0].(*mcp.TextContent).Text != "hi" {
+			t.Fatalf("relayed call = %+v, %v; want its text hi", a.res, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the relayed call was not answered while Read was not called")
+	}
+	msg, err = c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(msg.(*jsonrpc.Request).Params); !strings.Contains(p, "after") {
+		t.Fatalf("second Read = %s, want the notification after the answer", p)
+	}
+}
+
+// TestRelayWritesAsTheSDK: the relay's line for a call is the line Write
+// writes of the request encoded by marshalParams, for plain params and
+// every other kind (which take marshalParams), in fewer allocations for
+// plain ones.
+func TestRelayWritesAsTheSDK(t *testing.T) {
+	cases := []*mcp.CallToolParams{
+		{Name: "echo", Arguments: json.RawMessage(`{"a":1}`)},
+		{Name: "echo", Arguments: json.RawMessage(` { "a" : [1, "x y"] , "b":"<&>\u2028" } `)},
+		{Name: "echo", Arguments: map[string]any{}},
+		{Name: "echo", Arguments: map[string]any{"z": 1, "a": "<"}},
+		{Name: "échø", Arguments: json.RawMessage(`{}`)},
+		{Name: `a"b`, Arguments: json.RawMessage(`{}`)},
+		{Name: "a<b>&", Arguments: json.RawMessage(`{}`)},
+		{Name: "echo", Arguments: json.RawMessage(`{}`), Meta: mcp.Meta{"traceparent": "00-1-2-01"}},
+		{Name: "echo", Arguments: json.RawMessage(`{}`), Meta: mcp.Meta{}},
+		{Name: "echo", Arguments: json.RawMessage(`{}`), RequestState: "s"},
+		{Name: "echo", Arguments: json.RawMessage(`{}`), InputResponses: mcp.InputResponseMap{}},
+		{Name: "echo", Arguments: json.RawMessage(`{"a":`)},
+		{Name: "echo"},
+	}
+	id, _ := jsonrpc.MakeID(relayIDPrefix + "7")
+	ctx := context.Background()
+	line := func(write func(c *stdioConn) error) (string, error) {
+		outR, outW := io.Pipe()
+		inR, inW := io.Pipe()
+		defer outW.Close()
+		c := newStdioConn(outR, inW)
+		defer c.Close()
+		got := make(chan string, 1)
+		go func() {
+			l, _ := bufio.NewReader(inR).ReadString('\n')
+			got <- l
+			io.Copy(io.Discard, inR)
+		}()
+		if err := write(c); err != nil {
+			inW.Close()
+			return "", err
+		}
+		return <-got, nil
+	}
+	for _, p := range cases {
+		want, wantErr := line(func(c *stdioConn) error {
+			b, err := marshalParams(p)
+			if err != nil {
+				return err
+			}
+			return c.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: b})
+		})
+		got, gotErr := line(func(c *stdioConn) error {
+			b, plain := plainCallParams(p)
+			if !plain {
+				var err error
+				if b, err = marshalParams(p); err != nil {
+					return err
+				}
+			}
+			return (&relay{conn: c}).write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: b})
+		})
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("%+v: the relay wrote %q (%v), the SDK's encoding %q (%v)", p, got, gotErr, want, wantErr)
+		}
+	}
+	p := cases[0]
+	viaEncoder := testing.AllocsPerRun(100, func() { marshalParams(p) })
+	viaPlain := testing.AllocsPerRun(100, func() { plainCallParams(p) })
+	if viaPlain >= viaEncoder {
+		t.Errorf("plain params encode in %.0f allocations, marshalParams's %.0f: want fewer", viaPlain, viaEncoder)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,14 +63,18 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		limit = DefaultMaxFrameBytes
 	}
 	c := &Conn{
-		w:        t.Writer,
-		incoming: make(chan frame),
-		closed:   make(chan struct{}),
+		w:         t.Writer,
+		incoming:  make(chan frame),
+		closed:    make(chan struct{}),
+		r:         bufio.NewReader(t.Reader),
+		limit:     limit,
+		readOn:    make(chan struct{}),
+		readEnded: make(chan struct{}),
 	}
 	if rc, ok := t.Reader.(io.Closer); ok {
 		c.closer = rc
 	}
-	go c.readLoop(bufio.NewReader(t.Reader), limit)
+	go c.reader()
 	return c, nil
 }
 
@@ -82,6 +87,16 @@ type Conn struct {
 
 	incoming chan frame
 	queue    []jsonrpc.Message // the rest of the last batch; Read is serialized
+	taker    atomic.Pointer[Taker]
+
+	// The input is read by one goroutine at a time; one that takes a
+	// request (Taker) hands the reading to a spare, a goroutine done with
+	// its request, whose stack has grown to what a request needs already.
+	r         *bufio.Reader
+	limit     int
+	readOn    chan struct{} // a spare is to read on
+	readEnded chan struct{} // closed when the input has ended: spares return
+	spares    atomic.Int32
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -106,10 +121,77 @@ type batchWait struct {
 	pos     map[jsonrpc.ID]int // where each call's response goes in out
 }
 
+// A Taker is offered each request that comes alone on its line, in the
+// read loop, before Read could return it. taken reports that the request
+// is the Taker's and Read never returns it; run, when not nil, is then the
+// request's work, which the read loop's goroutine does itself while a
+// new one reads on, so that the request starts without waiting for
+// another goroutine to be scheduled.
+type Taker func(*jsonrpc.Request) (run func(), taken bool)
+
+// SetTaker sets the Taker offered the requests read from now on.
+func (c *Conn) SetTaker(t Taker) { c.taker.Store(&t) }
+
+// take offers msgs, the one message of a line that was not a batch and
+// was read without error, to the Taker.
+func (c *Conn) take(line []byte, msgs []jsonrpc.Message, readErr error) (run func(), taken bool) {
+	t := c.taker.Load()
+	if t == nil || readErr != nil || len(msgs) != 1 || bytes.TrimSpace(line)[0] == '[' {
+		return nil, false
+	}
+	req, ok := msgs[0].(*jsonrpc.Request)
+	if !ok {
+		return nil, false
+	}
+	return (*t)(req)
+}
+
+// maxSpares bounds the goroutines waiting to read: as many as requests
+// commonly run at once on one connection.
+const maxSpares = 4
+
+// reader reads the input, and does the work of each request it takes
+// while another goroutine reads on; then it waits as a spare.
+func (c *Conn) reader() {
+	for {
+		run := c.readLoop()
+		if run == nil {
+			return
+		}
+		run()
+		if c.spares.Add(1) > maxSpares {
+			c.spares.Add(-1)
+			return
+		}
+		select {
+		case <-c.readOn:
+		case <-c.readEnded:
+			c.spares.Add(-1)
+			return
+		case <-c.closed:
+			c.spares.Add(-1)
+			return
+		}
+	}
+}
+
+// handOff has a spare, or a new goroutine, read on.
+func (c *Conn) handOff() {
+	select {
+	case c.readOn <- struct{}{}:
+		c.spares.Add(-1)
+	default:
+		go c.reader()
+	}
+}
+
 // errTooLong marks a line over the frame limit.
 var errTooLong = errors.New("frame too long")
 
-func (c *Conn) readLoop(r *bufio.Reader, limit int) {
+// readLoop reads until a Taker takes a request, returning its work once
+// the reading is handed off, or until the input ends (nil).
+func (c *Conn) readLoop() func() {
+	r, limit := c.r, c.limit
 	for {
 		line, err := readLine(r, limit)
 		if errors.Is(err, errTooLong) {
@@ -119,10 +201,20 @@ func (c *Conn) readLoop(r *bufio.Reader, limit int) {
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			if msgs := c.decode(line); len(msgs) > 0 {
+				// The last line, unterminated, goes to Read: the end of
+				// input that comes with it ends every call.
+				if run, taken := c.take(line, msgs, err); taken {
+					if run != nil {
+						c.handOff()
+						return run
+					}
+					continue
+				}
 				select {
 				case c.incoming <- frame{msgs: msgs}:
 				case <-c.closed:
-					return
+					close(c.readEnded)
+					return nil
 				}
 			}
 		}
@@ -131,7 +223,8 @@ func (c *Conn) readLoop(r *bufio.Reader, limit int) {
 			case c.incoming <- frame{err: err}:
 			case <-c.closed:
 			}
-			return
+			close(c.readEnded)
+			return nil
 		}
 	}
 }
@@ -403,6 +496,32 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	return c.writeLine(data)
+}
+
+// WriteResult writes what Write writes of &jsonrpc.Response{ID: id,
+// Result: result}, result being compact JSON (as the SDK's encoder leaves
+// it): the line is put together from the bytes instead of the response
+// being encoded again.
+func (c *Conn) WriteResult(ctx context.Context, id jsonrpc.ID, result json.RawMessage) error {
+	resp := &jsonrpc.Response{ID: id, Result: result}
+	if len(result) == 0 || c.Batched(id) {
+		return c.Write(ctx, resp)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.noteVersion(resp)
+	raw, ok := c.ids.Restore(id)
+	if !ok {
+		return c.Write(ctx, resp) // the SDK's id, not one of IDs
+	}
+	line := make([]byte, 0, len(raw)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`)+1)
+	line = append(line, `{"jsonrpc":"2.0","id":`...)
+	line = append(line, raw...)
+	line = append(line, `,"result":`...)
+	line = append(line, result...)
+	line = append(line, '}')
+	return c.writeLine(line)
 }
 
 // noteVersion records the protocol version the initialize answer

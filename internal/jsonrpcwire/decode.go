@@ -32,7 +32,16 @@ func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bo
 	// Valid first: the walk below then only has to find where each member
 	// ends, and a message encoding/json would refuse (trailing data
 	// included) is left to the SDK's decoder, which says why.
-	if !json.Valid(data) || nestedDeeper(data, sdkMaxDepth) {
+	if !json.Valid(data) {
+		return nil, nil, false
+	}
+	return DecodeValid(data)
+}
+
+// DecodeValid is DecodePlain of data known to be one valid JSON value,
+// such as a json.Decoder reads, which is not checked again.
+func DecodeValid(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bool) {
+	if nestedDeeper(data, sdkMaxDepth) {
 		return nil, nil, false
 	}
 	var members [5]json.RawMessage

@@ -2,6 +2,7 @@ package jsonrpcwire
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"runtime"
 	"strings"
@@ -67,6 +68,12 @@ var decodeCases = []struct {
 func checkSame(t *testing.T, line []byte) bool {
 	t.Helper()
 	got, rawID, ok := DecodePlain(line)
+	if json.Valid(line) { // DecodeValid, of what it is given, is DecodePlain
+		vgot, vrawID, vok := DecodeValid(line)
+		if vok != ok || !reflect.DeepEqual(vgot, got) || !bytes.Equal(vrawID, rawID) {
+			t.Fatalf("DecodeValid(%s) = %#v %s %v, DecodePlain %#v %s %v", line, vgot, vrawID, vok, got, rawID, ok)
+		}
+	}
 	if !ok {
 		return false
 	}

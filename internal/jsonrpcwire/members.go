@@ -24,6 +24,37 @@ func Members(data []byte, names ...string) (values []json.RawMessage, ok bool) {
 	return values, true
 }
 
+// ValidMembers is Members of data known to be valid JSON: a part of a
+// message DecodePlain or the SDK's decoder has read, which is not checked
+// again.
+func ValidMembers(data []byte, names ...string) (values []json.RawMessage, ok bool) {
+	values = make([]json.RawMessage, len(names))
+	if !memberValues(data, names, values) {
+		return nil, false
+	}
+	return values, true
+}
+
+// elements returns the elements of data, a valid JSON array, as slices of
+// data, as encoding/json decodes it into []json.RawMessage; ok is false
+// when data is not an array.
+func elements(data []byte) (elems []json.RawMessage, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, false
+	}
+	elems = []json.RawMessage{}
+	for i = skipSpace(data, i+1); data[i] != ']'; i = skipSpace(data, i) {
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+		end := valueEnd(data, i)
+		elems = append(elems, data[i:end:end])
+		i = end
+	}
+	return elems, true
+}
+
 // memberValues sets values[n] to the value of the member of the JSON
 // object data named names[n], as a slice of data, and leaves it alone for
 // a name data lacks. data must be valid JSON. It reports false unless data

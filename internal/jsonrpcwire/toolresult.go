@@ -37,14 +37,15 @@ func PlainToolResult(data []byte) (_ *mcp.CallToolResult, ok bool) {
 	default:
 		return nil, false
 	}
-	var items []json.RawMessage
-	if top[0][0] != '[' || json.Unmarshal(top[0], &items) != nil {
+	items, ok := elements(top[0]) // valid: a part of data
+	if !ok {
 		return nil, false
 	}
 	res.Content = make([]mcp.Content, 0, len(items))
+	var m [2]json.RawMessage
 	for _, item := range items {
-		m, ok := Members(item, "type", "text")
-		if !ok || string(m[0]) != `"text"` || m[1] == nil {
+		m = [2]json.RawMessage{}
+		if !memberValues(item, []string{"type", "text"}, m[:]) || string(m[0]) != `"text"` || m[1] == nil {
 			return nil, false
 		}
 		text, ok := textString(m[1])

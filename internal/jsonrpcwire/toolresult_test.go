@@ -15,6 +15,8 @@ var toolResultCases = []struct {
 	{`{"content":[{"type":"text","text":"boom"}],"isError":true}`, true},
 	{` { "isError" : false , "content" : [ { "text" : "a" , "type" : "text" } , {"type":"text","text":""} ] } `, true},
 	{`{"content":[]}`, true},
+	{`{"content":[ ]}`, true},
+	{"{\"content\":[\n{\"type\":\"text\",\"text\":\"a\"}\t,{\"type\":\"text\",\"text\":\"b\"}\r\n]}", true},
 	{`{"content":[{"type":"text","text":"{\"a\":[1,\"b\\\\c\"]}\n\t\r\b\f\/"}]}`, true},
 	{"{\"content\":[{\"type\":\"text\",\"text\":\"caf\u00e9 \U0001F600\"}]}", true},
 	// Left to the SDK.
@@ -29,6 +31,8 @@ var toolResultCases = []struct {
 	{`{"content":[{"type":"text","text":"a","text":"b"}]}`, false},
 	{`{"content":[{"type":"text","text":1}]}`, false},
 	{`{"content":[null]}`, false},
+	{`{"content":[1,{"type":"text","text":"a"}]}`, false},
+	{`{"content":[["x"]]}`, false},
 	{`{"content":null}`, false},
 	{`{"content":{}}`, false},
 	{`{}`, false},
