@@ -430,3 +430,26 @@ func TestPropertyHTTPFastPathReachesNoMoreThanTheSDK(t *testing.T) {
 		}
 	})
 }
+
+// Clients inventing _meta (a new clientInfo per request) cannot grow what
+// the fast path learns past maxLearnedHTTPMeta; their calls are answered
+// all the same, by the SDK until learned.
+func TestHTTPFastPathLearnsBoundedMeta(t *testing.T) {
+	g := relayGateway(t)
+	fp := newHTTPFast(g)
+	srv := httptest.NewServer(g.httpHandler(fp))
+	t.Cleanup(srv.Close)
+	for i := range maxLearnedHTTPMeta + 20 {
+		meta := fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c%d","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, i)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":"test_simple_text","arguments":{}}}`, i, meta)
+		if got := (httpStep{body: body}).post(t, srv.URL); !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"result"`) {
+			t.Fatalf("call %d: %s", i, got)
+		}
+		fp.mu.Lock()
+		n := len(fp.learned)
+		fp.mu.Unlock()
+		if n > maxLearnedHTTPMeta {
+			t.Fatalf("after %d calls of distinct _meta, %d learned; want at most %d", i+1, n, maxLearnedHTTPMeta)
+		}
+	}
+}
