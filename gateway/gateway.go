@@ -155,6 +155,7 @@ type Gateway struct {
 	servers  map[serverKey]*mcp.Server
 	sessions map[*mcp.ServerSession]*session
 	fast     map[*mcp.ServerSession]*fastConn // stdio sessions' fast paths (fastcall.go)
+	fastHTTP []*mcp.ServerSession             // the HTTP fast path's sessions (httpcall.go)
 	closed   bool
 	ending   sync.WaitGroup // goroutines waiting for sessions to end
 
@@ -504,6 +505,7 @@ func (g *Gateway) close() error {
 		}
 		ss.Close()
 	}
+	g.closeFastHTTP()
 	g.ending.Wait()
 	g.closeUsage()
 	if c, ok := g.opts.Upstream.(io.Closer); ok {

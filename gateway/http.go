@@ -46,6 +46,12 @@ type HTTPOptions struct {
 // a foreign Host header on a loopback listener (DNS rebinding, the SDK's
 // rule) and a foreign Origin (Options.HTTP.AllowedOrigins).
 func (g *Gateway) HTTPHandler() http.Handler {
+	return g.httpHandler(newHTTPFast(g))
+}
+
+// httpHandler is HTTPHandler, with fp, the fast path for plain 2026-07-28
+// calls (httpcall.go), unless it is nil.
+func (g *Gateway) httpHandler(fp *httpFast) http.Handler {
 	maxBody := g.opts.HTTP.MaxBodyBytes
 	if maxBody <= 0 {
 		maxBody = mcp.DefaultMaxRequestBodyBytes
@@ -85,6 +91,9 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		if err != nil {
 			return nil, err
 		}
+		if fp != nil && k.sessionless {
+			s.AddReceivingMiddleware(learnMeta)
+		}
 		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
 			Logger:              g.logger,
 			SessionTimeout:      g.opts.IdleTimeout,
@@ -103,8 +112,11 @@ func (g *Gateway) HTTPHandler() http.Handler {
 			profile, err = g.credentialProfile(profile, named, cred)
 		}
 		var h http.Handler
+		var sessionless bool
+		var body []byte
 		if err == nil {
-			sessionless, ok := g.routeProtocol(w, r, maxBody)
+			var ok bool
+			sessionless, body, ok = g.routeProtocol(w, r, maxBody)
 			if !ok {
 				return
 			}
@@ -121,6 +133,12 @@ func (g *Gateway) HTTPHandler() http.Handler {
 		}
 		if g.refuseBatch(w, r) { // batch.go
 			return
+		}
+		if fp != nil && sessionless {
+			var taken bool
+			if r, taken = fp.serve(w, r, profile, body); taken {
+				return
+			}
 		}
 		h.ServeHTTP(w, r)
 	}

@@ -58,12 +58,12 @@ const protocolHeader = "Mcp-Protocol-Version"
 // 2026-07-28 and later. A POST whose body names a protocol version in
 // _meta that the header does not (or that is sent without the header) is
 // answered -32020 as the SDK does, counted in Health.Refused, and ok is
-// false.
-func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody int64) (stateless, ok bool) {
+// false. body is a POST's body, as read (r's body is then a reader of it).
+func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody int64) (stateless bool, body []byte, ok bool) {
 	header := r.Header.Get(protocolHeader)
 	r.Header.Del(jsonrpcwire.RequestIDHeader) // only the gateway's reaches the handlers
 	if r.Method != http.MethodPost {
-		return header >= protocolSessionless, true
+		return header >= protocolSessionless, nil, true
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	r.Body.Close()
@@ -71,10 +71,10 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return false, false
+			return false, nil, false
 		}
 		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-		return false, false
+		return false, nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	id, version, plain := bodyProtocol(body)
@@ -86,7 +86,7 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 	var msg string
 	switch {
 	case version == "" || version == header:
-		return header >= protocolSessionless, true
+		return header >= protocolSessionless, body, true
 	case header == "":
 		msg = fmt.Sprintf("%s header is required for requests carrying %q", protocolHeader, mcp.MetaKeyProtocolVersion)
 	default:
@@ -102,7 +102,7 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
 	json.NewEncoder(w).Encode(resp)
-	return false, false
+	return false, nil, false
 }
 
 // bodyProtocol is the id and _meta protocol version of a single JSON-RPC

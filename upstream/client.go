@@ -290,11 +290,18 @@ type Client struct {
 	stderr []*scrubbingWriter
 }
 
+// httpIdleConnsPerHost is how many idle connections to an HTTP server are
+// kept: the transport's default two closes, after each burst, every
+// connection beyond the second, so calls in flight together would open a
+// connection each.
+const httpIdleConnsPerHost = 64
+
 // NewClient prepares a Client for srv; Start connects it.
 func NewClient(srv launch.ResolvedServer, opts Options) *Client {
 	c := &Client{srv: srv, opts: opts.withDefaults(), closed: make(chan struct{}), done: make(chan struct{}), state: StateConnecting}
 	if srv.Transport == launch.StreamableHTTP {
 		c.http = http.DefaultTransport.(*http.Transport).Clone()
+		c.http.MaxIdleConnsPerHost = httpIdleConnsPerHost
 		if srv.OAuth != nil {
 			c.oauth, c.setup = newOAuthHandler(c)
 		}
