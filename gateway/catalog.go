@@ -29,6 +29,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -129,24 +130,42 @@ const listChangedProbe = "toolprof_list_changed_probe"
 // the launch document, for the log) said they changed, swaps in the
 // re-resolved catalog and, when the served tools differ, notifies every
 // connected session. A listing or resolution that fails, or a wait for an
-// earlier listing that outlasts ctx, keeps the current catalog.
+// earlier listing that outlasts ctx, keeps the current catalog. A listing
+// that leaves a ready upstream joining because its own listing failed is
+// retried with backoff (relist.go).
 func (g *Gateway) ToolsChanged(ctx context.Context, server string) {
+	switch err := g.relistTools(ctx, server); {
+	case errors.Is(err, errListingBusy):
+		g.logger.Warn("tools changed but an earlier listing is still waiting on an upstream; serving the previous list", "server", server, "error", ctx.Err())
+	case err != nil:
+		g.logger.Warn("tools changed but could not be listed; serving the previous list", "server", server, "error", err)
+	}
+	g.relistLater()
+}
+
+// errListingBusy: the caller's context ended while an earlier listing held
+// the listing token.
+var errListingBusy = errors.New("an earlier listing is still waiting on an upstream")
+
+// relistTools is ToolsChanged without its log and retry: the error says
+// why the upstream was not listed (errListingBusy, or the listing's).
+// Resolving and swapping log their own failures.
+func (g *Gateway) relistTools(ctx context.Context, server string) error {
 	select {
 	case g.listing <- struct{}{}:
 	case <-ctx.Done():
-		g.logger.Warn("tools changed but an earlier listing is still waiting on an upstream; serving the previous list", "server", server, "error", ctx.Err())
-		return
+		return errListingBusy
 	}
 	defer func() { <-g.listing }()
 	list, joined, err := listUpstream(ctx, g.opts.Upstream)
 	if err != nil {
-		g.logger.Warn("tools changed but could not be listed; serving the previous list", "server", server, "error", err)
-		return
+		return err
 	}
 	list, refused := servableTools(g.opts.Upstream, list)
 	g.swapMu.Lock()
 	defer g.swapMu.Unlock()
 	g.swapCatalogLocked(server, list, refused, joined)
+	return nil
 }
 
 // ProfilesChanged re-resolves the profiles (Options.Resolve) against the

@@ -44,6 +44,7 @@ import (
 	"github.com/toolprof/toolprof/opcontext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
+	"github.com/toolprof/toolprof/upstream"
 )
 
 // DefaultPageSize is the number of tools in a tools/list page when paging.
@@ -115,6 +116,12 @@ type Options struct {
 	// OperatingContext is the operator's sidecar (package opcontext); nil
 	// runs without one.
 	OperatingContext *opcontext.Source
+	// RelistBackoff spaces the listings retried while a ready upstream
+	// of an upstream.Set is joining because its listing failed
+	// (relist.go); each wait is a random time between half the delay and
+	// the whole. Zero: DefaultRelistInitial, doubling up to
+	// DefaultRelistMax.
+	RelistBackoff upstream.Backoff
 	// Resolve resolves the profiles against a new tool listing when the
 	// upstream's tools change (ToolsChanged) or the profiles do
 	// (ProfilesChanged). nil with a nil Profiles serves every tool as
@@ -170,6 +177,7 @@ type Gateway struct {
 
 	relay     relay         // pass-through state (passthrough.go)
 	listing   chan struct{} // holds a token while ToolsChanged lists (capacity 1)
+	relist    *relister     // lists again after a listing failed (relist.go)
 	swapMu    sync.Mutex    // one catalog resolution and swap at a time (catalog.go)
 	admission admission     // calls in flight (admission.go)
 	fastCalls atomic.Uint64 // tools/call the stdio fast path took (fastcall.go)
@@ -262,6 +270,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		fast:      make(map[*mcp.ServerSession]*fastConn),
 		usage:     make(map[usageKey]*usageEntry),
 		listing:   make(chan struct{}, 1),
+		relist:    newRelister(opts.RelistBackoff),
 	}
 	g.catalog.Store(cat)
 	if opts.MaxProfile != "" {
@@ -275,6 +284,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	for _, w := range resolved.Warnings {
 		logger.Warn("profiles", "warning", w)
 	}
+	g.relistLater()
 	return g, nil
 }
 
@@ -494,6 +504,7 @@ func (g *Gateway) Close() error {
 }
 
 func (g *Gateway) close() error {
+	g.relist.stop()
 	g.mu.Lock()
 	g.closed = true
 	open := slices.Collect(maps.Keys(g.sessions))

@@ -78,6 +78,10 @@ type UpstreamHealth struct {
 	State       string `json:"state"`
 	Tools       int    `json:"tools"`
 	CatalogHash string `json:"catalog_hash"`
+	// ListRetries counts the listings retried since one left a ready
+	// upstream joining because its listing failed (its list_error says
+	// why); 0 once every ready upstream's tools are served.
+	ListRetries int `json:"list_retries,omitempty"`
 }
 
 // OpenSessions is Health's OpenSessions without the rest of the report,
@@ -121,6 +125,7 @@ func (g *Gateway) Health() Health {
 			markJoining(h.Upstreams, cat.joined)
 		}
 		h.Upstream.State = upstreamsState(h.Upstreams)
+		h.Upstream.ListRetries = g.relist.listRetries()
 	}
 	h.Notifications = NotificationsHealth{
 		ProgressDropped: g.relay.progressDropped.Load(),

@@ -17,8 +17,8 @@ func TestBackoffDelay(t *testing.T) {
 		{4, time.Second}, // capped
 		{60, time.Second},
 	} {
-		if got := b.delay(tt.failures); got != tt.want {
-			t.Errorf("delay(%d) = %v, want %v", tt.failures, got, tt.want)
+		if got := b.Delay(tt.failures); got != tt.want {
+			t.Errorf("Delay(%d) = %v, want %v", tt.failures, got, tt.want)
 		}
 	}
 	d := Options{}.withDefaults().Backoff

@@ -115,7 +115,9 @@ type Backoff struct {
 	Max     time.Duration // default 30s
 }
 
-func (b Backoff) delay(failures int) time.Duration {
+// Delay is the wait after failures consecutive failures: Initial doubled
+// that many times, at most Max.
+func (b Backoff) Delay(failures int) time.Duration {
 	d := b.Initial
 	for range failures {
 		d *= 2
@@ -614,7 +616,7 @@ func (c *Client) supervise(startFailed bool) {
 				failures = 0
 			}
 		}
-		wait := time.NewTimer(c.opts.Backoff.delay(failures))
+		wait := time.NewTimer(c.opts.Backoff.Delay(failures))
 		select {
 		case <-c.closed:
 			wait.Stop()

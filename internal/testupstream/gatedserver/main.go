@@ -5,6 +5,7 @@
 //	-list-hold FILE   while FILE exists, tools/list is held; each held
 //	                  request first creates FILE.arrived
 //	-list-fail FILE   while FILE exists, tools/list answers an error
+//	-list-count FILE  each tools/list received appends a line to FILE
 //
 // It offers the tools named by -tools (comma-separated), each answering
 // its own name.
@@ -27,6 +28,7 @@ func main() {
 	initGate := flag.String("init-gate", "", "answer initialize once this file exists")
 	listHold := flag.String("list-hold", "", "hold tools/list while this file exists")
 	listFail := flag.String("list-fail", "", "fail tools/list while this file exists")
+	listCount := flag.String("list-count", "", "append a line to this file per tools/list received")
 	flag.Parse()
 	exists := func(f string) bool {
 		_, err := os.Stat(f)
@@ -62,6 +64,11 @@ func main() {
 					}
 				}
 			case "tools/list":
+				if *listCount != "" {
+					if err := appendLine(*listCount); err != nil {
+						return nil, err
+					}
+				}
 				if exists(*listHold) {
 					if err := os.WriteFile(*listHold+".arrived", nil, 0o600); err != nil {
 						return nil, err
@@ -80,4 +87,18 @@ func main() {
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// appendLine appends one line to name, creating it: O_APPEND keeps the
+// lines of the processes a test restarts whole.
+func appendLine(name string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString("tools/list\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
