@@ -2,17 +2,20 @@ package gateway
 
 // Listing again after a listing failed while its upstream was up. An
 // upstream.Set serves such a server's tools as last listed and says why
-// the listing failed (upstream.Health.ListError), and health reports the
-// server joining: the catalog lacks its current session's tools. Nothing
-// else lists it again until its next tools/list_changed, which a server
-// whose tools did not change never sends, so after every listing the
-// gateway looks for such a server and, while there is one, lists again
-// with backoff.
+// the listing failed (upstream.Health.ListError); after a reconnection
+// health reports the server joining (the catalog lacks its current
+// session's tools), after a tools/list_changed ready with tools that may
+// be out of date. Nothing else lists it again until its next
+// tools/list_changed, which a server whose tools did not change again
+// never sends, so after every listing the gateway looks for such a server
+// and, while there is one, lists again with backoff (capped at
+// DefaultRelistMax, so a server whose listing keeps failing costs one
+// listing in that time).
 //
-// One retrier runs at a time, started by the listing that leaves a server
-// joining for a failed listing; it lists under the listing token like any
-// other listing, and ends when no ready server is joining for a failed
-// listing (whoever listed) or when the Gateway closes.
+// One retrier runs at a time, started by the listing that fails while a
+// server is up; it lists under the listing token like any other listing,
+// and ends when no server's last listing failed while up (whoever listed)
+// or when the Gateway closes.
 
 import (
 	"context"
@@ -69,9 +72,11 @@ func (r *relister) listRetries() int {
 	return r.retries
 }
 
-// failedListings returns the upstreams joining because their last
-// listing failed while they were up: ready, with a ListError (scrubbed by
-// the Client), and a current session whose tools the catalog lacks.
+// failedListings returns the upstreams whose last listing failed while
+// they were up (a ListError, scrubbed by the Client): joining, their
+// current session's tools not in the catalog, or ready, served the tools
+// of an earlier listing of this session that a tools/list_changed said
+// had changed.
 func (g *Gateway) failedListings() []upstream.Health {
 	u, ok := g.opts.Upstream.(interface{ Health() []upstream.Health })
 	if _, lists := g.opts.Upstream.(connectionLister); !ok || !lists {
@@ -81,15 +86,15 @@ func (g *Gateway) failedListings() []upstream.Health {
 	markJoining(ups, g.cat().joined)
 	var failed []upstream.Health
 	for _, h := range ups {
-		if h.State == upstream.StateJoining && h.ListError != "" {
+		if (h.State == upstream.StateJoining || h.State == upstream.StateReady) && h.ListError != "" {
 			failed = append(failed, h)
 		}
 	}
 	return failed
 }
 
-// relistLater starts the retrier if an upstream is joining for a failed
-// listing and none runs. Every listing calls it when done.
+// relistLater starts the retrier if an upstream's last listing failed
+// while it was up and none runs. Every listing calls it when done.
 func (g *Gateway) relistLater() {
 	r := g.relist
 	r.mu.Lock()
@@ -102,7 +107,7 @@ func (g *Gateway) relistLater() {
 	go g.retryListing()
 }
 
-// stillFailing returns the upstreams joining for a failed listing; when
+// stillFailing returns the upstreams whose last listing failed; when
 // there are none it marks the retrier ended, under the lock relistLater
 // tests it with, so that a listing failing now starts another.
 func (g *Gateway) stillFailing() []upstream.Health {
@@ -116,8 +121,8 @@ func (g *Gateway) stillFailing() []upstream.Health {
 	return failed
 }
 
-// retryListing lists again, with backoff, until no upstream is joining
-// for a failed listing or the Gateway closes.
+// retryListing lists again, with backoff, until no upstream's last
+// listing failed while it was up, or the Gateway closes.
 func (g *Gateway) retryListing() {
 	r := g.relist
 	defer r.wg.Done()

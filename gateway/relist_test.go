@@ -98,11 +98,16 @@ func TestFailedListingIsRetried(t *testing.T) {
 		name  string
 		gate  string // the gatedserver flag the gate file is given to
 		other bool   // a second upstream, ready throughout
-		want  string // in b's list_error
+		// changed lists b again as its tools/list_changed would, on the
+		// session the catalog holds, instead of b reconnecting: b stays
+		// ready (its last listing served) while the listing fails.
+		changed bool
+		want    string // in b's list_error
 	}{
-		{"fails", "-list-fail", false, "tools/list refused while " + launch.Redaction + " exists"},
-		{"fails behind two", "-list-fail", true, "tools/list refused while " + launch.Redaction + " exists"},
-		{"times out behind two", "-list-hold", true, "not answered within"},
+		{"fails", "-list-fail", false, false, "tools/list refused while " + launch.Redaction + " exists"},
+		{"fails behind two", "-list-fail", true, false, "tools/list refused while " + launch.Redaction + " exists"},
+		{"times out behind two", "-list-hold", true, false, "not answered within"},
+		{"fails after a change", "-list-fail", true, true, "tools/list refused while " + launch.Redaction + " exists"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -136,26 +141,32 @@ func TestFailedListingIsRetried(t *testing.T) {
 			}
 			waitUntil(t, "serving at start", serving)
 
-			// b reconnects and the listing of its new session fails.
+			// b reconnects, or its tools change, and the listing fails.
 			if err := os.WriteFile(gate, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			killUpstream(t, set, "b")
+			wantState, wantOverall := upstream.StateJoining, "joining"
+			if tt.changed {
+				wantState, wantOverall = upstream.StateReady, "serving"
+				g.ToolsChanged(context.Background(), "b")
+			} else {
+				killUpstream(t, set, "b")
+			}
 			waitUntil(t, "b's list_error", func() bool { return upstreamHealth(g.Health(), "b").ListError != "" })
-			if u := upstreamHealth(g.Health(), "b"); u.State != upstream.StateJoining || !strings.Contains(u.ListError, tt.want) {
-				t.Errorf("after the failed listing b is %s with list_error %q; want joining, with %q", u.State, u.ListError, tt.want)
+			if u := upstreamHealth(g.Health(), "b"); u.State != wantState || !strings.Contains(u.ListError, tt.want) {
+				t.Errorf("after the failed listing b is %s with list_error %q; want %s, with %q", u.State, u.ListError, wantState, tt.want)
 			}
 			failed := listings(t, count)
 			waitUntil(t, "the failed listing retried", func() bool { return listings(t, count) > failed })
-			if h := g.Health(); h.Upstream.ListRetries == 0 || h.Upstream.State != "joining" {
-				t.Errorf("while retrying: upstream.state %s, list_retries %d; want joining and at least 1", h.Upstream.State, h.Upstream.ListRetries)
+			if h := g.Health(); h.Upstream.ListRetries == 0 || h.Upstream.State != wantOverall {
+				t.Errorf("while retrying: upstream.state %s, list_retries %d; want %s and at least 1", h.Upstream.State, h.Upstream.ListRetries, wantOverall)
 			}
 
 			// The upstream answers again; b sends no list_changed.
 			if err := os.Remove(gate); err != nil {
 				t.Fatal(err)
 			}
-			waitUntil(t, "b joined by a retried listing", serving)
+			waitUntil(t, "b listed by a retried listing", func() bool { return serving() && upstreamHealth(g.Health(), "b").ListError == "" })
 			if u := upstreamHealth(g.Health(), "b"); u.State != upstream.StateReady || u.ListError != "" {
 				t.Errorf("after joining b is %s with list_error %q; want ready, none", u.State, u.ListError)
 			}
