@@ -11,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/internal/mdtext"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -137,24 +138,20 @@ func WriteStatsTable(w io.Writer, st telemetry.Stats) error {
 	return nil
 }
 
-// markdownCell escapes what would break a GitHub table cell.
-func markdownCell(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-// WriteStatsMarkdown writes st as GitHub markdown tables.
+// WriteStatsMarkdown writes st as GitHub markdown tables, for a pull
+// request's body. Tool and client names are the callers' own strings
+// (a tool no upstream offers, a handshake's clientInfo): each is written
+// as code, so none renders as a link, an image or HTML, or leaves its cell.
 func WriteStatsMarkdown(w io.Writer, st telemetry.Stats) error {
 	var b strings.Builder
 	b.WriteString("| telemetry | |\n| --- | ---: |\n")
 	for _, r := range statsSummary(st) {
-		fmt.Fprintf(&b, "| %s | %s |\n", markdownCell(r[0]), markdownCell(r[1]))
+		fmt.Fprintf(&b, "| %s | %s |\n", r[0], r[1])
 	}
 	for _, sec := range statsSections(st) {
 		fmt.Fprintf(&b, "\n| %s | calls | sessions |\n| --- | ---: | ---: |\n", sec.title)
 		for _, r := range sec.rows {
-			fmt.Fprintf(&b, "| %s | %d | %d |\n", markdownCell(r.Name), r.Calls, r.Sessions)
+			fmt.Fprintf(&b, "| %s | %d | %d |\n", mdtext.Code(r.Name), r.Calls, r.Sessions)
 		}
 	}
 	if len(st.Effects) > 0 {
@@ -182,10 +179,7 @@ func effectRows(rows []telemetry.EffectStat) ([]string, [][]string) {
 func writeEffectsMarkdown(b *strings.Builder, rows []telemetry.EffectStat) {
 	header, cells := effectRows(rows)
 	fmt.Fprintf(b, "\n| %s |\n| --- |%s\n", strings.Join(header, " | "), strings.Repeat(" ---: |", len(header)-1))
-	for _, c := range cells {
-		for i := range c {
-			c[i] = markdownCell(c[i])
-		}
+	for _, c := range cells { // kinds and counts: no caller's strings
 		fmt.Fprintf(b, "| %s |\n", strings.Join(c, " | "))
 	}
 }

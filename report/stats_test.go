@@ -4,8 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/toolprof/toolprof/internal/mdtext"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -35,5 +37,55 @@ func TestStats(t *testing.T) {
 	}
 	if _, err := Stats(snap, []string{filepath.Join(t.TempDir(), "absent.json")}, ""); err == nil {
 		t.Error("a missing catalog: want an error")
+	}
+}
+
+// TestStatsMarkdownHostileNames: tool and client names are the callers'
+// own strings (an unknown tool a client calls, its clientInfo), and the
+// markdown is a pull request's body; each name shows as itself in its
+// own cell, and none adds a line, a link, an image or HTML.
+func TestStatsMarkdownHostileNames(t *testing.T) {
+	hostile := []string{
+		`<img src="https://example.com/pixel.png">`,
+		"[approve this pull request](https://example.com)",
+		"</details>\r\n# forged heading",
+		"@octocat a|b `code`",
+		"x\r| forged | 9 | 9 |",
+	}
+	st := telemetry.Stats{}
+	for i, name := range hostile {
+		st.Tools = append(st.Tools, telemetry.StatRow{Name: name, Calls: i + 1, Sessions: 1})
+		st.Clients = append(st.Clients, telemetry.StatRow{Name: name + " 1.0", Calls: i + 1, Sessions: 1})
+	}
+	var b strings.Builder
+	if err := WriteStatsMarkdown(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	var rows []string // the tool and client sections' rows, in order
+	for i := 0; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "| tool |") || strings.HasPrefix(lines[i], "| client |") {
+			rows = append(rows, lines[i+2:i+2+len(hostile)]...)
+		}
+		if strings.ContainsRune(lines[i], '\r') {
+			t.Errorf("line %d holds a CR, a line ending to GitHub: %q", i+1, lines[i])
+		}
+	}
+	if len(rows) != 2*len(hostile) {
+		t.Fatalf("want %d tool and client rows, got %d in:\n%s", 2*len(hostile), len(rows), b.String())
+	}
+	for i, row := range rows {
+		want := strings.NewReplacer("\r\n", " ", "\r", " ").Replace(hostile[i%len(hostile)])
+		if i >= len(hostile) {
+			want += " 1.0"
+		}
+		cells := mdtext.Cells(row)
+		if len(cells) != 3 {
+			t.Errorf("row %q reads as %d cells %q, want 3", row, len(cells), cells)
+			continue
+		}
+		if got, ok := mdtext.CodeContent(cells[0]); !ok || got != want {
+			t.Errorf("row %q: name cell %q shows %q (code %v), want the code span %q", row, cells[0], got, ok, want)
+		}
 	}
 }
