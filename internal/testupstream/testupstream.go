@@ -26,6 +26,7 @@ type builds struct {
 var (
 	everything builds // one per test process; written once under sync.Once
 	icons      builds
+	echo       builds
 )
 
 // EverythingServer returns the path of a freshly built everything-server
@@ -45,6 +46,18 @@ const IconServerPkg = "github.com/toolprof/toolprof/internal/testupstream/iconse
 func IconServer(t testing.TB) string {
 	t.Helper()
 	return icons.get(t, "iconserver", IconServerPkg)
+}
+
+// EchoServerPkg is the import path of a stdio server that repeats the
+// value of its ECHO_CONFIG variable in its instructions and a tool's
+// description (echoserver/main.go).
+const EchoServerPkg = "github.com/toolprof/toolprof/internal/testupstream/echoserver"
+
+// EchoServer returns the path of a freshly built echoserver binary. It
+// fails the test if the build fails.
+func EchoServer(t testing.TB) string {
+	t.Helper()
+	return echo.get(t, "echoserver", EchoServerPkg)
 }
 
 // get builds pkg once per test process as name in a temporary directory.
