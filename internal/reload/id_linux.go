@@ -1,0 +1,14 @@
+package reload
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+func idOf(fi fs.FileInfo) fileID {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), ctime: st.Ctim.Nano()}
+}
