@@ -5,10 +5,11 @@ import (
 	"syscall"
 )
 
-func idOf(fi fs.FileInfo) fileID {
+// IDOf is fi's FileID.
+func IDOf(fi fs.FileInfo) FileID {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return fileID{}
+		return FileID{}
 	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), ctime: st.Ctim.Nano()}
+	return FileID{dev: uint64(st.Dev), ino: uint64(st.Ino), ctime: st.Ctim.Nano()}
 }

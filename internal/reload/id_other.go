@@ -4,6 +4,6 @@ package reload
 
 import "io/fs"
 
-// idOf tells nothing here: modification time and size alone say a file
+// IDOf tells nothing here: modification time and size alone say a file
 // changed.
-func idOf(fs.FileInfo) fileID { return fileID{} }
+func IDOf(fs.FileInfo) FileID { return FileID{} }

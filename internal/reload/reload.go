@@ -27,11 +27,13 @@ import (
 type stamp struct {
 	mod  time.Time
 	size int64
-	id   fileID // zero where the system does not tell it
+	id   FileID
 }
 
-// fileID is which file a path names and when its inode last changed.
-type fileID struct {
+// FileID is which file a path names and when its inode last changed
+// (IDOf); zero where the system does not tell it. Two stats of one path
+// with equal time and size but different IDs are two versions of it.
+type FileID struct {
 	dev, ino uint64
 	ctime    int64 // Unix nanoseconds
 }
@@ -41,7 +43,7 @@ func stampOf(stat func(string) (fs.FileInfo, error), path string) stamp {
 	if err != nil {
 		return stamp{}
 	}
-	return stamp{fi.ModTime(), fi.Size(), idOf(fi)}
+	return stamp{fi.ModTime(), fi.Size(), IDOf(fi)}
 }
 
 // Source is a value loaded from files and kept current. It is safe for
