@@ -520,8 +520,13 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 			}
 		}
 		if pp.Name == FullProfile {
-			for _, k := range []string{"pin", "deny"} {
-				if l := loc.exact(key + "." + k); l > 0 || (k == "pin" && len(pp.Pin) > 0) || (k == "deny" && len(pp.Deny) > 0) {
+			// Each key but those valid for full would be ignored there,
+			// silently: allow_destructive = false would not keep a
+			// destructive tool out of full.
+			set := map[string]bool{"pin": len(pp.Pin) > 0, "deny": len(pp.Deny) > 0, "allow_destructive": pp.AllowDestructive,
+				"search": pp.Search != nil, "searchable": pp.Searchable != nil, "always_load": pp.AlwaysLoad != ""}
+			for _, k := range []string{"pin", "deny", "allow_destructive", "search", "searchable", "always_load"} {
+				if l := loc.exact(key + "." + k); l > 0 || set[k] {
 					add(&Error{File: name, Line: l, Key: key + "." + k,
 						Msg: fmt.Sprintf(`profile "full" always holds every offered tool; %s is not allowed there (valid for full: instructions, upstream_instructions, icons)`, k)})
 				}
