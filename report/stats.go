@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolprof/toolprof/catalog"
 	"github.com/toolprof/toolprof/internal/mdtext"
+	"github.com/toolprof/toolprof/internal/visible"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -106,6 +107,9 @@ func statsSections(st telemetry.Stats) []statsSection {
 }
 
 // WriteStatsTable writes st as profiler stats prints it on a terminal.
+// Names are the callers' own strings: their control and format
+// characters are shown as escapes (visible.String), so that none reaches
+// the terminal as an escape sequence or a carriage return.
 func WriteStatsTable(w io.Writer, st telemetry.Stats) error {
 	render := func(header []string, rows [][]string) error {
 		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -126,7 +130,7 @@ func WriteStatsTable(w io.Writer, st telemetry.Stats) error {
 	for _, sec := range statsSections(st) {
 		rows := make([][]string, 0, len(sec.rows))
 		for _, r := range sec.rows {
-			rows = append(rows, []string{r.Name, fmt.Sprint(r.Calls), fmt.Sprint(r.Sessions)})
+			rows = append(rows, []string{visible.String(r.Name), fmt.Sprint(r.Calls), fmt.Sprint(r.Sessions)})
 		}
 		if err := render([]string{sec.title, "calls", "sessions"}, rows); err != nil {
 			return err

@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/toolprof/toolprof/internal/mdtext"
+	"github.com/toolprof/toolprof/internal/visible"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -42,8 +44,9 @@ func TestStats(t *testing.T) {
 
 // TestStatsMarkdownHostileNames: tool and client names are the callers'
 // own strings (an unknown tool a client calls, its clientInfo), and the
-// markdown is a pull request's body; each name shows as itself in its
-// own cell, and none adds a line, a link, an image or HTML.
+// markdown is a pull request's body; each name shows as itself (its
+// control characters as escapes) in its own cell, and none adds a line,
+// a link, an image or HTML.
 func TestStatsMarkdownHostileNames(t *testing.T) {
 	hostile := []string{
 		`<img src="https://example.com/pixel.png">`,
@@ -75,7 +78,7 @@ func TestStatsMarkdownHostileNames(t *testing.T) {
 		t.Fatalf("want %d tool and client rows, got %d in:\n%s", 2*len(hostile), len(rows), b.String())
 	}
 	for i, row := range rows {
-		want := strings.NewReplacer("\r\n", " ", "\r", " ").Replace(hostile[i%len(hostile)])
+		want := visible.String(hostile[i%len(hostile)])
 		if i >= len(hostile) {
 			want += " 1.0"
 		}
@@ -86,6 +89,38 @@ func TestStatsMarkdownHostileNames(t *testing.T) {
 		}
 		if got, ok := mdtext.CodeContent(cells[0]); !ok || got != want {
 			t.Errorf("row %q: name cell %q shows %q (code %v), want the code span %q", row, cells[0], got, ok, want)
+		}
+	}
+}
+
+// TestStatsTableHostileNames: a tool or client name from telemetry holding
+// terminal escapes, a carriage return or a bidirectional override reaches
+// the operator's terminal as visible escapes, never as the characters.
+func TestStatsTableHostileNames(t *testing.T) {
+	hostile := []string{
+		"x\x1b]52;c;aGk=\x07y",  // OSC 52: writes the terminal's clipboard
+		"clear\x1b[2J\x1b[H",    // clears the screen
+		"row\r│ forged │ 999 │", // overwrites its own row
+		"abc\u202eelif_daer",    // reads backwards
+	}
+	st := telemetry.Stats{}
+	for i, name := range hostile {
+		st.Tools = append(st.Tools, telemetry.StatRow{Name: name, Calls: i + 1, Sessions: 1})
+		st.Clients = append(st.Clients, telemetry.StatRow{Name: name + " 1.0", Calls: i + 1, Sessions: 1})
+	}
+	var b strings.Builder
+	if err := WriteStatsTable(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if j := strings.IndexFunc(line, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }); j >= 0 {
+			t.Errorf("line %d holds %U: %q", i+1, []rune(line[j:])[0], line)
+		}
+	}
+	for _, name := range hostile {
+		if !strings.Contains(out, visible.String(name)) {
+			t.Errorf("the table lacks %q shown as %q:\n%s", name, visible.String(name), out)
 		}
 	}
 }

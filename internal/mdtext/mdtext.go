@@ -6,22 +6,27 @@
 // image, HTML, emphasis, mention or issue reference, so a name such as
 // `<img src=...>`, `[approve](https://...)`, `@org/team` or `</details>`
 // shows as the characters it is. Code also keeps the span inside its table
-// cell: line endings become spaces and pipes are escaped as cmark-gfm (the
-// renderer GitHub uses) reads table rows.
+// cell: line endings are shown as escapes and pipes are escaped as
+// cmark-gfm (the renderer GitHub uses) reads table rows.
 //
 // Cells and CodeContent read a row back as cmark-gfm does, for tests of
 // what a reader of the pull request sees.
 package mdtext
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/toolprof/toolprof/internal/visible"
+)
 
 // Code returns s as a code span that may stand in a table cell and shows
-// s, with its line endings as spaces. One reading differs: a run of an odd
-// number of backslashes directly before a '|' shows one backslash more,
-// since cmark-gfm pairs backslashes before it splits a row into cells. An
-// empty s is the empty string.
+// s, its control and format characters (line endings, escapes,
+// bidirectional overrides) written as Go escapes by visible.String. One
+// reading differs: a run of an odd number of backslashes directly before
+// a '|' shows one backslash more, since cmark-gfm pairs backslashes before
+// it splits a row into cells. An empty s is the empty string.
 func Code(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s)
+	s = visible.String(s)
 	if s == "" {
 		return ""
 	}

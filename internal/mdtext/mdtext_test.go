@@ -25,7 +25,8 @@ func TestCodeStaysInItsCell(t *testing.T) {
 		{" lead", " lead"},
 		{"trail ", "trail "},
 		{"   ", "   "},
-		{"x\r| y | 1 |\n# heading\r\nz", "x | y | 1 | # heading z"},
+		{"x\r| y | 1 |\n# heading\r\nz", `x\r| y | 1 |\n# heading\r\nz`},
+		{"esc\x1b[2J\u202e", `esc\x1b[2J\u202e`},
 	} {
 		row := "| " + Code(tc.in) + " | 1 |"
 		if strings.ContainsAny(row, "\r\n") {
