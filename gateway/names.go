@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/internal/visible"
 )
 
 // Bounds on what a client names that telemetry stores: a tool name no
@@ -83,6 +85,13 @@ func servableTools(up Upstream, list []*mcp.Tool) ([]*mcp.Tool, []string) {
 	slices.Sort(refused)
 	return kept, slices.Compact(refused)
 }
+
+// storedName is what telemetry and observers get of a name a client
+// chose (a tool no upstream offers, clientInfo, the protocol version): its
+// control and format characters written as escapes (visible.String), so
+// that no reader (a terminal, a pull request, a dashboard) is handed an
+// escape sequence or a carriage return, bounded as boundName bounds it.
+func storedName(s string, max int) string { return boundName(visible.String(s), max) }
 
 // boundName returns s when it has at most max bytes. A longer s is cut to
 // at most max bytes at a rune boundary and followed by "…" and 16 hex
