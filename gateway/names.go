@@ -93,6 +93,13 @@ func servableTools(up Upstream, list []*mcp.Tool) ([]*mcp.Tool, []string) {
 // escape sequence or a carriage return, bounded as boundName bounds it.
 func storedName(s string, max int) string { return boundName(visible.String(s), max) }
 
+// ServableTools is servableTools for a caller that records what the
+// gateway would serve (profiler catalog): the tools of list up's names
+// allow serving, and a warning for each tool left out.
+func ServableTools(up Upstream, list []*mcp.Tool) ([]*mcp.Tool, []string) {
+	return servableTools(up, list)
+}
+
 // boundName returns s when it has at most max bytes. A longer s is cut to
 // at most max bytes at a rune boundary and followed by "…" and 16 hex
 // digits of the SHA-256 of the rest, so long names that differ after the

@@ -138,7 +138,8 @@ func environNames() []string {
 }
 
 // Catalog lists the source's tools as a catalog, with the servers' own
-// definitions and instructions as the gateway serves them. A definition
+// definitions and instructions as the gateway serves them: a tool whose
+// name the gateway refuses is left out, with a warning. A definition
 // that cannot be kept raw is reported to warn and kept as parsed. A
 // catalog in which a server repeats a value its launch entry took from
 // the environment is refused (see echoedSecrets).
@@ -146,6 +147,12 @@ func (s *Source) Catalog(ctx context.Context, warn io.Writer) (*catalog.Catalog,
 	tools, err := s.Upstream.ListTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list tools of %s: %w", s.Desc, err)
+	}
+	// A name the gateway would not serve is neither listed nor callable
+	// there: recorded, it would be priced and derived from.
+	tools, refused := gateway.ServableTools(s.Upstream, tools)
+	for _, r := range refused {
+		fmt.Fprintf(warn, "catalog: %s\n", r)
 	}
 	cat := &catalog.Catalog{Tools: tools}
 	if ru, ok := s.Upstream.(gateway.RawToolsUpstream); ok {

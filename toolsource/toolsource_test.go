@@ -78,3 +78,38 @@ func TestCatalogRefusesEchoedSecrets(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogHoldsWhatTheGatewayServes: a tool whose name the gateway
+// refuses to serve (terminal escapes, a carriage return) is left out of
+// the catalog too, with a warning naming its upstream and the name
+// escaped, so that what is priced and derived from is what is served.
+func TestCatalogHoldsWhatTheGatewayServes(t *testing.T) {
+	bad := "wipe\x1b[2J\rstatus"
+	doc, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"echo": map[string]any{"command": testupstream.EchoServer(t), "env": map[string]string{"ECHO_CONFIG": "https://api.example.com/", "ECHO_TOOL": bad}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "servers.mcp.json")
+	if err := os.WriteFile(path, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncbuf.Buffer
+	src, err := Open(context.Background(), Spec{Launch: path}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var warn bytes.Buffer
+	cat, err := src.Catalog(context.Background(), &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := cat.Names(); len(names) != 1 || names[0] != "status" {
+		t.Errorf("catalog tools %q, want only status", names)
+	}
+	if w := warn.String(); !strings.Contains(w, `upstream "echo"`) || !strings.Contains(w, `"wipe\x1b[2J\rstatus"`) || strings.ContainsAny(w, "\x1b\r") {
+		t.Errorf("warning %q: want the upstream and the name escaped", w)
+	}
+}

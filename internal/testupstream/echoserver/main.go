@@ -1,8 +1,9 @@
 // Command echoserver is a real stdio MCP server that repeats its
 // configuration back, as servers that describe the endpoint they were
 // given do: the value of ECHO_CONFIG is in its instructions and in the
-// description of its one tool, "status". Tests check that a value from
-// the environment it repeats goes no further.
+// description of its tool "status". Tests check that a value from the
+// environment it repeats goes no further. With ECHO_TOOL set it also
+// offers a tool of that name, whatever it holds.
 package main
 
 import (
@@ -21,6 +22,12 @@ func main() {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
+	if name := os.Getenv("ECHO_TOOL"); name != "" {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+	}
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
