@@ -221,3 +221,21 @@ func Equal(a, b *Catalog) bool {
 	hb, errB := b.Hash()
 	return errA == nil && errB == nil && bytes.Equal([]byte(ha), []byte(hb))
 }
+
+// CheckReplace reports whether a catalog may be written to path: nothing
+// is there, or a catalog is (Load reads it). Anything else, such as the
+// launch document named as the output by a slip, would be lost.
+func CheckReplace(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := Decode(f); err != nil {
+		return fmt.Errorf("%s exists and is no catalog (%v), which writing would replace: remove it or name another file", path, err)
+	}
+	return nil
+}

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/internal/visible"
 )
 
 // Bounds on what a client names that telemetry stores: a tool name no
@@ -82,6 +84,20 @@ func servableTools(up Upstream, list []*mcp.Tool) ([]*mcp.Tool, []string) {
 	}
 	slices.Sort(refused)
 	return kept, slices.Compact(refused)
+}
+
+// storedName is what telemetry and observers get of a name a client
+// chose (a tool no upstream offers, clientInfo, the protocol version): its
+// control and format characters written as escapes (visible.String), so
+// that no reader (a terminal, a pull request, a dashboard) is handed an
+// escape sequence or a carriage return, bounded as boundName bounds it.
+func storedName(s string, max int) string { return boundName(visible.String(s), max) }
+
+// ServableTools is servableTools for a caller that records what the
+// gateway would serve (profiler catalog): the tools of list up's names
+// allow serving, and a warning for each tool left out.
+func ServableTools(up Upstream, list []*mcp.Tool) ([]*mcp.Tool, []string) {
+	return servableTools(up, list)
 }
 
 // boundName returns s when it has at most max bytes. A longer s is cut to

@@ -141,13 +141,13 @@ func (g *Gateway) complete(r *Served, note *observeNote, req mcp.Request, res mc
 		r.ToolDefinitions, r.ToolDefinitionBytes = res.Tools, rawBytes(res.Tools)
 	}
 	if p, ok := req.GetParams().(*mcp.GetPromptParams); ok && p != nil {
-		r.Prompt = boundName(p.Name, maxUnknownToolName)
+		r.Prompt = storedName(p.Name, maxUnknownToolName)
 	}
 	if c := note.call; c != nil {
 		r.Outcome = c.Outcome
 		r.Tool = c.Tool
 		if _, offered := g.cat().tools[c.Tool]; !offered {
-			r.Tool = boundName(c.Tool, maxUnknownToolName)
+			r.Tool = storedName(c.Tool, maxUnknownToolName)
 		}
 		if s := note.s; s != nil && c.Outcome != telemetry.OutcomeDenied && c.Outcome != telemetry.OutcomeUnknownTool {
 			switch {
@@ -160,7 +160,7 @@ func (g *Gateway) complete(r *Served, note *observeNote, req mcp.Request, res mc
 			}
 		}
 	} else if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
-		r.Tool = boundName(p.Name, maxUnknownToolName)
+		r.Tool = storedName(p.Name, maxUnknownToolName)
 	}
 }
 

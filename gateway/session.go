@@ -217,10 +217,10 @@ func (s *session) noteClient(req mcp.Request, negotiated string) {
 	defer s.mu.Unlock()
 	if p != nil {
 		if p.ClientInfo != nil {
-			s.rec.ClientName = boundName(p.ClientInfo.Name, maxClientField)
-			s.rec.ClientVersion = boundName(p.ClientInfo.Version, maxClientField)
+			s.rec.ClientName = storedName(p.ClientInfo.Name, maxClientField)
+			s.rec.ClientVersion = storedName(p.ClientInfo.Version, maxClientField)
 		}
-		s.rec.ProtocolVersion = boundName(p.ProtocolVersion, maxClientField)
+		s.rec.ProtocolVersion = storedName(p.ProtocolVersion, maxClientField)
 	}
 	if negotiated != "" {
 		s.rec.ProtocolVersion = negotiated
@@ -523,7 +523,7 @@ func (g *Gateway) recordCall(s *session, c telemetry.Call) {
 		return
 	}
 	if _, offered := g.cat().tools[c.Tool]; !offered {
-		c.Tool = boundName(c.Tool, maxUnknownToolName)
+		c.Tool = storedName(c.Tool, maxUnknownToolName)
 	}
 	s.mu.Lock()
 	s.seq++

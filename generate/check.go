@@ -1,7 +1,13 @@
 package generate
 
 import (
+	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -34,7 +40,40 @@ func (cfg *Config) Check() error {
 	case cfg.MaxTools < 0:
 		return fmt.Errorf("derive: --max-tools %d: want a tool count of at least 1 (0: no cap)", cfg.MaxTools)
 	}
+	return cfg.checkOut()
+}
+
+// checkOut refuses an Out whose writing would replace what a person
+// wrote: the hand-written profiles.toml (by its name, as Policy, or the
+// same file by a link), or an existing file that neither starts with the
+// generated header nor reads as a generated file. A generated file that
+// no longer reads (a merge conflict under its header) may be replaced.
+func (cfg *Config) checkOut() error {
+	policy := cmp.Or(cfg.Policy, profiles.PolicyPathFor(cfg.Out))
+	if filepath.Base(cfg.Out) == profiles.PolicyFile || filepath.Clean(cfg.Out) == filepath.Clean(policy) || sameFile(cfg.Out, policy) {
+		return fmt.Errorf("derive: --out %s is the hand-written %s derive reads decisions from, which writing would replace; name the generated file, such as %s",
+			cfg.Out, profiles.PolicyFile, filepath.Join(filepath.Dir(cfg.Out), "profiles.generated.toml"))
+	}
+	b, err := os.ReadFile(cfg.Out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("derive: --out %s: %w", cfg.Out, err)
+	case bytes.HasPrefix(b, []byte(profiles.Header)):
+		return nil
+	}
+	if _, err := profiles.DecodeFile(bytes.NewReader(b), cfg.Out); err != nil {
+		return fmt.Errorf("derive: --out %s exists and is no profiles file derive wrote (no %q first line, and %v); writing would replace it: remove it or name another file", cfg.Out, profiles.Header, err)
+	}
 	return nil
+}
+
+// sameFile reports whether a and b both exist and are one file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // SpecFlags are the flags profiler derive makes its Specs from.

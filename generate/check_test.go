@@ -1,11 +1,14 @@
 package generate
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/profiles"
 )
 
 func TestConfigCheck(t *testing.T) {
@@ -80,6 +83,59 @@ func TestParseSpecs(t *testing.T) {
 			}
 			if err != nil || !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("ParseSpecs = %+v, %v; want %+v", got, err, c.want)
+			}
+		})
+	}
+}
+
+// TestCheckOutKeepsWhatAPersonWrote: --out never names a file derive
+// would replace something a person wrote with: the hand-written
+// profiles.toml (by name, as --policy, or through a link), or any other
+// file that is no profiles file derive wrote. A generated file, one
+// broken by a merge conflict under its header, or a new file may be
+// written.
+func TestCheckOutKeepsWhatAPersonWrote(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	policy := write("profiles.toml", "version = 1\n\n[[profile]]\nname = \"core\"\ndeny = [\"delete_repo\"]\n")
+	custom := write("decisions.toml", "version = 1\ndefault = \"core\"\n")
+	notes := write("notes.md", "# what we decided\n")
+	generated := write("profiles.generated.toml", profiles.Header+"\nversion = 1\ndefault = \"full\"\n")
+	conflicted := write("conflicted.toml", profiles.Header+"\n<<<<<<< ours\nversion = 1\n=======\n")
+	link := filepath.Join(dir, "linked.generated.toml")
+	if err := os.Symlink(policy, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, out, policy string
+		want              string // "" for valid
+	}{
+		{"the hand-written file", policy, "", "derive: --out " + policy + " is the hand-written profiles.toml"},
+		{"the --policy file", custom, custom, "derive: --out " + custom + " is the hand-written profiles.toml"},
+		{"a link to the hand-written file", link, "", "derive: --out " + link + " is the hand-written profiles.toml"},
+		{"another file of a person's", notes, "", "derive: --out " + notes + " exists and is no profiles file derive wrote"},
+		{"a generated file", generated, "", ""},
+		{"a generated file with a merge conflict", conflicted, "", ""},
+		{"a new file", filepath.Join(dir, "new.toml"), "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{Traces: []string{"t.jsonl"}, Catalog: "c.json", Out: c.out, Policy: c.policy, Holdout: derive.DefaultHoldout,
+				DefaultTarget: derive.DefaultTarget, MaxUnknownShare: DefaultMaxUnknownShare, MinSessions: derive.DefaultMinSessions}
+			err := cfg.Check()
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("Check() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("Check() = %v, want an error starting %q", err, c.want)
 			}
 		})
 	}

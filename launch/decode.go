@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,8 +135,9 @@ func (p *parser) syntax(base int64, err error, server string) error {
 }
 
 // object walks the members of the object starting at base in data, calling
-// member with each key, the offset of its key and its raw value.
-func (p *parser) object(data []byte, base int64, server, what string,
+// member with each key, the offset of its key and its raw value. A key
+// given twice fails, named with keyPrefix before it.
+func (p *parser) object(data []byte, base int64, server, what, keyPrefix string,
 	member func(key string, keyOff, valOff int64, raw json.RawMessage) error) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
@@ -159,7 +161,7 @@ func (p *parser) object(data []byte, base int64, server, what string,
 			return p.syntax(base, err, server)
 		}
 		if seen[key] {
-			return p.fail(keyOff, server, key, "duplicate key")
+			return p.fail(keyOff, server, keyPrefix+key, "duplicate key")
 		}
 		seen[key] = true
 		if err := member(key, keyOff, valOff, raw); err != nil {
@@ -178,7 +180,7 @@ func (p *parser) object(data []byte, base int64, server, what string,
 func (p *parser) document() (File, error) {
 	var f File
 	found := false
-	err := p.object(p.data, 0, "", "the file", func(key string, keyOff, valOff int64, raw json.RawMessage) error {
+	err := p.object(p.data, 0, "", "the file", "", func(key string, keyOff, valOff int64, raw json.RawMessage) error {
 		switch key {
 		case "separator":
 			if err := json.Unmarshal(raw, &f.Separator); err != nil || !isSeparator(f.Separator) {
@@ -190,7 +192,7 @@ func (p *parser) document() (File, error) {
 			return p.fail(keyOff, "", key, `unknown key; the file holds "mcpServers" and, optionally, "separator"`)
 		}
 		found = true
-		return p.object(raw, skipSpace(p.data, valOff), "", `"mcpServers"`, func(name string, keyOff, valOff int64, raw json.RawMessage) error {
+		return p.object(raw, skipSpace(p.data, valOff), "", `"mcpServers"`, "", func(name string, keyOff, valOff int64, raw json.RawMessage) error {
 			s, err := p.server(name, keyOff, skipSpace(p.data, valOff), raw)
 			if err != nil {
 				return err
@@ -230,7 +232,7 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 		return Server{}, p.fail(keyOff, name, "", "invalid server name: use letters, digits, '_', '-' and '.' (it prefixes tool names)")
 	}
 	e := entry{has: map[string]int64{}}
-	err := p.object(raw, base, name, "a server entry", func(key string, keyOff, valOff int64, raw json.RawMessage) error {
+	err := p.object(raw, base, name, "a server entry", "", func(key string, keyOff, valOff int64, raw json.RawMessage) error {
 		e.has[key] = keyOff
 		var target any
 		want := "a string"
@@ -244,11 +246,22 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 		case "url":
 			target = &e.url
 		case "args":
-			target, want = &e.args, "an array of strings"
-		case "env":
-			target, want = &e.env, "an object of strings"
-		case "headers":
-			target, want = &e.headers, "an object of strings"
+			var args []*string // a null element is no string
+			if json.Unmarshal(raw, &args) != nil || args == nil || slices.Contains(args, nil) {
+				return p.fail(keyOff, name, key, "want an array of strings, got %s", kind(raw))
+			}
+			for _, a := range args {
+				e.args = append(e.args, *a)
+			}
+			return nil
+		case "env", "headers":
+			m, err := p.strings(name, key, keyOff, skipSpace(p.data, valOff), raw)
+			if key == "env" {
+				e.env = m
+			} else {
+				e.headers = m
+			}
+			return err
 		case "oauth":
 			o, err := p.oauth(name, skipSpace(p.data, valOff), raw)
 			e.oauth = o
@@ -317,6 +330,35 @@ func (p *parser) server(name string, keyOff, base int64, raw json.RawMessage) (S
 		}
 	}
 	return s, nil
+}
+
+// strings decodes the object of strings under key (env or headers) of
+// server name, starting at base: a name given twice fails rather than the
+// last silently winning, and so does a header name that differs from
+// another in case only, since both are one HTTP header and which value
+// is sent would vary from request to request.
+func (p *parser) strings(name, key string, keyOff, base int64, raw json.RawMessage) (map[string]string, error) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, p.fail(keyOff, name, key, "want an object of strings, got %s", kind(raw))
+	}
+	m := map[string]string{}
+	canonical := map[string]string{} // header name as net/http sends it -> the name as written
+	err := p.object(raw, base, name, fmt.Sprintf("%q", key), key+".", func(k string, kOff, _ int64, v json.RawMessage) error {
+		var s *string
+		if json.Unmarshal(v, &s) != nil || s == nil {
+			return p.fail(keyOff, name, key, "want an object of strings, got an object whose %q is %s", k, kind(v))
+		}
+		if key == "headers" {
+			c := http.CanonicalHeaderKey(k)
+			if first, ok := canonical[c]; ok {
+				return p.fail(kOff, name, key+"."+k, "the same header as %q (header names ignore case): keep one", first)
+			}
+			canonical[c] = k
+		}
+		m[k] = *s
+		return nil
+	})
+	return m, err
 }
 
 // kind names the JSON type of raw for error messages, never its value.

@@ -45,7 +45,7 @@ type ResolvedOAuth struct {
 func (p *parser) oauth(name string, base int64, raw json.RawMessage) (*OAuth, error) {
 	o := &OAuth{}
 	has := map[string]int64{}
-	err := p.object(raw, base, name, `"oauth"`, func(key string, keyOff, _ int64, raw json.RawMessage) error {
+	err := p.object(raw, base, name, `"oauth"`, "oauth.", func(key string, keyOff, _ int64, raw json.RawMessage) error {
 		has[key] = keyOff
 		var target any
 		want := "a string"

@@ -7,9 +7,9 @@
 // The file is the only write path. An absent file leaves the feature
 // dormant; an invalid one turns it off with a warning and a finding; the
 // kill switch turns it off whatever the file says. Every use stats the file
-// and reloads it when its modification time or size changed, so an edit
-// reaches the next call and the next new session's instructions without a
-// restart, on stdio and HTTP alike.
+// and reloads it when its modification time, size or inode (reload.IDOf)
+// changed, so an edit reaches the next call and the next new session's
+// instructions without a restart, on stdio and HTTP alike.
 package opcontext
 
 import (
@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolprof/toolprof/internal/reload"
 )
 
 // Environment variables the operator owns.
@@ -88,6 +90,7 @@ type snapshot struct {
 	exists   bool
 	modTime  time.Time
 	size     int64
+	id       reload.FileID // a replacement keeping time and size has another
 	loadedAt time.Time
 	content  []byte // kept to detect a same-size edit within the mtime granularity
 	file     *File  // nil unless the file parsed
@@ -139,14 +142,14 @@ func (s *Source) current() snapshot {
 		return s.snap
 	}
 	if err == nil && s.snap.loaded && s.snap.exists &&
-		info.ModTime().Equal(s.snap.modTime) && info.Size() == s.snap.size &&
+		info.ModTime().Equal(s.snap.modTime) && info.Size() == s.snap.size && reload.IDOf(info) == s.snap.id &&
 		!s.racy() {
 		return s.snap
 	}
 	next := snapshot{loaded: true, exists: true, loadedAt: time.Now()}
 	var data []byte
 	if err == nil {
-		next.modTime, next.size = info.ModTime(), info.Size()
+		next.modTime, next.size, next.id = info.ModTime(), info.Size(), reload.IDOf(info)
 		if info.IsDir() {
 			err = fmt.Errorf("%s is a directory, not a file", s.path)
 		} else {

@@ -189,16 +189,17 @@ func TestReloadMidSession(t *testing.T) {
 }
 
 // A same-size edit that keeps the modification time is still seen while
-// the timestamp is recent (within the filesystem's granularity), and not
-// once it is old: the reload is keyed on the stat, not on reading the file.
+// the timestamp is recent (within the filesystem's granularity), by
+// reading the file; once it is old the stat decides, and a replacement
+// (another inode) is seen by it.
 func TestReloadSameSizeSameMtime(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		age    time.Duration
-		reread bool
+		name    string
+		age     time.Duration
+		replace bool // write another file and rename it over
 	}{
-		{"recent mtime is re-read", 0, true},
-		{"old mtime trusts the stat", time.Hour, false},
+		{"recent mtime is re-read", 0, false},
+		{"old mtime, replaced: another inode", time.Hour, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -211,16 +212,21 @@ func TestReloadSameSizeSameMtime(t *testing.T) {
 			if s.Status().Revision != "aaaa" {
 				t.Fatal(s.Status())
 			}
-			writeFile(t, dir, "oc.toml", "version = 1\ncontext_revision = \"bbbb\"\n")
-			if err := os.Chtimes(p, mtime, mtime); err != nil {
+			name := "oc.toml"
+			if tt.replace {
+				name = "next.toml"
+			}
+			next := writeFile(t, dir, name, "version = 1\ncontext_revision = \"bbbb\"\n")
+			if err := os.Chtimes(next, mtime, mtime); err != nil {
 				t.Fatal(err)
 			}
-			want := "aaaa"
-			if tt.reread {
-				want = "bbbb"
+			if tt.replace {
+				if err := os.Rename(next, p); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if got := s.Status().Revision; got != want {
-				t.Fatalf("revision %q, want %q", got, want)
+			if got := s.Status().Revision; got != "bbbb" {
+				t.Fatalf("revision %q, want %q", got, "bbbb")
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/visible"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/toolsearch"
 )
@@ -225,7 +226,9 @@ func NamedTools(set *profiles.Set) []*mcp.Tool {
 }
 
 // WriteVerdicts writes one line per session (only the refused ones with
-// refusedOnly): its profile, calls, verdict and detail.
+// refusedOnly): its profile, calls, verdict and detail. Session ids,
+// profile and tool names are the trace's, which a client chose: their
+// control and format characters are shown as escapes (visible.String).
 func WriteVerdicts(w io.Writer, vs []Verdict, refusedOnly bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tPROFILE\tCALLS\tVERDICT\tDETAIL")
@@ -233,7 +236,7 @@ func WriteVerdicts(w io.Writer, vs []Verdict, refusedOnly bool) error {
 		if refusedOnly && v.Status == VerdictCovered {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Session, v.Profile, v.Calls, v.Status, v.Detail())
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", visible.String(v.Session), visible.String(v.Profile), v.Calls, v.Status, visible.String(v.Detail()))
 	}
 	return tw.Flush()
 }

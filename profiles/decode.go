@@ -333,6 +333,18 @@ func checkNames(list []string, key, what, name string, loc *keyLines, pattern *r
 	return problems
 }
 
+// emptySearchable refuses searchable = [] in the profile at key: no
+// patterns means no narrowing, so a list written to mean "none" (over a
+// generated list, say) would let call_tool run every tool the profile's
+// rules allow.
+func emptySearchable(list []string, key, name string, loc *keyLines) *Error {
+	if list == nil || len(list) > 0 {
+		return nil
+	}
+	return &Error{File: name, Line: loc.line(key + ".searchable"), Key: key + ".searchable",
+		Msg: `an empty list would let search return every tool; write ["*"] for every tool, or search = false for none`}
+}
+
 func validateFile(f *File, name string, loc *keyLines) []*Error {
 	var problems []*Error
 	add := func(e *Error) {
@@ -367,6 +379,7 @@ func validateFile(f *File, name string, loc *keyLines) []*Error {
 		problems = append(problems, checkNames(p.Tools, key+".tools", "tool", name, loc, nil)...)
 		problems = append(problems, checkNames(p.Groups, key+".groups", "group", name, loc, nil)...)
 		problems = append(problems, checkNames(p.Searchable, key+".searchable", "tool or pattern", name, loc, nil)...)
+		add(emptySearchable(p.Searchable, key, name, loc))
 		for j, g := range p.Groups {
 			if !groups[g] {
 				gkey := fmt.Sprintf("%s.groups[%d]", key, j)
@@ -482,6 +495,7 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 		problems = append(problems, checkNames(pp.Pin, key+".pin", "tool", name, loc, nil)...)
 		problems = append(problems, checkNames(pp.Deny, key+".deny", "tool", name, loc, nil)...)
 		problems = append(problems, checkNames(pp.Searchable, key+".searchable", "tool or pattern", name, loc, nil)...)
+		add(emptySearchable(pp.Searchable, key, name, loc))
 		for _, k := range []struct {
 			key  string
 			list []string
@@ -506,8 +520,13 @@ func validatePolicy(p *Policy, name string, loc *keyLines) []*Error {
 			}
 		}
 		if pp.Name == FullProfile {
-			for _, k := range []string{"pin", "deny"} {
-				if l := loc.exact(key + "." + k); l > 0 || (k == "pin" && len(pp.Pin) > 0) || (k == "deny" && len(pp.Deny) > 0) {
+			// Each key but those valid for full would be ignored there,
+			// silently: allow_destructive = false would not keep a
+			// destructive tool out of full.
+			set := map[string]bool{"pin": len(pp.Pin) > 0, "deny": len(pp.Deny) > 0, "allow_destructive": pp.AllowDestructive,
+				"search": pp.Search != nil, "searchable": pp.Searchable != nil, "always_load": pp.AlwaysLoad != ""}
+			for _, k := range []string{"pin", "deny", "allow_destructive", "search", "searchable", "always_load"} {
+				if l := loc.exact(key + "." + k); l > 0 || set[k] {
 					add(&Error{File: name, Line: l, Key: key + "." + k,
 						Msg: fmt.Sprintf(`profile "full" always holds every offered tool; %s is not allowed there (valid for full: instructions, upstream_instructions, icons)`, k)})
 				}

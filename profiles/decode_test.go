@@ -190,6 +190,12 @@ read_only = false
 		{name: "pin on full", src: "version = 1\n[[profile]]\nname = \"full\"\npin = [\"x\"]\n", wantLine: 4, wantKey: "profile[0].pin", wantMsg: "pin is not allowed there"},
 		{name: "deny on full", src: "version = 1\n[[profile]]\nname = \"full\"\ndeny = [\"x\"]\n", wantLine: 4, wantKey: "profile[0].deny", wantMsg: "deny is not allowed there"},
 		{name: "read_only on full", src: "version = 1\n[[profile]]\nname = \"full\"\nread_only = true\n", wantLine: 4, wantKey: "profile[0].read_only", wantMsg: "cannot be read_only"},
+		// Keys full ignores: each would silently do nothing (full serves
+		// every tool, destructive ones included, and no search).
+		{name: "allow_destructive on full", src: "version = 1\n[[profile]]\nname = \"full\"\nallow_destructive = false\n", wantLine: 4, wantKey: "profile[0].allow_destructive", wantMsg: "allow_destructive is not allowed there"},
+		{name: "search on full", src: "version = 1\n[[profile]]\nname = \"full\"\nsearch = true\n", wantLine: 4, wantKey: "profile[0].search", wantMsg: "search is not allowed there"},
+		{name: "searchable on full", src: "version = 1\n[[profile]]\nname = \"full\"\nsearchable = [\"x\"]\n", wantLine: 4, wantKey: "profile[0].searchable", wantMsg: "searchable is not allowed there"},
+		{name: "always_load on full", src: "version = 1\n[[profile]]\nname = \"full\"\nalways_load = \"core\"\n", wantLine: 4, wantKey: "profile[0].always_load", wantMsg: "always_load is not allowed there"},
 		{name: "instructions on full are fine", src: "version = 1\n[[profile]]\nname = \"full\"\ninstructions = \"everything\"\n"},
 		{name: "pattern in pin", src: "version = 1\n[[profile]]\nname = \"a\"\npin = [\"read_*\"]\n", wantLine: 4, wantKey: "profile[0].pin[0]", wantMsg: "pin takes exact tool names; patterns ('*') are accepted only in destructive and [[effect]]"},
 		{name: "pattern in deny", src: "version = 1\n[[profile]]\nname = \"a\"\ndeny = [\n  \"x\",\n  \"delete_*\",\n]\n", wantLine: 6, wantKey: "profile[0].deny[1]", wantMsg: "deny takes exact tool names"},

@@ -78,6 +78,8 @@ func TestDecodeSearchErrors(t *testing.T) {
 			wantLine: 6, wantKey: "profile[0].search", wantMsg: "wrong type: want true or false"},
 		{name: "empty searchable pattern", src: "version = 1\ndefault = \"a\"\n[[profile]]\nname = \"a\"\ntools = []\nsearchable = [\"\"]\n",
 			wantLine: 6, wantKey: "profile[0].searchable[0]", wantMsg: "empty tool or pattern name"},
+		{name: "empty searchable list", src: "version = 1\ndefault = \"a\"\n[[profile]]\nname = \"a\"\ntools = []\nsearch = true\nsearchable = []\n",
+			wantLine: 7, wantKey: "profile[0].searchable", wantMsg: `an empty list would let search return every tool`},
 		{name: "weight above one", src: "version = 1\ndefault = \"full\"\n[search]\nsessions = 1\n[[search.tool]]\nname = \"a\"\nweight = 2.0\n",
 			wantLine: 7, wantKey: "search.tool[0].weight", wantMsg: "2 is not a weight; want a number from 0 to 1"},
 		{name: "pair of one", src: "version = 1\ndefault = \"full\"\n[search]\nsessions = 1\n[[search.pair]]\ntools = [\"a\", \"a\"]\nweight = 0.5\n",
@@ -113,6 +115,10 @@ func TestDecodeSearchErrors(t *testing.T) {
 	runDecodeCases(t, []decodeCase{
 		{name: "policy search not a bool", src: "version = 1\n[[profile]]\nname = \"a\"\nsearch = 1\n",
 			wantLine: 4, wantKey: "profile[0].search", wantMsg: "wrong type: want true or false"},
+		// Over a generated searchable = ["b"], an empty list written to
+		// mean "none" would have let call_tool run every tool.
+		{name: "policy empty searchable list", src: "version = 1\n[[profile]]\nname = \"core\"\nsearchable = []\n",
+			wantLine: 4, wantKey: "profile[0].searchable", wantMsg: `an empty list would let search return every tool; write ["*"] for every tool, or search = false for none`},
 	}, func(src, name string) error {
 		_, err := DecodePolicy(strings.NewReader(src), name)
 		return err

@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,7 +104,13 @@ func (r *Report) Render(b *bytes.Buffer) error {
 	return nil
 }
 
+// pageTitle is in every page Render writes: what says an index.html is a
+// report that Write may replace.
+const pageTitle = "<title>toolprof usage report</title>"
+
 // Write renders the page into dir/index.html (atomically), creating dir.
+// An index.html already there that is no report (a site's own page) is
+// refused, not replaced.
 func (r *Report) Write(dir string) (string, error) {
 	var b bytes.Buffer
 	if err := r.Render(&b); err != nil {
@@ -112,6 +120,13 @@ func (r *Report) Write(dir string) (string, error) {
 		return "", fmt.Errorf("report: --out %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, IndexFile)
+	switch old, err := os.ReadFile(path); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", fmt.Errorf("report: %w", err)
+	case !bytes.Contains(old, []byte(pageTitle)):
+		return "", fmt.Errorf("report: %s exists and is no toolprof usage report, which writing would replace: name another --out directory, or remove it", path)
+	}
 	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}

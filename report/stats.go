@@ -11,6 +11,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/internal/mdtext"
+	"github.com/toolprof/toolprof/internal/visible"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/telemetry"
 )
@@ -105,6 +107,9 @@ func statsSections(st telemetry.Stats) []statsSection {
 }
 
 // WriteStatsTable writes st as profiler stats prints it on a terminal.
+// Names are the callers' own strings: their control and format
+// characters are shown as escapes (visible.String), so that none reaches
+// the terminal as an escape sequence or a carriage return.
 func WriteStatsTable(w io.Writer, st telemetry.Stats) error {
 	render := func(header []string, rows [][]string) error {
 		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -125,7 +130,7 @@ func WriteStatsTable(w io.Writer, st telemetry.Stats) error {
 	for _, sec := range statsSections(st) {
 		rows := make([][]string, 0, len(sec.rows))
 		for _, r := range sec.rows {
-			rows = append(rows, []string{r.Name, fmt.Sprint(r.Calls), fmt.Sprint(r.Sessions)})
+			rows = append(rows, []string{visible.String(r.Name), fmt.Sprint(r.Calls), fmt.Sprint(r.Sessions)})
 		}
 		if err := render([]string{sec.title, "calls", "sessions"}, rows); err != nil {
 			return err
@@ -137,24 +142,20 @@ func WriteStatsTable(w io.Writer, st telemetry.Stats) error {
 	return nil
 }
 
-// markdownCell escapes what would break a GitHub table cell.
-func markdownCell(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-// WriteStatsMarkdown writes st as GitHub markdown tables.
+// WriteStatsMarkdown writes st as GitHub markdown tables, for a pull
+// request's body. Tool and client names are the callers' own strings
+// (a tool no upstream offers, a handshake's clientInfo): each is written
+// as code, so none renders as a link, an image or HTML, or leaves its cell.
 func WriteStatsMarkdown(w io.Writer, st telemetry.Stats) error {
 	var b strings.Builder
 	b.WriteString("| telemetry | |\n| --- | ---: |\n")
 	for _, r := range statsSummary(st) {
-		fmt.Fprintf(&b, "| %s | %s |\n", markdownCell(r[0]), markdownCell(r[1]))
+		fmt.Fprintf(&b, "| %s | %s |\n", r[0], r[1])
 	}
 	for _, sec := range statsSections(st) {
 		fmt.Fprintf(&b, "\n| %s | calls | sessions |\n| --- | ---: | ---: |\n", sec.title)
 		for _, r := range sec.rows {
-			fmt.Fprintf(&b, "| %s | %d | %d |\n", markdownCell(r.Name), r.Calls, r.Sessions)
+			fmt.Fprintf(&b, "| %s | %d | %d |\n", mdtext.Code(r.Name), r.Calls, r.Sessions)
 		}
 	}
 	if len(st.Effects) > 0 {
@@ -182,10 +183,7 @@ func effectRows(rows []telemetry.EffectStat) ([]string, [][]string) {
 func writeEffectsMarkdown(b *strings.Builder, rows []telemetry.EffectStat) {
 	header, cells := effectRows(rows)
 	fmt.Fprintf(b, "\n| %s |\n| --- |%s\n", strings.Join(header, " | "), strings.Repeat(" ---: |", len(header)-1))
-	for _, c := range cells {
-		for i := range c {
-			c[i] = markdownCell(c[i])
-		}
+	for _, c := range cells { // kinds and counts: no caller's strings
 		fmt.Fprintf(b, "| %s |\n", strings.Join(c, " | "))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -102,5 +103,64 @@ func TestOpenChecks(t *testing.T) {
 	_, err := Open(path, nil, Entry{Name: "--auth-token-file", Hash: HashToken(tokenA)})
 	if err == nil || !strings.Contains(err.Error(), "the same token as line 1") {
 		t.Fatalf("duplicate extra token: %v", err)
+	}
+}
+
+// TestRevokedTokenRefusedWhenTimeKept: a tokens file replaced by one of
+// the same size whose modification time is the old one's (a deploy that
+// keeps times: cp -p, rsync -t, tar, or a fixed-time store such as
+// Nix's, symlinked in place) still revokes the token it drops.
+func TestRevokedTokenRefusedWhenTimeKept(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tokens.toml")
+	at := time.Date(1970, 1, 1, 0, 0, 1, 0, time.UTC)
+	write := func(path, token string) {
+		if err := os.WriteFile(path, []byte("[[token]]\nsha256 = \""+HashToken(token)+"\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(file, tokenA)
+	src, err := Open(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, replace := range []struct {
+		name string
+		put  func(next string)
+	}{
+		{"renamed over it", func(next string) {
+			if err := os.Rename(next, file); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a symlink swapped to it", func(next string) {
+			link := file + ".link"
+			if err := os.Symlink(next, link); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(link, file); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		revoked, kept := tokenA, tokenB
+		if _, ok := src.Lookup(tokenB); ok {
+			revoked, kept = tokenB, tokenA
+		}
+		next := filepath.Join(dir, replace.name+".toml")
+		write(next, kept)
+		replace.put(next)
+		if err := src.Refresh(); err != nil {
+			t.Fatalf("%s: %v", replace.name, err)
+		}
+		if _, ok := src.Lookup(revoked); ok {
+			t.Errorf("%s: the revoked token is still accepted", replace.name)
+		}
+		if _, ok := src.Lookup(kept); !ok {
+			t.Errorf("%s: the new token is refused", replace.name)
+		}
 	}
 }

@@ -11,6 +11,8 @@ package toolsource
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +39,9 @@ type Source struct {
 	Upstream gateway.Upstream
 	Desc     string // what was opened, for reports
 	close    func() error
+	// resolved is the launch document the servers were started from, its
+	// values from the environment; nil for a catalog or a command.
+	resolved *launch.Resolved
 }
 
 // Close closes the source (stops the servers started).
@@ -92,7 +97,7 @@ func Open(ctx context.Context, spec Spec, stderr io.Writer) (*Source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("launch %s: %w", spec.Launch, err)
 		}
-		return &Source{Upstream: set, Desc: "launch document " + filepath.ToSlash(spec.Launch), close: set.Close}, nil
+		return &Source{Upstream: set, Desc: "launch document " + filepath.ToSlash(spec.Launch), close: set.Close, resolved: resolved}, nil
 	default:
 		// One upstream.Client, as the gateway connects it (capabilities,
 		// protocol version), not a Set: a plain upstream, served with its
@@ -133,12 +138,21 @@ func environNames() []string {
 }
 
 // Catalog lists the source's tools as a catalog, with the servers' own
-// definitions and instructions as the gateway serves them. A definition
-// that cannot be kept raw is reported to warn and kept as parsed.
+// definitions and instructions as the gateway serves them: a tool whose
+// name the gateway refuses is left out, with a warning. A definition
+// that cannot be kept raw is reported to warn and kept as parsed. A
+// catalog in which a server repeats a value its launch entry took from
+// the environment is refused (see echoedSecrets).
 func (s *Source) Catalog(ctx context.Context, warn io.Writer) (*catalog.Catalog, error) {
 	tools, err := s.Upstream.ListTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list tools of %s: %w", s.Desc, err)
+	}
+	// A name the gateway would not serve is neither listed nor callable
+	// there: recorded, it would be priced and derived from.
+	tools, refused := gateway.ServableTools(s.Upstream, tools)
+	for _, r := range refused {
+		fmt.Fprintf(warn, "catalog: %s\n", r)
 	}
 	cat := &catalog.Catalog{Tools: tools}
 	if ru, ok := s.Upstream.(gateway.RawToolsUpstream); ok {
@@ -153,5 +167,50 @@ func (s *Source) Catalog(ctx context.Context, warn io.Writer) (*catalog.Catalog,
 	if iu, ok := s.Upstream.(gateway.InstructionsUpstream); ok {
 		cat.Instructions = iu.Instructions() // served after the profile's, so bench prices them
 	}
+	if err := s.echoedSecrets(cat); err != nil {
+		return nil, err
+	}
 	return cat, nil
+}
+
+// echoedSecrets fails when a tool definition or a server's instructions
+// in cat hold, in any form a scrubber finds, a value a launch entry took
+// from the environment: a catalog is meant to be committed, and a server
+// that describes the endpoint or key it was given would put it there.
+// The error names the server, the tools and the instructions, never the
+// value.
+func (s *Source) echoedSecrets(cat *catalog.Catalog) error {
+	if s.resolved == nil {
+		return nil
+	}
+	var errs []error
+	for _, rs := range s.resolved.Servers {
+		var where []string
+		for _, t := range cat.Tools {
+			def, ok := cat.RawTool(t.Name)
+			if !ok {
+				var err error
+				if def, err = json.Marshal(t); err != nil {
+					return fmt.Errorf("encode tool %q: %w", t.Name, err)
+				}
+			}
+			if rs.Scrub(string(def)) != string(def) {
+				where = append(where, fmt.Sprintf("tool %q", t.Name))
+			}
+		}
+		for _, in := range cat.Instructions {
+			if rs.Scrub(in.Instructions) != in.Instructions {
+				where = append(where, fmt.Sprintf("the instructions of server %q", in.Server))
+			}
+		}
+		if len(where) > 0 {
+			errs = append(errs, fmt.Errorf("server %q (%s) repeats a value its entry takes from the environment (a ${VAR}) in %s; "+
+				"the catalog is not written, as it is meant to be committed: record with a value that is no secret, or write one that is none literally instead of ${VAR}",
+				rs.Name, rs.Template.Source, strings.Join(where, " and in ")))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("catalog of %s: %w", s.Desc, errors.Join(errs...))
+	}
+	return nil
 }

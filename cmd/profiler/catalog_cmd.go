@@ -26,6 +26,11 @@ func runCatalog(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if help, err := src.Parse("catalog", fs, args, false); help || err != nil {
 		return err
 	}
+	if *out != "" {
+		if err := catalog.CheckReplace(*out); err != nil {
+			return usagef("catalog: --out: %v", err)
+		}
+	}
 	source, err := toolsource.Open(ctx, src, stderr)
 	if err != nil {
 		return err

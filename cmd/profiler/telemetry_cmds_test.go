@@ -209,7 +209,7 @@ func TestStatsCommand(t *testing.T) {
 		golden.Assert(t, filepath.Join("testdata", "telemetry_stats."+format+".golden"), []byte(out))
 	}
 	md, _, _ := runProfiler(t, "stats", "--telemetry", dir, "--format", "markdown")
-	if !strings.Contains(md, `| grep\|search | 1 | 1 |`) {
+	if !strings.Contains(md, "| `grep\\|search` | 1 | 1 |") {
 		t.Errorf("markdown does not escape | in a tool name:\n%s", md)
 	}
 

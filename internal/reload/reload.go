@@ -3,12 +3,16 @@
 // leaves the last good value in force, with the problem reported beside
 // it. The gateway's profiles and its tokens file are both kept this way.
 //
-// A file has changed when its modification time or size differs from when
-// it was last seen; a missing file is seen as empty, so that its removal
-// is a change too. Refresh only stats the files until one changed, which
-// makes it cheap enough to call per request or on a short poll. Saving a
-// file twice within the filesystem's timestamp granularity, at the same
-// size, is not seen: write a new file and rename it over the old one.
+// A file has changed when its modification time, size, or (where the
+// system tells them) device, inode or status change time differs from
+// when it was last seen; a missing file is seen as empty, so that its
+// removal is a change too. The inode and change time see a replacement
+// that keeps the old modification time and size (cp -p, rsync -t, a
+// fixed-time store symlinked in place), which a revoked token must not
+// outlive. Refresh only stats the files until one changed, which makes it
+// cheap enough to call per request or on a short poll. Saving a file in
+// place twice within the filesystem's timestamp granularity, at the same
+// size, may not be seen: write a new file and rename it over the old one.
 package reload
 
 import (
@@ -23,6 +27,15 @@ import (
 type stamp struct {
 	mod  time.Time
 	size int64
+	id   FileID
+}
+
+// FileID is which file a path names and when its inode last changed
+// (IDOf); zero where the system does not tell it. Two stats of one path
+// with equal time and size but different IDs are two versions of it.
+type FileID struct {
+	dev, ino uint64
+	ctime    int64 // Unix nanoseconds
 }
 
 func stampOf(stat func(string) (fs.FileInfo, error), path string) stamp {
@@ -30,7 +43,7 @@ func stampOf(stat func(string) (fs.FileInfo, error), path string) stamp {
 	if err != nil {
 		return stamp{}
 	}
-	return stamp{fi.ModTime(), fi.Size()}
+	return stamp{fi.ModTime(), fi.Size(), IDOf(fi)}
 }
 
 // Source is a value loaded from files and kept current. It is safe for

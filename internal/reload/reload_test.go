@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// TestRefresh: a Source reloads only when a file changed (time or size,
-// removal included), keeps the last good value when a change does not
+// TestRefresh: a Source reloads only when a file changed (time, size or
+// inode, removal included), keeps the last good value when a change does not
 // load, and reports the problem until a change loads.
 func TestRefresh(t *testing.T) {
 	type step struct {
@@ -32,15 +32,24 @@ func TestRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	replace := func(path, content string, at int) {
+		next := path + ".next"
+		write(next, content, at)
+		if err := os.Rename(next, path); err != nil {
+			t.Fatal(err)
+		}
+	}
 	steps := []step{
 		{name: "nothing changed", wantValue: "v1", wantProblem: "at start"},
-		{name: "same time and size", edit: func(m, _ string) { write(m, "v2", 1) }, wantValue: "v1", wantProblem: "at start"},
-		{name: "a good edit", edit: func(m, _ string) { write(m, "v3", 2) }, wantChanged: true, wantValue: "v3", wantLoads: 1},
-		{name: "a bad edit keeps the last good", edit: func(m, _ string) { write(m, "bad", 3) }, wantChanged: true, wantValue: "v3", wantProblem: "cannot load bad", wantLoads: 2},
-		{name: "unchanged after a bad edit", wantValue: "v3", wantProblem: "cannot load bad", wantLoads: 2},
-		{name: "the second file changed", edit: func(_, s string) { write(s, "side", 4) }, wantChanged: true, wantValue: "bad+side", wantLoads: 3},
-		{name: "a removal is a change", edit: func(m, _ string) { os.Remove(m) }, wantChanged: true, wantValue: "bad+side", wantProblem: "missing", wantLoads: 4},
-		{name: "back again", edit: func(m, _ string) { write(m, "v4", 5) }, wantChanged: true, wantValue: "v4+side", wantLoads: 5},
+		// Another file of the same time and size (cp -p, a fixed-time store):
+		// its inode says it is another.
+		{name: "replaced, same time and size", edit: func(m, _ string) { replace(m, "v2", 1) }, wantChanged: true, wantValue: "v2", wantLoads: 1},
+		{name: "a good edit", edit: func(m, _ string) { write(m, "v3", 2) }, wantChanged: true, wantValue: "v3", wantLoads: 2},
+		{name: "a bad edit keeps the last good", edit: func(m, _ string) { write(m, "bad", 3) }, wantChanged: true, wantValue: "v3", wantProblem: "cannot load bad", wantLoads: 3},
+		{name: "unchanged after a bad edit", wantValue: "v3", wantProblem: "cannot load bad", wantLoads: 3},
+		{name: "the second file changed", edit: func(_, s string) { write(s, "side", 4) }, wantChanged: true, wantValue: "bad+side", wantLoads: 4},
+		{name: "a removal is a change", edit: func(m, _ string) { os.Remove(m) }, wantChanged: true, wantValue: "bad+side", wantProblem: "missing", wantLoads: 5},
+		{name: "back again", edit: func(m, _ string) { write(m, "v4", 5) }, wantChanged: true, wantValue: "v4+side", wantLoads: 6},
 	}
 	dir := t.TempDir()
 	main, side := filepath.Join(dir, "main"), filepath.Join(dir, "side")

@@ -27,6 +27,7 @@ var (
 	everything builds // one per test process; written once under sync.Once
 	icons      builds
 	gated      builds
+	echo       builds
 )
 
 // EverythingServer returns the path of a freshly built everything-server
@@ -57,6 +58,18 @@ const GatedServerPkg = "github.com/toolprof/toolprof/internal/testupstream/gated
 func GatedServer(t testing.TB) string {
 	t.Helper()
 	return gated.get(t, "gatedserver", GatedServerPkg)
+}
+
+// EchoServerPkg is the import path of a stdio server that repeats the
+// value of its ECHO_CONFIG variable in its instructions and a tool's
+// description (echoserver/main.go).
+const EchoServerPkg = "github.com/toolprof/toolprof/internal/testupstream/echoserver"
+
+// EchoServer returns the path of a freshly built echoserver binary. It
+// fails the test if the build fails.
+func EchoServer(t testing.TB) string {
+	t.Helper()
+	return echo.get(t, "echoserver", EchoServerPkg)
 }
 
 // get builds pkg once per test process as name in a temporary directory.
