@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolprof/toolprof/internal/mdtext"
 	"github.com/toolprof/toolprof/price"
 	"github.com/toolprof/toolprof/profiles"
 )
@@ -22,7 +23,7 @@ func Markdown(name string, cur, next *profiles.File, res *Result) string {
 	if cur == nil {
 		b.WriteString("No current file: everything below is new.\n\n")
 	} else if cur.Default != next.Default {
-		fmt.Fprintf(&b, "Default profile: `%s` → `%s`.\n\n", cur.Default, next.Default)
+		fmt.Fprintf(&b, "Default profile: %s → %s.\n\n", mdtext.Code(cur.Default), mdtext.Code(next.Default))
 	}
 	old := map[string]*profiles.Profile{}
 	if cur != nil {
@@ -46,7 +47,7 @@ func Markdown(name string, cur, next *profiles.File, res *Result) string {
 			bl := res.Profiles[j].Baseline
 			base = fmt.Sprintf("%d, %d, %s", len(bl.Tools), bl.Tokens, shareText(bl.Holdout))
 		}
-		fmt.Fprintf(&b, "| `%s` | %d | %d | %s | %s | %s | %s |\n", p.Name, p.Measured.Tools, p.Measured.TokensO200k, dTok, holdoutText(p.Measured), dCov, base)
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s |\n", mdtext.Code(p.Name), p.Measured.Tools, p.Measured.TokensO200k, dTok, holdoutText(p.Measured), dCov, base)
 	}
 	b.WriteString("\n")
 	writeSessionCost(&b, res)
@@ -59,7 +60,7 @@ func Markdown(name string, cur, next *profiles.File, res *Result) string {
 		if len(added)+len(removed) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "- `%s`:", p.Name)
+		fmt.Fprintf(&b, "- %s:", mdtext.Code(p.Name))
 		if len(added) > 0 {
 			fmt.Fprintf(&b, " added %s", codeList(added))
 		}
@@ -74,12 +75,12 @@ func Markdown(name string, cur, next *profiles.File, res *Result) string {
 	if cur != nil {
 		for _, p := range cur.Profiles {
 			if !slices.ContainsFunc(next.Profiles, func(q profiles.Profile) bool { return q.Name == p.Name }) {
-				fmt.Fprintf(&b, "- `%s`: profile removed\n", p.Name)
+				fmt.Fprintf(&b, "- %s: profile removed\n", mdtext.Code(p.Name))
 			}
 		}
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(&b, "\n> warning: %s\n", w)
+		fmt.Fprintf(&b, "\n> warning: %s\n", mdtext.Text(w))
 	}
 	return b.String()
 }
@@ -136,7 +137,7 @@ func diff(old, next []string) (added, removed []string) {
 func codeList(ts []string) string {
 	q := make([]string, len(ts))
 	for i, t := range ts {
-		q[i] = "`" + t + "`"
+		q[i] = mdtext.Code(t)
 	}
 	return strings.Join(q, ", ")
 }
@@ -156,7 +157,7 @@ func writeSessionCost(b *strings.Builder, res *Result) {
 	b.WriteString("| profile | mean | p50 | p95 | share of full |\n|---|---:|---:|---:|---:|\n")
 	for _, p := range res.Profiles {
 		c := p.HoldoutCost
-		fmt.Fprintf(b, "| `%s` | %.0f | %.0f | %.0f | %.1f%% |\n", p.Name, c.Mean, c.P50, c.P95, 100*c.ShareOfFull)
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f | %.1f%% |\n", mdtext.Code(p.Name), c.Mean, c.P50, c.P95, 100*c.ShareOfFull)
 	}
 	b.WriteString("\n")
 }

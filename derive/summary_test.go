@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolprof/toolprof/internal/mdtext"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -45,5 +46,41 @@ func TestMarkdown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMarkdownHostileNames: tool and profile names, which come from
+// upstreams and files, and warnings quoting them, cannot close their code
+// span or bring HTML, links or images into the pull request body.
+func TestMarkdownHostileNames(t *testing.T) {
+	res, err := Derive(fixtureSessions(), Config{Tools: fixtureTools(), Specs: DefaultSpecs(), Holdout: 0.2, DefaultTarget: DefaultTarget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := res.File()
+	hostile := "x` <img src=\"https://example.com/p.png\"> `y"
+	cur := &profiles.File{Version: 1, Default: "standard", Profiles: []profiles.Profile{{Name: "core", Tools: []string{"a", "b", hostile}}}}
+	res.Warnings = append(res.Warnings, "profile \"core\": tool "+hostile+" [approve](https://example.com)")
+	got := Markdown("profiles.generated.toml", cur, next, res)
+	removed := false
+	for _, line := range strings.Split(got, "\n") {
+		if rest, ok := strings.CutPrefix(line, "- `core`: "); ok {
+			_, span, _ := strings.Cut(rest, "removed ")
+			content, isSpan := mdtext.CodeContent(span)
+			if !isSpan || content != hostile {
+				t.Errorf("removed tool written as %q: shows %q (one code span %v), want %q", span, content, isSpan, hostile)
+			}
+			removed = true
+		}
+		if w, ok := strings.CutPrefix(line, "> warning: "); ok {
+			for i := range len(w) {
+				if strings.IndexByte("<>[]`", w[i]) >= 0 && (i == 0 || w[i-1] != '\\') {
+					t.Errorf("warning %q leaves %q at %d unescaped", w, w[i], i)
+				}
+			}
+		}
+	}
+	if !removed {
+		t.Errorf("summary lacks the removal from core:\n%s", got)
 	}
 }

@@ -65,6 +65,28 @@ func Code(s string) string {
 	return fence + body + fence
 }
 
+// Text returns s as plain text in a paragraph or block quote: its control
+// and format characters written as escapes by visible.String and each
+// character that can open HTML, a link or image, emphasis, strikethrough,
+// a code span, a table cell, a mention or an issue reference
+// backslash-escaped, so that GitHub shows the characters of s, a name
+// inside it included, and a reader sees s unchanged. Other punctuation is
+// left as it is, to keep the source readable in a terminal.
+func Text(s string) string {
+	s = visible.String(s)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(textSpecial, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// textSpecial is what Text escapes.
+const textSpecial = "\\`*_[]<>&~@#|!"
+
 // isPunct reports whether c is ASCII punctuation: what a backslash may
 // escape in CommonMark, and what cmark-gfm pairs with one in a table row.
 func isPunct(c byte) bool {

@@ -82,3 +82,39 @@ func TestCells(t *testing.T) {
 		}
 	}
 }
+
+// TestText: every character that could open markup is escaped, nothing
+// else is, and a reader (CommonMark drops the backslash before
+// punctuation) sees the input.
+func TestText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"profile \"core\": 3 tools", `profile "core": 3 tools`},
+		{`x <img src="https://example.com/p.png"> y`, `x \<img src="https://example.com/p.png"\> y`},
+		{"[approve](https://example.com)", `\[approve\](https://example.com)`},
+		{"![i](u)", `\!\[i\](u)`},
+		{"`code` **b** _i_ ~~s~~", "\\`code\\` \\*\\*b\\*\\* \\_i\\_ \\~\\~s\\~\\~"},
+		{"@octocat #1 a|b &amp;", `\@octocat \#1 a\|b \&amp;`},
+		{`back\slash`, `back\\slash`},
+		{"line\nbreak\x1b", `line\\nbreak\\x1b`},
+	} {
+		if got := Text(tc.in); got != tc.want {
+			t.Errorf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.StringOfN(rapid.SampledFrom([]rune("ab \"`\\|<>[]()@#*_~&!:.")), 0, 24, -1).Draw(t, "text")
+		got := Text(s)
+		var shown strings.Builder
+		for i := 0; i < len(got); i++ {
+			if got[i] == '\\' && i+1 < len(got) && isPunct(got[i+1]) {
+				i++
+			} else if strings.IndexByte(textSpecial, got[i]) >= 0 {
+				t.Fatalf("Text(%q) = %q leaves %q unescaped", s, got, got[i])
+			}
+			shown.WriteByte(got[i])
+		}
+		if shown.String() != s {
+			t.Fatalf("Text(%q) = %q reads as %q", s, got, shown.String())
+		}
+	})
+}
