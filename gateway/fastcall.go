@@ -50,6 +50,12 @@ import (
 // maxLearnedMeta bounds the _meta a connection learns: a client sends one.
 const maxLearnedMeta = 8
 
+// maxLearnedMetaBytes bounds the size of a _meta the fast paths learn, so
+// that what they keep is bounded in bytes as well as in entries: a
+// client's is a few hundred bytes (the go-sdk client's 200), while a
+// message may be megabytes. A longer one is always the SDK's.
+const maxLearnedMetaBytes = 4 << 10
+
 // fastTransport wraps the transport of a stdio session: its connection,
 // when it is a *jsonrpcwire.Conn, answers plain tools/call itself.
 type fastTransport struct {
@@ -196,6 +202,9 @@ func (c *fastConn) plain(req *jsonrpc.Request) (meta string, params *mcp.CallToo
 	if v[2] != nil {
 		decoded, learned := c.learned[string(v[2])]
 		if !learned {
+			if len(v[2]) > maxLearnedMetaBytes {
+				return "", nil, false
+			}
 			if p, ok := decodeCallParams(req.Params); ok && learnableMeta(p.Meta) {
 				return string(v[2]), nil, false
 			}

@@ -52,7 +52,8 @@ import (
 )
 
 // maxLearnedHTTPMeta bounds the _meta an HTTP handler learns: one per
-// client program and version. Past it the set starts again.
+// client program and version, each at most maxLearnedMetaBytes. Past it
+// the set starts again.
 const maxLearnedHTTPMeta = 64
 
 // httpFast is the fast path of one HTTPHandler.
@@ -114,6 +115,9 @@ func (f *httpFast) serve(w http.ResponseWriter, r *http.Request, profile string,
 	known := f.learned[meta]
 	f.mu.Unlock()
 	if !known {
+		if len(meta) > maxLearnedMetaBytes {
+			return r, false
+		}
 		return r.WithContext(context.WithValue(r.Context(), learnKey{}, func() { f.learn(meta) })), false
 	}
 	chain, ok := f.chain(profile)

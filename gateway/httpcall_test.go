@@ -453,3 +453,68 @@ func TestHTTPFastPathLearnsBoundedMeta(t *testing.T) {
 		}
 	}
 }
+
+// bigMeta is a _meta the SDK accepts, its clientInfo name n bytes long.
+func bigMeta(n int) string {
+	return fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":%q,"version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, strings.Repeat("c", n))
+}
+
+// A _meta longer than maxLearnedMetaBytes is never learned, so that what
+// the fast paths keep is bounded in bytes (a body may be megabytes, and
+// maxLearnedHTTPMeta of them would be held): over HTTP and stdio, calls
+// carrying one are all answered, by the SDK, while one just within the
+// bound is taken from its second call on.
+func TestFastPathsLearnNoLongMeta(t *testing.T) {
+	cases := []struct {
+		name      string
+		nameBytes int
+		taken     uint64
+	}{
+		{"within the bound", 1 << 10, 1},
+		{"beyond it", 2 * maxLearnedMetaBytes, 0},
+	}
+	body := func(id int, meta string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":"test_simple_text","arguments":{}}}`, id, meta)
+	}
+	for _, tc := range cases {
+		meta := bigMeta(tc.nameBytes)
+		t.Run("http "+tc.name, func(t *testing.T) {
+			g := relayGateway(t)
+			fp := newHTTPFast(g)
+			srv := httptest.NewServer(g.httpHandler(fp))
+			t.Cleanup(srv.Close)
+			for id := range 2 {
+				if got := (httpStep{body: body(id, meta)}).post(t, srv.URL); !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"result"`) {
+					t.Fatalf("call %d: %s", id, got)
+				}
+			}
+			fp.mu.Lock()
+			held := 0
+			for m := range fp.learned {
+				held += len(m)
+			}
+			fp.mu.Unlock()
+			if got := fp.taken.Load(); got != tc.taken || held > maxLearnedMetaBytes {
+				t.Errorf("_meta of %d bytes: %d calls taken, %d bytes learned; want %d taken, at most %d bytes", len(meta), got, held, tc.taken, maxLearnedMetaBytes)
+			}
+		})
+		t.Run("stdio "+tc.name, func(t *testing.T) {
+			g := relayGateway(t)
+			c := serveRaw(t, g, "", true)
+			for _, s := range handshake(protocolSessionless) {
+				c.send(s.line)
+				c.await(s.await)
+			}
+			for id := range 2 {
+				c.send(body(id, meta))
+				if got := c.await(fmt.Sprint(id)); !strings.Contains(got[len(got)-1], `"result"`) {
+					t.Fatalf("call %d: %s", id, got)
+				}
+			}
+			c.close()
+			if got := g.fastCalls.Load(); got != tc.taken {
+				t.Errorf("_meta of %d bytes: %d calls taken; want %d", len(meta), got, tc.taken)
+			}
+		})
+	}
+}
