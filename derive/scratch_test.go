@@ -3,6 +3,7 @@ package derive
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +89,44 @@ func TestNewStateCopiesCharge(t *testing.T) {
 	states[1].add(0)
 	if states[2].in[0] || s.newState().in[0] {
 		t.Error("a copy of the pinned state shares memory with another")
+	}
+}
+
+// TestImproveBatchesMatchOneAtATime checks that improve making its tries
+// several at a time takes the steps one try at a time takes: the same set,
+// method and work left, with budgets that end the search at any point, and
+// on searches where a perturbation round improved before the last of its
+// batch (so the generator was set back).
+func TestImproveBatchesMatchOneAtATime(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 11))
+	local, restored := 0, 0
+	for n := 0; n < 40 || restored == 0 && n < 400; n++ {
+		p := randomProblem(r, 40, 400)
+		work := []int{0, 50, 300, 2000, 20000, 0}[n%6]
+		for _, share := range []float64{0.6, 0.9} {
+			solve := func(repairs int) (*Solution, *solver) {
+				s, err := newSolver(p, Options{ExactWork: -1, SearchWork: work})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.repairs = repairs
+				return s.solve(goal{need: Need(share, s.total), budget: -1}), s
+			}
+			want, ws := solve(1)
+			for _, repairs := range []int{2, 3} {
+				got, gs := solve(repairs)
+				restored += gs.restored
+				if !slices.Equal(got.Tools, want.Tools) || got.Cost != want.Cost || got.Method != want.Method || gs.work != ws.work {
+					t.Fatalf("%+v share %v work %d: %d at a time found %v (%s, work left %d), one at a time %v (%s, work left %d)",
+						p, share, work, repairs, got.Tools, got.Method, gs.work, want.Tools, want.Method, ws.work)
+				}
+			}
+			if strings.HasSuffix(want.Method, "+local") {
+				local++
+			}
+		}
+	}
+	if local == 0 || restored == 0 {
+		t.Fatalf("local search improved %d candidates, %d batches of perturbation rounds were cut short: the test checks too little", local, restored)
 	}
 }

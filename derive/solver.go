@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Signature is one distinct set of tools sessions used, with the number of
@@ -103,6 +105,13 @@ type solver struct {
 	basePinned int
 	gs         greedyScratch
 	cut        cutScratch
+	// repairs is how many destroy-and-repair tries improve makes at once
+	// (repairTries on a large instance with cores to spare, else 1).
+	repairs int
+	// restored counts the batches of perturbation rounds improve cut
+	// short at an improving round, setting the generator back (tests
+	// check such searches too).
+	restored int
 }
 
 // greedyScratch is greedy's working memory, kept by its solver between
@@ -126,6 +135,10 @@ func newSolver(p Problem, opt Options) (*solver, error) {
 		s.opt.SearchWork = 2e7
 	}
 	s.work = s.opt.SearchWork
+	s.repairs = 1
+	if len(p.Sigs) >= repairParallelSigs && runtime.GOMAXPROCS(0) > 1 {
+		s.repairs = repairTries
+	}
 	for i, c := range p.Costs {
 		if c < 0 {
 			return nil, fmt.Errorf("tool %d: negative cost %d", i, c)
@@ -589,39 +602,77 @@ func (s *solver) drop(st *state, g goal) {
 // tool, ban it, repair greedily, drop what is unneeded; keep the result if
 // it is better. It repeats until no move improves or the work budget runs
 // out.
+//
+// Tries are made s.repairs at a time, each by its own repairer (on its own
+// core), as if none before it in the batch improved; they are then taken
+// in order, each charging its work only if the budget had not run out
+// before it, so that the search takes the steps, and ends where, a search
+// of one try at a time does. A try after an improving one is wasted.
 func (s *solver) improve(st *state, g goal) *state {
 	s.drop(st, g)
 	best := s.solution(st, g, "")
-	banned := make([]bool, len(s.costs))
-	// Each try is made in spare, a copy of st; an improving try becomes st
-	// and st the next spare.
-	spare := &state{}
+	batch := max(1, s.repairs)
+	rs := make([]*repairer, batch)
+	for i := range rs {
+		rs[i] = s.repairer()
+	}
+	tries := make([]repairTry, batch)
+	// run makes the tries of outs at once and returns them.
+	run := func(outs [][]int) []repairTry {
+		var wg sync.WaitGroup
+		for i := 1; i < len(outs); i++ {
+			wg.Go(func() { tries[i] = rs[i].try(st, outs[i], g) })
+		}
+		tries[0] = rs[0].try(st, outs[0], g)
+		wg.Wait()
+		return tries[:len(outs)]
+	}
+	// take charges try's work and makes it st if it is better.
+	take := func(try repairTry) bool {
+		s.work -= try.work
+		if sol := s.solution(try.st, g, ""); g.better(sol, best) {
+			st.copyFrom(try.st)
+			st.s, best = s, sol
+			return true
+		}
+		return false
+	}
+	outs := make([][]int, 0, batch)
 	for improved := true; improved && s.work > 0; {
 		improved = false
-		ts := st.tools()
-		slices.SortStableFunc(ts, func(a, b int) int { return s.costs[b] - s.costs[a] })
-		for _, t := range ts {
-			if s.pinned[t] || s.work <= 0 {
-				continue
+		var ts []int
+		for _, t := range st.tools() {
+			if !s.pinned[t] {
+				ts = append(ts, t)
 			}
-			try := spare
-			try.copyFrom(st)
-			try.remove(t)
-			banned[t] = true
-			s.greedy(try, g, banned, false)
-			banned[t] = false
-			s.drop(try, g)
-			if sol := s.solution(try, g, ""); g.better(sol, best) {
-				st, spare, best, improved = try, st, sol, true
-				break
+		}
+		slices.SortStableFunc(ts, func(a, b int) int { return s.costs[b] - s.costs[a] })
+	tools:
+		for i := 0; i < len(ts) && s.work > 0; i += batch {
+			outs = outs[:0]
+			for _, t := range ts[i:min(i+batch, len(ts))] {
+				outs = append(outs, []int{t})
+			}
+			for j, try := range run(outs) {
+				if j > 0 && s.work <= 0 {
+					break tools
+				}
+				if take(try) {
+					improved = true
+					break tools
+				}
 			}
 		}
 	}
 	// Iterated local search: remove two or three tools at random, forbid
 	// them, repair, drop; keep if better. The generator is seeded so the
-	// result is deterministic.
-	r := rand.New(rand.NewPCG(1, uint64(len(s.sigs))))
-	for range perturbRounds {
+	// result is deterministic. A batch draws its rounds' tools in turn
+	// from the same st; after an improving round the generator is set back
+	// to its state after that round's draws.
+	src := rand.NewPCG(1, uint64(len(s.sigs)))
+	r := rand.New(src)
+	after := make([]rand.PCG, batch)
+	for round := 0; round < perturbRounds; {
 		if s.work <= 0 {
 			break
 		}
@@ -634,25 +685,76 @@ func (s *solver) improve(st *state, g goal) *state {
 		if len(ts) < 2 {
 			break
 		}
-		try := spare
-		try.copyFrom(st)
-		r.Shuffle(len(ts), func(a, b int) { ts[a], ts[b] = ts[b], ts[a] })
-		out := ts[:min(len(ts), 2+r.IntN(2))]
-		for _, t := range out {
-			try.remove(t)
-			banned[t] = true
+		outs = outs[:0]
+		for j := range min(batch, perturbRounds-round) {
+			tj := slices.Clone(ts)
+			r.Shuffle(len(tj), func(a, b int) { tj[a], tj[b] = tj[b], tj[a] })
+			outs = append(outs, tj[:min(len(tj), 2+r.IntN(2))])
+			after[j] = *src
 		}
-		s.greedy(try, g, banned, false)
-		for _, t := range out {
-			banned[t] = false
-		}
-		s.drop(try, g)
-		if sol := s.solution(try, g, ""); g.better(sol, best) {
-			st, spare, best = try, st, sol
+		for j, try := range run(outs) {
+			if j > 0 && s.work <= 0 {
+				return st
+			}
+			round++
+			if take(try) {
+				if j < len(outs)-1 {
+					s.restored++
+				}
+				*src = after[j]
+				break
+			}
 		}
 	}
 	return st
 }
+
+// repairer makes destroy-and-repair tries for improve on its own copy of
+// the solver (its work and scratch), so that several run at once.
+type repairer struct {
+	s      *solver
+	banned []bool
+	spare  *state
+}
+
+// repairTry is a tried state and the work making it charged.
+type repairTry struct {
+	st   *state
+	work int
+}
+
+func (s *solver) repairer() *repairer {
+	c := *s
+	c.gs, c.cut, c.node = greedyScratch{}, cutScratch{}, nil
+	return &repairer{s: &c, banned: make([]bool, len(s.costs)), spare: &state{}}
+}
+
+// try returns st with out removed and banned, repaired greedily and
+// dropped, in r's spare state (valid until the next try).
+func (r *repairer) try(st *state, out []int, g goal) repairTry {
+	try := r.spare
+	try.copyFrom(st)
+	try.s = r.s
+	before := r.s.work
+	for _, t := range out {
+		try.remove(t)
+		r.banned[t] = true
+	}
+	r.s.greedy(try, g, r.banned, false)
+	for _, t := range out {
+		r.banned[t] = false
+	}
+	r.s.drop(try, g)
+	return repairTry{try, before - r.s.work}
+}
+
+// repairTries is how many destroy-and-repair tries improve makes at once
+// on an instance of at least repairParallelSigs signatures: below, a try
+// takes too little time to share.
+const (
+	repairTries        = 2
+	repairParallelSigs = 2048
+)
 
 // perturbRounds bounds the iterated local search (the work budget may stop
 // it sooner).
