@@ -182,7 +182,8 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	reach := f.reachable(0)
 	// closure would add lo's tools to base one by one: the state is the
 	// same from lo, and the work those adds charge is charged here.
-	st := lo.clone()
+	st := s.takeState()
+	st.copyFrom(lo)
 	for t, in := range lo.in {
 		if in && !base.in[t] {
 			s.work -= len(s.posting[t])
@@ -196,6 +197,21 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	}
 	return st
 }
+
+// takeState returns a state to overwrite: one released before, or a new
+// one. A search of cuts makes a state per cut and drops most of them; at
+// tens of thousands of signatures each is most of a megabyte.
+func (s *solver) takeState() *state {
+	if n := len(s.spares); n > 0 {
+		st := s.spares[n-1]
+		s.spares = s.spares[:n-1]
+		return st
+	}
+	return &state{}
+}
+
+// releaseState hands st, which nothing holds any more, back to takeState.
+func (s *solver) releaseState(st *state) { s.spares = append(s.spares, st) }
 
 // lagrangianBracket returns two closure optima adjacent on the hull around
 // the goal: in target mode lo covers fewer than need sessions and hi at
@@ -231,11 +247,14 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state, adjacent bool) {
 		}
 		mid := s.closureBetween(base, lo, hi, num, den)
 		if num*int64(mid.covered)-den*int64(mid.cost) == num*int64(lo.covered)-den*int64(lo.cost) {
+			s.releaseState(mid)
 			return lo, hi, true // adjacent corners of the hull
 		}
 		if ok(mid) == (g.budget < 0) {
+			s.releaseState(hi)
 			hi = mid
 		} else {
+			s.releaseState(lo)
 			lo = mid
 		}
 	}
@@ -286,6 +305,7 @@ func (s *solver) frontier(maxDepth int) []FrontierPoint {
 			return
 		}
 		m := s.closureBetween(base, a, b, num, den)
+		defer s.releaseState(m)
 		if num*int64(m.covered)-den*int64(m.cost) == num*int64(a.covered)-den*int64(a.cost) {
 			return
 		}

@@ -105,6 +105,7 @@ type solver struct {
 	basePinned int
 	gs         greedyScratch
 	cut        cutScratch
+	spares     []*state // states released to takeState
 	// repairs is how many destroy-and-repair tries improve makes at once
 	// (repairTries on a large instance with cores to spare, else 1).
 	repairs int
@@ -725,7 +726,7 @@ type repairTry struct {
 
 func (s *solver) repairer() *repairer {
 	c := *s
-	c.gs, c.cut, c.node = greedyScratch{}, cutScratch{}, nil
+	c.gs, c.cut, c.node, c.spares = greedyScratch{}, cutScratch{}, nil, nil
 	return &repairer{s: &c, banned: make([]bool, len(s.costs)), spare: &state{}}
 }
 
