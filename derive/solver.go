@@ -234,7 +234,10 @@ type state struct {
 
 // newState returns the state of the pinned tools alone, charging the work
 // of adding them. The first call builds it; later ones copy it.
-func (s *solver) newState() *state {
+func (s *solver) newState() *state { return s.newStateIn(&state{}) }
+
+// newStateIn is newState in dst's memory.
+func (s *solver) newStateIn(dst *state) *state {
 	if s.base == nil {
 		st := &state{s: s, in: make([]bool, len(s.costs)), missCount: make([]int32, len(s.sigs)), missCost: make([]int, len(s.sigs)), covered: s.free}
 		for i, sg := range s.sigs {
@@ -250,10 +253,11 @@ func (s *solver) newState() *state {
 			}
 		}
 		s.base, s.basePinned = st, work-s.work
-		return st.clone()
+	} else {
+		s.work -= s.basePinned
 	}
-	s.work -= s.basePinned
-	return s.base.clone()
+	dst.copyFrom(s.base)
+	return dst
 }
 
 func (st *state) clone() *state {
