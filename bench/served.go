@@ -69,7 +69,8 @@ func servedCosts(ctx context.Context, cat *catalog.Catalog, policy *profiles.Pol
 // served (o200k_base tokens) and marked destructive, and as changing state,
 // under policy.
 func DeriveTools(ctx context.Context, cat *catalog.Catalog, policy *profiles.Policy) ([]derive.Tool, error) {
-	counter, err := price.NewCounter()
+	// The model measure counts o200k_base tokens alone.
+	counter, err := price.NewCounterOf(price.O200kBase)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,11 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	if s.node == nil {
 		s.node = make([]int32, len(s.costs))
 	}
-	var sigs, tools []int
+	// The graph's memory is the solver's, reused by every cut: a search
+	// makes many, each as large as the signatures left to decide.
+	f := &s.cut
+	sigs, tools := f.sigs[:0], f.tools[:0]
+	defer func() { f.sigs, f.tools = sigs[:0], tools[:0] }()
 	for i := range s.sigs {
 		if lo.missCount[i] > 0 && (hi == nil || hi.missCount[i] == 0) {
 			sigs = append(sigs, i)
@@ -129,7 +133,8 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	// source, sink, signatures, tools, each node's arcs together.
 	nSig, nTool := len(sigs), len(tools)
 	n := 2 + nSig + nTool
-	deg := make([]int32, n+1)
+	deg := grow(&f.deg, n+1)
+	clear(deg)
 	deg[0], deg[1] = int32(nSig), int32(nTool)
 	for k, i := range sigs {
 		deg[2+k] = 1 + lo.missCount[i]
@@ -144,12 +149,14 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 			}
 		}
 	}
-	f := &flow{start: make([]int32, n+1), level: make([]int32, n), iter: make([]int32, n)}
+	f.start, f.level, f.iter = grow(&f.start, n+1), grow(&f.level, n), grow(&f.iter, n)
+	f.start[0] = 0
 	for u := range n {
 		f.start[u+1] = f.start[u] + deg[u]
 	}
-	arcs := f.start[n]
-	f.to, f.cap, f.rev = make([]int32, arcs), make([]int64, arcs), make([]int32, arcs)
+	arcs := int(f.start[n])
+	f.to, f.cap, f.rev = grow(&f.to, arcs), grow(&f.cap, arcs), grow(&f.rev, arcs)
+	clear(f.cap)    // the reverse arcs' capacities start at zero
 	fill := deg[:n] // next free arc of each node
 	copy(fill, f.start[:n])
 	arc := func(u, v int32, c int64) {
@@ -175,7 +182,8 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	reach := f.reachable(0)
 	// closure would add lo's tools to base one by one: the state is the
 	// same from lo, and the work those adds charge is charged here.
-	st := lo.clone()
+	st := s.takeState()
+	st.copyFrom(lo)
 	for t, in := range lo.in {
 		if in && !base.in[t] {
 			s.work -= len(s.posting[t])
@@ -189,6 +197,21 @@ func (s *solver) closureBetween(base, lo, hi *state, num, den int64) *state {
 	}
 	return st
 }
+
+// takeState returns a state to overwrite: one released before, or a new
+// one. A search of cuts makes a state per cut and drops most of them; at
+// tens of thousands of signatures each is most of a megabyte.
+func (s *solver) takeState() *state {
+	if n := len(s.spares); n > 0 {
+		st := s.spares[n-1]
+		s.spares = s.spares[:n-1]
+		return st
+	}
+	return &state{}
+}
+
+// releaseState hands st, which nothing holds any more, back to takeState.
+func (s *solver) releaseState(st *state) { s.spares = append(s.spares, st) }
 
 // lagrangianBracket returns two closure optima adjacent on the hull around
 // the goal: in target mode lo covers fewer than need sessions and hi at
@@ -224,11 +247,14 @@ func (s *solver) lagrangianBracket(g goal) (lo, hi *state, adjacent bool) {
 		}
 		mid := s.closureBetween(base, lo, hi, num, den)
 		if num*int64(mid.covered)-den*int64(mid.cost) == num*int64(lo.covered)-den*int64(lo.cost) {
+			s.releaseState(mid)
 			return lo, hi, true // adjacent corners of the hull
 		}
 		if ok(mid) == (g.budget < 0) {
+			s.releaseState(hi)
 			hi = mid
 		} else {
+			s.releaseState(lo)
 			lo = mid
 		}
 	}
@@ -279,6 +305,7 @@ func (s *solver) frontier(maxDepth int) []FrontierPoint {
 			return
 		}
 		m := s.closureBetween(base, a, b, num, den)
+		defer s.releaseState(m)
 		if num*int64(m.covered)-den*int64(m.cost) == num*int64(a.covered)-den*int64(a.cost) {
 			return
 		}
@@ -295,6 +322,23 @@ func (s *solver) frontier(maxDepth int) []FrontierPoint {
 	return out
 }
 
+// cutScratch is closureBetween's graph, kept by its solver between cuts.
+type cutScratch struct {
+	flow
+	deg         []int32
+	sigs, tools []int
+}
+
+// grow returns *b resized to n, reallocated only when its capacity is
+// short; the content is not kept.
+func grow[T any](b *[]T, n int) []T {
+	if cap(*b) < n {
+		*b = make([]T, n)
+	}
+	*b = (*b)[:n]
+	return *b
+}
+
 // flow is Dinic's maximum flow. Edges are added to per-node linked lists,
 // then compact lays each node's arcs out contiguously, in the lists'
 // order: the flow found is the same, and scanning a node's arcs reads
@@ -309,6 +353,8 @@ type flow struct {
 	level []int32
 	iter  []int32
 	queue []int32 // bfs's
+	seen  []bool  // reachable's, reused when not nil
+	stack []int32 // reachable's
 }
 
 func newFlow(n int) *flow {
@@ -406,9 +452,11 @@ func (f *flow) maxflow(s, t int) int64 {
 // reachable marks the nodes reachable from s in the residual graph: the
 // source side of a minimum cut (the smallest one).
 func (f *flow) reachable(s int) []bool {
-	seen := make([]bool, len(f.level))
+	seen := grow(&f.seen, len(f.level))
+	clear(seen)
 	seen[s] = true
-	stack := []int32{int32(s)}
+	stack := append(f.stack[:0], int32(s))
+	defer func() { f.stack = stack[:0] }()
 	for len(stack) > 0 {
 		u := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]

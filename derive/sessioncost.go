@@ -273,8 +273,9 @@ func solveSession(p Problem, m *costModel, target float64, opt Options) (*Soluti
 		return nil, err
 	}
 	g := goal{need: sol.Need, budget: -1}
+	// A corner no better than the best is dropped, its state reused.
 	from := func(tools []int) sessionCand {
-		st := s.newState()
+		st := s.newStateIn(s.takeState())
 		for _, t := range tools {
 			st.add(t)
 		}
@@ -290,7 +291,10 @@ func solveSession(p Problem, m *costModel, target float64, opt Options) (*Soluti
 			continue
 		}
 		if k := from(c.Tools); sessionBetter(k, best) {
+			s.releaseState(best.st)
 			best, method = k, "lagrangian"
+		} else {
+			s.releaseState(k.st)
 		}
 	}
 	var improved bool

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Signature is one distinct set of tools sessions used, with the number of
@@ -96,6 +98,32 @@ type solver struct {
 	// fullCuts makes closureBetween cut the whole graph, as closure
 	// does: tests compare the two.
 	fullCuts bool
+	// base is the state of the pinned tools alone, which newState copies
+	// (nil until the first call), and basePinned the work adding them
+	// charges.
+	base       *state
+	basePinned int
+	gs         greedyScratch
+	cut        cutScratch
+	spares     []*state // states released to takeState
+	// repairs is how many destroy-and-repair tries improve makes at once
+	// (repairTries on a large instance with cores to spare, else 1).
+	repairs int
+	// restored counts the batches of perturbation rounds improve cut
+	// short at an improving round, setting the generator back (tests
+	// check such searches too).
+	restored int
+}
+
+// greedyScratch is greedy's working memory, kept by its solver between
+// calls: greedy runs many times on one instance, and allocating it per call
+// was most of the garbage a large derivation made.
+type greedyScratch struct {
+	stamp, hits []int32 // per signature; a stamp below cur is stale
+	cur         int32
+	live        []int32
+	top         []cand
+	union       []bool // per tool, for the work of an unbuilt alternative
 }
 
 func newSolver(p Problem, opt Options) (*solver, error) {
@@ -108,6 +136,10 @@ func newSolver(p Problem, opt Options) (*solver, error) {
 		s.opt.SearchWork = 2e7
 	}
 	s.work = s.opt.SearchWork
+	s.repairs = 1
+	if len(p.Sigs) >= repairParallelSigs && runtime.GOMAXPROCS(0) > 1 {
+		s.repairs = repairTries
+	}
 	for i, c := range p.Costs {
 		if c < 0 {
 			return nil, fmt.Errorf("tool %d: negative cost %d", i, c)
@@ -132,9 +164,14 @@ func newSolver(p Problem, opt Options) (*solver, error) {
 		return nil, fmt.Errorf("uncoverable sessions %d: want a count >= 0", p.Uncoverable)
 	}
 	s.total = p.Free + p.Uncoverable
-	s.posting = make([][]int32, n)
+	// Two passes: the first checks and counts, so that the second fills
+	// tables sized exactly (a large instance has tens of thousands of
+	// signatures, and Derive builds several solvers of one).
+	keep := make([]bool, len(p.Sigs))
+	count := make([]int32, n)
+	kept := 0
 sigs:
-	for _, sg := range p.Sigs {
+	for j, sg := range p.Sigs {
 		if sg.Weight < 0 {
 			return nil, fmt.Errorf("signature %v: negative weight", sg.Tools)
 		}
@@ -152,6 +189,27 @@ sigs:
 		}
 		if len(sg.Tools) == 0 {
 			s.free += sg.Weight
+			continue
+		}
+		keep[j] = true
+		kept++
+		for _, t := range sg.Tools {
+			count[t]++
+		}
+	}
+	s.sigs, s.w = make([]Signature, 0, kept), make([]int, 0, kept)
+	s.posting = make([][]int32, n)
+	entries := 0
+	for _, c := range count {
+		entries += int(c)
+	}
+	all := make([]int32, 0, entries)
+	for t := range n {
+		s.posting[t] = all[len(all) : len(all) : len(all)+int(count[t])]
+		all = all[:len(all)+int(count[t])]
+	}
+	for j, sg := range p.Sigs {
+		if !keep[j] {
 			continue
 		}
 		idx := int32(len(s.sigs))
@@ -174,24 +232,44 @@ type state struct {
 	cost      int
 }
 
-func (s *solver) newState() *state {
-	st := &state{s: s, in: make([]bool, len(s.costs)), missCount: make([]int32, len(s.sigs)), missCost: make([]int, len(s.sigs)), covered: s.free}
-	for i, sg := range s.sigs {
-		st.missCount[i] = int32(len(sg.Tools))
-		for _, t := range sg.Tools {
-			st.missCost[i] += s.costs[t]
+// newState returns the state of the pinned tools alone, charging the work
+// of adding them. The first call builds it; later ones copy it.
+func (s *solver) newState() *state { return s.newStateIn(&state{}) }
+
+// newStateIn is newState in dst's memory.
+func (s *solver) newStateIn(dst *state) *state {
+	if s.base == nil {
+		st := &state{s: s, in: make([]bool, len(s.costs)), missCount: make([]int32, len(s.sigs)), missCost: make([]int, len(s.sigs)), covered: s.free}
+		for i, sg := range s.sigs {
+			st.missCount[i] = int32(len(sg.Tools))
+			for _, t := range sg.Tools {
+				st.missCost[i] += s.costs[t]
+			}
 		}
-	}
-	for t, p := range s.pinned {
-		if p {
-			st.add(t)
+		work := s.work
+		for t, p := range s.pinned {
+			if p {
+				st.add(t)
+			}
 		}
+		s.base, s.basePinned = st, work-s.work
+	} else {
+		s.work -= s.basePinned
 	}
-	return st
+	dst.copyFrom(s.base)
+	return dst
 }
 
 func (st *state) clone() *state {
 	return &state{s: st.s, in: slices.Clone(st.in), missCount: slices.Clone(st.missCount), missCost: slices.Clone(st.missCost), covered: st.covered, cost: st.cost}
+}
+
+// copyFrom makes st a copy of o, reusing st's memory.
+func (st *state) copyFrom(o *state) {
+	st.s, st.covered, st.cost = o.s, o.covered, o.cost
+	st.in = append(st.in[:0], o.in...)
+	st.missCount = append(st.missCount[:0], o.missCount...)
+	st.missCost = append(st.missCost[:0], o.missCost...)
 }
 
 func (st *state) add(t int) {
@@ -328,16 +406,26 @@ func ratioBetter(a, b cand) bool {
 
 // greedy adds whole signatures to st, best coverage gained per marginal
 // token first, until g is met (target mode) or nothing more fits (budget
-// mode). banned tools are never added. In target mode it also returns the
-// best "finishing" alternative seen on the way, when it is cheaper than
-// where greedy ended: the state before some step plus the cheapest single
-// signature that reaches need from there (nil otherwise).
-func (s *solver) greedy(st *state, g goal, banned []bool) (alt *state) {
-	stamp := make([]int32, len(s.sigs))
-	hits := make([]int32, len(s.sigs))
-	var cur int32
+// mode). banned tools are never added. In target mode, with wantAlt, it
+// also returns the best "finishing" alternative seen on the way, when it is
+// cheaper than where greedy ended: the state before some step plus the
+// cheapest single signature that reaches need from there (nil otherwise).
+// Without wantAlt the alternative is not built, but the work building it
+// charges is charged all the same, so that the work budget runs out where
+// it always has.
+func (s *solver) greedy(st *state, g goal, banned []bool, wantAlt bool) (alt *state) {
+	sc := &s.gs
+	if len(sc.stamp) != len(s.sigs) {
+		sc.stamp, sc.hits, sc.cur = make([]int32, len(s.sigs)), make([]int32, len(s.sigs)), 0
+	}
+	stamp, hits := sc.stamp, sc.hits
 	gain := func(i int) int {
-		cur++
+		if sc.cur == math.MaxInt32 {
+			clear(stamp)
+			sc.cur = 0
+		}
+		sc.cur++
+		cur := sc.cur
 		sum := 0
 		for _, t := range s.sigs[i].Tools {
 			if st.in[t] {
@@ -362,7 +450,7 @@ func (s *solver) greedy(st *state, g goal, banned []bool) (alt *state) {
 	// live holds the signatures still worth scanning: uncovered, and not
 	// needing a banned tool (banned tools are never added, so that test is
 	// made once). Covered ones are compacted away as steps go.
-	live := make([]int32, 0, len(s.sigs))
+	live := sc.live[:0]
 sigs:
 	for i := range s.sigs {
 		if st.missCount[i] == 0 {
@@ -377,6 +465,7 @@ sigs:
 		}
 		live = append(live, int32(i))
 	}
+	defer func() { sc.live = live[:0] }()
 	s.work -= len(s.sigs)
 	k := greedyCandidates
 	if len(s.sigs) > largeInstance {
@@ -385,7 +474,8 @@ sigs:
 	startTools := st.tools()
 	var chosen []int
 	altStep, altSig, altCost := -1, 0, 0
-	top := make([]cand, 0, k+1)
+	top := slices.Grow(sc.top[:0], k+1)
+	defer func() { sc.top = top[:0] }()
 	for {
 		if g.budget < 0 && st.covered >= g.need {
 			break
@@ -441,6 +531,10 @@ sigs:
 	if altStep < 0 || altCost >= st.cost {
 		return nil
 	}
+	if !wantAlt {
+		s.work -= s.altWork(startTools, chosen[:altStep], altSig)
+		return nil
+	}
 	alt = s.newState()
 	for _, t := range startTools {
 		alt.add(t)
@@ -450,6 +544,42 @@ sigs:
 	}
 	alt.addSig(altSig)
 	return alt
+}
+
+// altWork is the work greedy charges building its alternative from the
+// pinned tools, startTools and the signatures chosen and last: adding a
+// tool charges its posting list once, when it first goes in.
+func (s *solver) altWork(startTools, chosen []int, last int) int {
+	sc := &s.gs
+	if len(sc.union) != len(s.costs) {
+		sc.union = make([]bool, len(s.costs))
+	}
+	in := sc.union
+	work := 0
+	add := func(t int) {
+		if !in[t] {
+			in[t] = true
+			work += len(s.posting[t])
+		}
+	}
+	for t, p := range s.pinned {
+		if p {
+			add(t)
+		}
+	}
+	for _, t := range startTools {
+		add(t)
+	}
+	for _, i := range chosen {
+		for _, t := range s.sigs[i].Tools {
+			add(t)
+		}
+	}
+	for _, t := range s.sigs[last].Tools {
+		add(t)
+	}
+	clear(in)
+	return work
 }
 
 // drop removes tools that are not needed: in target mode any tool whose
@@ -477,35 +607,77 @@ func (s *solver) drop(st *state, g goal) {
 // tool, ban it, repair greedily, drop what is unneeded; keep the result if
 // it is better. It repeats until no move improves or the work budget runs
 // out.
+//
+// Tries are made s.repairs at a time, each by its own repairer (on its own
+// core), as if none before it in the batch improved; they are then taken
+// in order, each charging its work only if the budget had not run out
+// before it, so that the search takes the steps, and ends where, a search
+// of one try at a time does. A try after an improving one is wasted.
 func (s *solver) improve(st *state, g goal) *state {
 	s.drop(st, g)
 	best := s.solution(st, g, "")
-	banned := make([]bool, len(s.costs))
+	batch := max(1, s.repairs)
+	rs := make([]*repairer, batch)
+	for i := range rs {
+		rs[i] = s.repairer()
+	}
+	tries := make([]repairTry, batch)
+	// run makes the tries of outs at once and returns them.
+	run := func(outs [][]int) []repairTry {
+		var wg sync.WaitGroup
+		for i := 1; i < len(outs); i++ {
+			wg.Go(func() { tries[i] = rs[i].try(st, outs[i], g) })
+		}
+		tries[0] = rs[0].try(st, outs[0], g)
+		wg.Wait()
+		return tries[:len(outs)]
+	}
+	// take charges try's work and makes it st if it is better.
+	take := func(try repairTry) bool {
+		s.work -= try.work
+		if sol := s.solution(try.st, g, ""); g.better(sol, best) {
+			st.copyFrom(try.st)
+			st.s, best = s, sol
+			return true
+		}
+		return false
+	}
+	outs := make([][]int, 0, batch)
 	for improved := true; improved && s.work > 0; {
 		improved = false
-		ts := st.tools()
-		slices.SortStableFunc(ts, func(a, b int) int { return s.costs[b] - s.costs[a] })
-		for _, t := range ts {
-			if s.pinned[t] || s.work <= 0 {
-				continue
+		var ts []int
+		for _, t := range st.tools() {
+			if !s.pinned[t] {
+				ts = append(ts, t)
 			}
-			try := st.clone()
-			try.remove(t)
-			banned[t] = true
-			s.greedy(try, g, banned)
-			banned[t] = false
-			s.drop(try, g)
-			if sol := s.solution(try, g, ""); g.better(sol, best) {
-				st, best, improved = try, sol, true
-				break
+		}
+		slices.SortStableFunc(ts, func(a, b int) int { return s.costs[b] - s.costs[a] })
+	tools:
+		for i := 0; i < len(ts) && s.work > 0; i += batch {
+			outs = outs[:0]
+			for _, t := range ts[i:min(i+batch, len(ts))] {
+				outs = append(outs, []int{t})
+			}
+			for j, try := range run(outs) {
+				if j > 0 && s.work <= 0 {
+					break tools
+				}
+				if take(try) {
+					improved = true
+					break tools
+				}
 			}
 		}
 	}
 	// Iterated local search: remove two or three tools at random, forbid
 	// them, repair, drop; keep if better. The generator is seeded so the
-	// result is deterministic.
-	r := rand.New(rand.NewPCG(1, uint64(len(s.sigs))))
-	for range perturbRounds {
+	// result is deterministic. A batch draws its rounds' tools in turn
+	// from the same st; after an improving round the generator is set back
+	// to its state after that round's draws.
+	src := rand.NewPCG(1, uint64(len(s.sigs)))
+	r := rand.New(src)
+	after := make([]rand.PCG, batch)
+	for round := 0; round < perturbRounds; {
 		if s.work <= 0 {
 			break
 		}
@@ -518,24 +690,76 @@ func (s *solver) improve(st *state, g goal) *state {
 		if len(ts) < 2 {
 			break
 		}
-		try := st.clone()
-		r.Shuffle(len(ts), func(a, b int) { ts[a], ts[b] = ts[b], ts[a] })
-		out := ts[:min(len(ts), 2+r.IntN(2))]
-		for _, t := range out {
-			try.remove(t)
-			banned[t] = true
+		outs = outs[:0]
+		for j := range min(batch, perturbRounds-round) {
+			tj := slices.Clone(ts)
+			r.Shuffle(len(tj), func(a, b int) { tj[a], tj[b] = tj[b], tj[a] })
+			outs = append(outs, tj[:min(len(tj), 2+r.IntN(2))])
+			after[j] = *src
 		}
-		s.greedy(try, g, banned)
-		for _, t := range out {
-			banned[t] = false
-		}
-		s.drop(try, g)
-		if sol := s.solution(try, g, ""); g.better(sol, best) {
-			st, best = try, sol
+		for j, try := range run(outs) {
+			if j > 0 && s.work <= 0 {
+				return st
+			}
+			round++
+			if take(try) {
+				if j < len(outs)-1 {
+					s.restored++
+				}
+				*src = after[j]
+				break
+			}
 		}
 	}
 	return st
 }
+
+// repairer makes destroy-and-repair tries for improve on its own copy of
+// the solver (its work and scratch), so that several run at once.
+type repairer struct {
+	s      *solver
+	banned []bool
+	spare  *state
+}
+
+// repairTry is a tried state and the work making it charged.
+type repairTry struct {
+	st   *state
+	work int
+}
+
+func (s *solver) repairer() *repairer {
+	c := *s
+	c.gs, c.cut, c.node, c.spares = greedyScratch{}, cutScratch{}, nil, nil
+	return &repairer{s: &c, banned: make([]bool, len(s.costs)), spare: &state{}}
+}
+
+// try returns st with out removed and banned, repaired greedily and
+// dropped, in r's spare state (valid until the next try).
+func (r *repairer) try(st *state, out []int, g goal) repairTry {
+	try := r.spare
+	try.copyFrom(st)
+	try.s = r.s
+	before := r.s.work
+	for _, t := range out {
+		try.remove(t)
+		r.banned[t] = true
+	}
+	r.s.greedy(try, g, r.banned, false)
+	for _, t := range out {
+		r.banned[t] = false
+	}
+	r.s.drop(try, g)
+	return repairTry{try, before - r.s.work}
+}
+
+// repairTries is how many destroy-and-repair tries improve makes at once
+// on an instance of at least repairParallelSigs signatures: below, a try
+// takes too little time to share.
+const (
+	repairTries        = 2
+	repairParallelSigs = 2048
+)
 
 // perturbRounds bounds the iterated local search (the work budget may stop
 // it sooner).
@@ -599,12 +823,12 @@ func (s *solver) solve(g goal) *Solution {
 		s.drop(hi, g)
 		consider(hi, "lagrangian")
 	}
-	s.greedy(lo, g, nil)
+	s.greedy(lo, g, nil, false)
 	s.drop(lo, g)
 	consider(lo, "lagrangian+greedy")
 	// Plain greedy from the pinned tools, with its finishing alternatives.
 	gr := s.newState()
-	alt := s.greedy(gr, g, nil)
+	alt := s.greedy(gr, g, nil, true)
 	s.drop(gr, g)
 	consider(gr, "greedy")
 	if alt != nil {

@@ -128,13 +128,30 @@ func Run(ctx context.Context, cfg Config) (*Output, error) {
 	if err := cfg.Choose.checkPolicy(policy, policyPath(cfg, policy)); err != nil {
 		return nil, err
 	}
-	tools, err := bench.DeriveTools(ctx, cat, policy)
-	if err != nil {
-		return nil, err
+	// Pricing the tools (loading the tokenizer, listing the catalog
+	// through a gateway) and reading the sessions need nothing of each
+	// other: the tools are priced on the other core meanwhile. What the
+	// read says is held until the pricing has succeeded, so that a
+	// failing pricing reports alone, as when it ran first.
+	type pricedTools struct {
+		tools []derive.Tool
+		err   error
 	}
-	in, err := readSessions(ctx, cfg.Telemetry, cfg.Traces, cfg.SkipBad, log)
-	if err != nil {
-		return nil, err
+	priced := make(chan pricedTools, 1)
+	go func() {
+		tools, err := bench.DeriveTools(ctx, cat, policy)
+		priced <- pricedTools{tools, err}
+	}()
+	var readLog bytes.Buffer
+	in, readErr := readSessions(ctx, cfg.Telemetry, cfg.Traces, cfg.SkipBad, &readLog)
+	pt := <-priced
+	if pt.err != nil {
+		return nil, pt.err
+	}
+	tools := pt.tools
+	readLog.WriteTo(log) // as Run's other lines, unchecked
+	if readErr != nil {
+		return nil, readErr
 	}
 	dcfg := derive.Config{Tools: tools, Specs: cfg.Specs, Policy: policy, Holdout: cfg.Holdout, DefaultTarget: cfg.DefaultTarget, MinSessions: cfg.MinSessions, ToolCalls: in.toolCalls, MaxTools: cfg.MaxTools,
 		Paths: in.paths, Cache: cfg.Cache, PolicyPath: cmp.Or(cfg.Policy, profiles.PolicyPathFor(cfg.Out))}

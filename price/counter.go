@@ -2,6 +2,7 @@ package price
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -23,9 +24,18 @@ type Counter struct {
 
 // NewCounter loads the tokenizers. Their vocabularies are compiled into the
 // binary, so this needs no network.
-func NewCounter() (*Counter, error) {
+func NewCounter() (*Counter, error) { return NewCounterOf(TokenizerNames()...) }
+
+// NewCounterOf loads only the named tokenizers (of TokenizerNames), for a
+// caller that counts with those alone: loading a vocabulary builds a
+// table of its every token. Count and the other methods then know only
+// those.
+func NewCounterOf(names ...string) (*Counter, error) {
 	c := &Counter{}
-	for _, name := range TokenizerNames() {
+	for _, name := range names {
+		if !slices.Contains(TokenizerNames(), name) {
+			return nil, fmt.Errorf("unknown tokenizer %q (want one of %v)", name, TokenizerNames())
+		}
 		codec, err := tokenizer.Get(tokenizer.Encoding(name))
 		if err != nil {
 			return nil, fmt.Errorf("load tokenizer %s: %w", name, err)

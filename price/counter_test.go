@@ -172,3 +172,31 @@ func TestCounterConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestNewCounterOfLoadsOnlyThose(t *testing.T) {
+	all := newTestCounter(t)
+	one, err := NewCounterOf(O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range referenceIDs {
+		want, err := all.CountWith(O200kBase, ref.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := one.CountWith(O200kBase, ref.text)
+		if err != nil || got != want {
+			t.Errorf("%q: %d tokens (%v), want %d as NewCounter counts", ref.text, got, err, want)
+		}
+		counts, err := one.Count(ref.text)
+		if err != nil || len(counts) != 1 || counts[O200kBase] != want {
+			t.Errorf("%q: Count %v (%v), want only %s: %d", ref.text, counts, err, O200kBase, want)
+		}
+	}
+	if _, err := one.CountWith(Cl100kBase, "x"); err == nil {
+		t.Errorf("CountWith(%s) on a counter of %s alone: no error", Cl100kBase, O200kBase)
+	}
+	if _, err := NewCounterOf("p50k_base"); err == nil || !strings.Contains(err.Error(), "unknown tokenizer") {
+		t.Errorf("NewCounterOf(p50k_base): %v, want unknown tokenizer", err)
+	}
+}
