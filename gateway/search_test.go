@@ -199,7 +199,8 @@ func TestFindToolsReturnsEachToolOnce(t *testing.T) {
 // searchable tools not returned before, as toolsearch.NamesAnswer writes
 // them (the text profiler evaluate prices), and a query that is one of
 // their names returns that tool alone; a name the session may not search
-// (listed, destructive, outside searchable) is words like any other.
+// (listed, destructive, outside searchable, the ceiling or read-only) is
+// words like any other, and neither lists it.
 func TestFindToolsNamesAndLookup(t *testing.T) {
 	g, _ := searchGateway(t, Options{})
 	list := func(cs *mcp.ClientSession) string {
@@ -237,8 +238,23 @@ func TestFindToolsNamesAndLookup(t *testing.T) {
 			t.Fatalf("find_tools %q = %v: returned a tool the session may not search", name, got)
 		}
 	}
-	if got, want := list(connect(t, g, "mailless")), answer("list_dir", "write_file"); got != want {
-		t.Fatalf("names under searchable = %s, want %s", got, want)
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		profile string
+		want    string
+	}{
+		{"searchable narrows", Options{}, "mailless", answer("list_dir", "write_file")},
+		{"ceiling bounds", Options{MaxProfile: "ceiling"}, "searchy", answer("list_dir", "write_file")},
+		{"read-only bounds", Options{ReadOnly: true}, "searchy", answer("list_dir")},
+	} {
+		g, _ := searchGateway(t, tc.opts)
+		if got := list(connect(t, g, tc.profile)); got != tc.want {
+			t.Errorf("%s: names = %s, want %s", tc.name, got, tc.want)
+		}
+		if got := findNames(t, connect(t, g, tc.profile), map[string]any{"query": "send_mail"}); slices.Contains(got, "send_mail") {
+			t.Errorf("%s: find_tools by name = %v: returned a tool beyond the bounds", tc.name, got)
+		}
 	}
 }
 
