@@ -461,7 +461,8 @@ type played struct {
 	// returned is every tool a search of the session returned: listing
 	// one of them, or one the session calls, changes how it plays (but
 	// for a tool whose words matched best, whose score the others'
-	// are scaled by, which DeriveSearchBase replays to check).
+	// are scaled by, which DeriveSearchBase replays to check; and but
+	// for the names answer of a session that read it, a name shorter).
 	returned map[string]bool
 	// listedNames says the model read find_tools' answer listing the
 	// names it may find (toolsearch.ListQuery), after a miss.
@@ -534,13 +535,9 @@ func (r *replay) play(s Session) (*played, error) {
 			// ListQuery, then Lookup), reading both answers.
 			if p.refusedAt < 0 {
 				if !p.listedNames {
-					names := r.ix.Names(func(t string) bool { return r.searchable(t) && !found[t] })
-					n, err := r.namesTokens(names)
+					n, err := r.namesTokens(r.ix.Names(func(t string) bool { return r.searchable(t) && !found[t] }))
 					if err != nil {
 						return nil, err
-					}
-					for _, t := range names {
-						p.returned[t] = true
 					}
 					added[c.Turn] += n
 					p.listedNames = true
