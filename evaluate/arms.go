@@ -74,6 +74,11 @@ type Config struct {
 	// ClientResults is the definitions the always_load arm's client
 	// search returns per missing tool; 0 is DefaultClientResults.
 	ClientResults int
+	// RefuseMisses prices a needed use the search missed as a refusal
+	// (the session on the full catalog from that turn) instead of found
+	// by name: to judge search alone, as the tuning of find_tools'
+	// defaults does, so that the names do not carry what search misses.
+	RefuseMisses bool
 	// Cache is the prompt-caching model the cost is priced under.
 	Cache price.CacheModel
 }
@@ -246,6 +251,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // is chosen by the figures it is reported with.
 type measured struct {
 	limit, client int
+	refuseMisses  bool
 	cut           float64
 	resolved      *profiles.Resolved
 	// served is resolved with the search arm's profile (searchArmProfile):
@@ -355,7 +361,7 @@ func prepare(ctx context.Context, cfg Config) (*measured, error) {
 		}
 		return n[price.O200kBase], nil
 	}
-	m := &measured{limit: limit, client: client, cut: cutOf(cfg.Cut), resolved: resolved, served: &served, base: base, rep: rep,
+	m := &measured{limit: limit, client: client, refuseMisses: cfg.RefuseMisses, cut: cutOf(cfg.Cut), resolved: resolved, served: &served, base: base, rep: rep,
 		toolPrices: map[string]int{}, cache: cfg.Cache, answerTokens: answerTokens, namesTokens: namesTokens,
 		ix: toolsearch.New(Docs(cfg.Catalog.Tools), resolved.SearchPriors.Priors(), toolsearch.Weights{})}
 	for _, tc := range rep.ToolCosts {
@@ -396,7 +402,7 @@ func (m *measured) armOf(name, profile string) (arm, error) {
 
 // replay is a replay of a against the measured catalog.
 func (m *measured) replay(a arm) *replay {
-	return &replay{arm: a, ix: m.ix, cache: m.cache, answerTokens: m.answerTokens, namesTokens: m.namesTokens, fallback: m.fallback, recall: Recall{At: map[int]int{}}}
+	return &replay{arm: a, refuseMisses: m.refuseMisses, ix: m.ix, cache: m.cache, answerTokens: m.answerTokens, namesTokens: m.namesTokens, fallback: m.fallback, recall: Recall{At: map[int]int{}}}
 }
 
 // measure serves every profile of r over cat with the gateway's code and
@@ -426,8 +432,9 @@ type replay struct {
 	needed, served int
 	// recovered counts the needed uses a search missed that the model
 	// then found by name (toolsearch.ListQuery and Lookup).
-	recovered int
-	recall    Recall // Needed counts the searches made
+	recovered    int
+	refuseMisses bool   // Config.RefuseMisses
+	recall       Recall // Needed counts the searches made
 }
 
 // sessions replays ss in order and returns their costs.
@@ -528,6 +535,10 @@ func (r *replay) play(s Session) (*played, error) {
 			}
 			if found[c.Tool] {
 				r.served++
+				break
+			}
+			if r.refuseMisses {
+				refuse(c.Turn)
 				break
 			}
 			// Missed: the model lists the names it may still find, once

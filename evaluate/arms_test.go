@@ -354,6 +354,14 @@ func TestRunSearchMissFindsByName(t *testing.T) {
 	if got := missed.CostPerSession.Mean - found.CostPerSession.Mean; math.Abs(got-want) > 0.02 {
 		t.Errorf("two misses add %v, want %v: the names (%v tokens) once and each definition asked for by name", got, want, names)
 	}
+	// RefuseMisses judges search alone: the first miss is a refusal, the
+	// session on full from then on (this catalog is smaller than the
+	// names and definitions), nothing found by name.
+	cfg.RefuseMisses = true
+	refused := run(evaluate.Call{Tool: "trade.buy", Turn: 0}, evaluate.Call{Tool: "mail.inbox", Turn: 1})
+	if refused.ServedShare != 0.3333 || refused.RecoveredShare != 0 || refused.CostPerSession.Mean == missed.CostPerSession.Mean {
+		t.Errorf("misses refused: served %v, recovered %v, cost %v; want 1/3, 0 and a cost other than %v", refused.ServedShare, refused.RecoveredShare, refused.CostPerSession.Mean, missed.CostPerSession.Mean)
+	}
 }
 
 // TestRunSearchUsesBaseDemand: the search arm ranks as the gateway does
