@@ -74,6 +74,11 @@ type Config struct {
 	// ClientResults is the definitions the always_load arm's client
 	// search returns per missing tool; 0 is DefaultClientResults.
 	ClientResults int
+	// RefuseMisses prices a needed use the search missed as a refusal
+	// (the session on the full catalog from that turn) instead of found
+	// by name: to judge search alone, as the tuning of find_tools'
+	// defaults does, so that the names do not carry what search misses.
+	RefuseMisses bool
 	// Cache is the prompt-caching model the cost is priced under.
 	Cache price.CacheModel
 }
@@ -98,6 +103,12 @@ type ArmReport struct {
 	// switched on, or found by a search. Of no needed uses it is unknown:
 	// 0 here, left out of the report's JSON and printed "-".
 	ServedShare float64 `json:"served_share"`
+	// RecoveredShare is the share of needed uses a search missed that the
+	// model then found by name: it lists the names find_tools may still
+	// return (toolsearch.ListQuery) once a session and asks for the tool
+	// by name, both answers priced as conversation. Not part of
+	// ServedShare; only for the search arm, left out when 0.
+	RecoveredShare float64 `json:"recovered_share,omitempty"`
 	// RecallAt is the share of the needed uses a search was made for whose
 	// tool ranked within the top k, by k; only for the arms that search,
 	// and left out (unknown) when they made no search.
@@ -216,7 +227,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		ar := ArmReport{Name: a.name, Profile: a.profile, Protocols: a.protocols, ServedShare: ratio(r.served, r.needed),
 			SearchesPerSession: round4(ratio(r.recall.Needed, len(cfg.Sessions))),
 			CostPerSession:     Cost{Mean: round2(st.Mean), P50: round2(st.P50), P95: round2(st.P95)}}
-		ar.ServedShare = round4(ar.ServedShare)
+		ar.ServedShare, ar.RecoveredShare = round4(ar.ServedShare), round4(ratio(r.recovered, r.needed))
 		if a.name == ArmFull {
 			fullMean = st.Mean
 		}
@@ -240,6 +251,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // is chosen by the figures it is reported with.
 type measured struct {
 	limit, client int
+	refuseMisses  bool
 	cut           float64
 	resolved      *profiles.Resolved
 	// served is resolved with the search arm's profile (searchArmProfile):
@@ -250,9 +262,10 @@ type measured struct {
 	toolPrices map[string]int // model tokens of each catalog tool's entry
 	ix         *toolsearch.Index
 	cache      price.CacheModel
-	// answerTokens prices find_tools' answer of names.
-	answerTokens func(names []string) (int, error)
-	fallback     int // the full catalog's prefix, listed after a refusal
+	// answerTokens prices find_tools' answer of names; namesTokens its
+	// answer to toolsearch.ListQuery listing names.
+	answerTokens, namesTokens func(names []string) (int, error)
+	fallback                  int // the full catalog's prefix, listed after a refusal
 }
 
 // prepare checks cfg, serves its profiles with the gateway's own code and
@@ -337,8 +350,19 @@ func prepare(ctx context.Context, cfg Config) (*measured, error) {
 		answers[key] = n[price.O200kBase]
 		return n[price.O200kBase], nil
 	}
-	m := &measured{limit: limit, client: client, cut: cutOf(cfg.Cut), resolved: resolved, served: &served, base: base, rep: rep,
-		toolPrices: map[string]int{}, cache: cfg.Cache, answerTokens: answerTokens,
+	namesTokens := func(names []string) (int, error) {
+		text, err := toolsearch.NamesAnswer(names)
+		if err != nil {
+			return 0, err
+		}
+		n, err := counter.Count(text)
+		if err != nil {
+			return 0, err
+		}
+		return n[price.O200kBase], nil
+	}
+	m := &measured{limit: limit, client: client, refuseMisses: cfg.RefuseMisses, cut: cutOf(cfg.Cut), resolved: resolved, served: &served, base: base, rep: rep,
+		toolPrices: map[string]int{}, cache: cfg.Cache, answerTokens: answerTokens, namesTokens: namesTokens,
 		ix: toolsearch.New(Docs(cfg.Catalog.Tools), resolved.SearchPriors.Priors(), toolsearch.Weights{})}
 	for _, tc := range rep.ToolCosts {
 		m.toolPrices[tc.Name] = tc.Model[price.DefaultFamily]
@@ -378,7 +402,7 @@ func (m *measured) armOf(name, profile string) (arm, error) {
 
 // replay is a replay of a against the measured catalog.
 func (m *measured) replay(a arm) *replay {
-	return &replay{arm: a, ix: m.ix, cache: m.cache, answerTokens: m.answerTokens, fallback: m.fallback, recall: Recall{At: map[int]int{}}}
+	return &replay{arm: a, refuseMisses: m.refuseMisses, ix: m.ix, cache: m.cache, answerTokens: m.answerTokens, namesTokens: m.namesTokens, fallback: m.fallback, recall: Recall{At: map[int]int{}}}
 }
 
 // measure serves every profile of r over cat with the gateway's code and
@@ -403,9 +427,14 @@ type replay struct {
 	ix             *toolsearch.Index
 	cache          price.CacheModel
 	answerTokens   func(names []string) (int, error) // find_tools' answer of names
+	namesTokens    func(names []string) (int, error) // its answer listing names
 	fallback       int                               // the full catalog's prefix, listed after a refusal
 	needed, served int
-	recall         Recall // Needed counts the searches made
+	// recovered counts the needed uses a search missed that the model
+	// then found by name (toolsearch.ListQuery and Lookup).
+	recovered    int
+	refuseMisses bool   // Config.RefuseMisses
+	recall       Recall // Needed counts the searches made
 }
 
 // sessions replays ss in order and returns their costs.
@@ -439,8 +468,12 @@ type played struct {
 	// returned is every tool a search of the session returned: listing
 	// one of them, or one the session calls, changes how it plays (but
 	// for a tool whose words matched best, whose score the others'
-	// are scaled by, which DeriveSearchBase replays to check).
+	// are scaled by, which DeriveSearchBase replays to check; and but
+	// for the names answer of a session that read it, a name shorter).
 	returned map[string]bool
+	// listedNames says the model read find_tools' answer listing the
+	// names it may find (toolsearch.ListQuery), after a miss.
+	listedNames bool
 }
 
 // play replays s's needed uses against the arm, counting as it goes.
@@ -502,9 +535,32 @@ func (r *replay) play(s Session) (*played, error) {
 			}
 			if found[c.Tool] {
 				r.served++
-			} else {
-				refuse(c.Turn)
+				break
 			}
+			if r.refuseMisses {
+				refuse(c.Turn)
+				break
+			}
+			// Missed: the model lists the names it may still find, once
+			// a session, and asks for the tool by name (find_tools'
+			// ListQuery, then Lookup), reading both answers.
+			if p.refusedAt < 0 {
+				if !p.listedNames {
+					n, err := r.namesTokens(r.ix.Names(func(t string) bool { return r.searchable(t) && !found[t] }))
+					if err != nil {
+						return nil, err
+					}
+					added[c.Turn] += n
+					p.listedNames = true
+				}
+				n, err := r.answerTokens([]string{c.Tool})
+				if err != nil {
+					return nil, err
+				}
+				added[c.Turn] += n
+			}
+			found[c.Tool], p.returned[c.Tool] = true, true
+			r.recovered++
 		case r.client > 0:
 			// The client's search over the deferred tools: one search per
 			// missing tool, which finds it, with the best others by this

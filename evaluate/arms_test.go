@@ -296,6 +296,74 @@ func TestRunSearchResultsPricedAsAnswered(t *testing.T) {
 	}
 }
 
+// TestRunSearchMissFindsByName: a needed tool the search misses is not
+// served by it, and the model then reads find_tools' answer listing the
+// names it may still find (toolsearch.ListQuery, once a session) and asks
+// for the tool by name: both answers priced as the gateway writes them
+// (toolsearch.NamesAnswer, toolsearch.Answer), in place of the full
+// catalog from that turn.
+func TestRunSearchMissFindsByName(t *testing.T) {
+	cfg := armsFixture(t)
+	cfg.Limit, cfg.Cut = 1, 0.5
+	turns := []string{"get the price of a stock", "and again", "show the files"}
+	run := func(calls ...evaluate.Call) *evaluate.ArmReport {
+		t.Helper()
+		c := cfg
+		c.Sessions = []evaluate.Session{{ID: "s", Turns: turns, Calls: append(calls, evaluate.Call{Tool: "fs.ls", Turn: 2})}}
+		rep, err := evaluate.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Arm(evaluate.ArmSearch)
+	}
+	// Turn 0's search returns trade.quote (its prior; trade.buy scores
+	// 0.27 of it), turn 1's (words of turns 0 and 1) trade.buy, or once it
+	// was found fs.mv, first by name of the rest, which score 0.
+	found := run(evaluate.Call{Tool: "trade.quote", Turn: 0}, evaluate.Call{Tool: "trade.buy", Turn: 1})
+	missed := run(evaluate.Call{Tool: "trade.buy", Turn: 0}, evaluate.Call{Tool: "mail.inbox", Turn: 1})
+	if found.ServedShare != 1 || found.RecoveredShare != 0 {
+		t.Fatalf("found: served %v, recovered %v; want 1, 0", found.ServedShare, found.RecoveredShare)
+	}
+	if missed.ServedShare != 0.3333 || missed.RecoveredShare != 0.6667 { // rounded to 4 places
+		t.Fatalf("missed: served %v, recovered %v; want 1/3 (fs.ls), 2/3", missed.ServedShare, missed.RecoveredShare)
+	}
+	counter, err := price.NewCounter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := func(text string, err error) float64 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := counter.Count(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(n[price.O200kBase])
+	}
+	def := func(name string) float64 {
+		i := slices.IndexFunc(cfg.Catalog.Tools, func(t *mcp.Tool) bool { return t.Name == name })
+		tool := cfg.Catalog.Tools[i]
+		return tokens(toolsearch.Answer([]toolsearch.Definition{{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema}}))
+	}
+	// The names not listed nor returned before, read once: turn 1's miss
+	// asks by name only. Turn 0's answers are read in turns 1 and 2.
+	names := tokens(toolsearch.NamesAnswer([]string{"fs.mv", "mail.inbox", "mail.send", "trade.buy"}))
+	want := (1.25+0.1+0.1)*(names+def("trade.buy")) + (1.25+0.1)*(def("fs.mv")+def("mail.inbox")-def("trade.buy"))
+	if got := missed.CostPerSession.Mean - found.CostPerSession.Mean; math.Abs(got-want) > 0.02 {
+		t.Errorf("two misses add %v, want %v: the names (%v tokens) once and each definition asked for by name", got, want, names)
+	}
+	// RefuseMisses judges search alone: the first miss is a refusal, the
+	// session on full from then on (this catalog is smaller than the
+	// names and definitions), nothing found by name.
+	cfg.RefuseMisses = true
+	refused := run(evaluate.Call{Tool: "trade.buy", Turn: 0}, evaluate.Call{Tool: "mail.inbox", Turn: 1})
+	if refused.ServedShare != 0.3333 || refused.RecoveredShare != 0 || refused.CostPerSession.Mean == missed.CostPerSession.Mean {
+		t.Errorf("misses refused: served %v, recovered %v, cost %v; want 1/3, 0 and a cost other than %v", refused.ServedShare, refused.RecoveredShare, refused.CostPerSession.Mean, missed.CostPerSession.Mean)
+	}
+}
+
 // TestRunSearchUsesBaseDemand: the search arm ranks as the gateway does
 // for a session of its base, with the base's measured demand.
 func TestRunSearchUsesBaseDemand(t *testing.T) {
@@ -495,9 +563,9 @@ func TestRunRecallUnknownWithoutSearches(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(text.String(), "\n") {
-		if f := strings.Fields(line); len(f) > 6 && f[0] == evaluate.ArmSearch {
-			if f[4] != "-" || f[5] != "-" || f[6] != "-" {
-				t.Errorf("search row %q: want recall printed as -", line)
+		if f := strings.Fields(line); len(f) > 7 && f[0] == evaluate.ArmSearch {
+			if f[4] != "-" || f[5] != "-" || f[6] != "-" || f[7] != "-" {
+				t.Errorf("search row %q: want found by name and recall printed as -", line)
 			}
 		}
 	}

@@ -28,7 +28,9 @@ import (
 // that the base does not depend on the cut tried), at find_tools' limits
 // 5 and 9; the best cut has the least mean cost share of full over the
 // traces, limits and bases. A needed tool the cut drops is a miss, priced
-// on the full catalog from then on: the cost weighs both sides.
+// on the full catalog from then on (RefuseMisses: search is judged alone,
+// not with the names a model may read after a miss, by which cost alone
+// would favour an ever higher cut): the cost weighs both sides.
 // Run with: go test -tags eval ./evaluate -run EvalDefaultCut -v
 func TestEvalDefaultCut(t *testing.T) {
 	ctx := context.Background()
@@ -42,7 +44,7 @@ func TestEvalDefaultCut(t *testing.T) {
 	for _, name := range []string{"bfcl-multi-turn", "tau-airline"} {
 		cat, learn, check, set := validationSplit(ctx, t, name)
 		for _, limit := range []int{5, 9} {
-			cfg := evaluate.Config{Catalog: cat, Profiles: set, Sessions: learn, Limit: limit, Cut: -1, Cache: price.DefaultCache()}
+			cfg := evaluate.Config{Catalog: cat, Profiles: set, Sessions: learn, Limit: limit, Cut: -1, Cache: price.DefaultCache(), RefuseMisses: true}
 			sb, err := evaluate.DeriveSearchBase(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -29,7 +29,8 @@ import (
 // needed uses, the best has the least mean cost share of full. A larger
 // limit returns more definitions to an ambiguous query, each paid in every
 // later turn; a smaller one misses more needed tools, each sending the
-// session to the full catalog. The optimum is flat: at DefaultCut limits
+// session to the full catalog (RefuseMisses: search is judged alone, not
+// with the names a model may read after a miss). The optimum is flat: at DefaultCut limits
 // 8 to 11 cost within 0.005 of each other, 7 and 12 up to 0.008 more than
 // 11, 5 0.06 more; DefaultCut is the best cut at every limit from 5 (0.3
 // and 0.5 were tried too). The grid leaves out what that full run (limits
@@ -51,7 +52,7 @@ func TestEvalDefaultLimit(t *testing.T) {
 	for _, name := range []string{"bfcl-multi-turn", "tau-airline"} {
 		cat, learn, check, set := validationSplit(ctx, t, name)
 		for _, limit := range limits {
-			cfg := evaluate.Config{Catalog: cat, Profiles: set, Sessions: learn, Limit: limit, Cache: price.DefaultCache()}
+			cfg := evaluate.Config{Catalog: cat, Profiles: set, Sessions: learn, Limit: limit, Cache: price.DefaultCache(), RefuseMisses: true}
 			sb, err := evaluate.DeriveSearchBase(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)

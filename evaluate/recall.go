@@ -51,12 +51,17 @@ func SearchRecall(ix *toolsearch.Index, sessions []Session, listed map[string]bo
 
 // find is one find_tools call as the search arm makes it for a session of
 // profile: ranked as the gateway ranks, over the searchable tools not
-// found before, and cut as the gateway cuts (toolsearch.Cut). It returns
+// found before, and cut as the gateway cuts (toolsearch.Cut); a query
+// that is one of their names returns that tool alone (toolsearch.Lookup). It returns
 // the ranking down to the deepest recall rank (or limit, if deeper) and
 // the hits returned, the first limit cut at fraction cut, which it marks
 // found.
 func find(ix *toolsearch.Index, profile, query string, history []string, limit int, cut float64, searchable func(string) bool, found map[string]bool) (ranked, returned []toolsearch.Hit) {
 	fresh := func(t string) bool { return (searchable == nil || searchable(t)) && !found[t] }
+	if h, ok := ix.Lookup(query, fresh); ok {
+		found[h.Name] = true
+		return []toolsearch.Hit{h}, []toolsearch.Hit{h}
+	}
 	ranked = ix.SearchAs(profile, query, history, max(limit, slices.Max(RecallRanks())), fresh)
 	returned = toolsearch.Cut(ranked[:min(limit, len(ranked))], cut)
 	for _, h := range returned {

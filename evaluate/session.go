@@ -12,8 +12,12 @@
 // before (QueryTurns), and the tools the session called before as
 // history. A tool once found stays callable for the rest of the session,
 // and a search never returns it again (as the gateway's find_tools: the
-// model has its definition). A needed use an
-// arm does not serve is refused, and the session is priced on the full
+// model has its definition). A needed use a search missed is found by
+// name: the model reads find_tools' list of the names it may still find
+// (toolsearch.ListQuery, once a session) and asks for the tool by name,
+// both answers priced as conversation; such uses are reported apart
+// (ArmReport.RecoveredShare), not as served. Any other needed use an arm
+// does not serve is refused, and the session is priced on the full
 // catalog from that turn, written to the cache again, as derive and bench
 // price a refusal; the served share stays the arm's own.
 //

@@ -11,7 +11,11 @@ package gateway
 // among them) and the tools this session already called, and cut where a
 // hit scores below toolsearch.DefaultCut of the best one's
 // (toolsearch.Cut): a clear query gets the few tools it asks for, an
-// ambiguous one up to limit.
+// ambiguous one up to limit. A query that is a searchable tool's name
+// returns that tool alone, and the query "*" (toolsearch.ListQuery) the
+// names of the searchable tools not returned before, sorted: a model
+// whose search missed reads them and asks for the one it needs by name,
+// instead of the session needing the whole catalog.
 // Each is what a model needs to call the tool (toolsearch.Definition:
 // name, description, input schema) and is returned once per session: the
 // answer is conversation the model pays for in every later turn, and it
@@ -173,9 +177,22 @@ func (g *Gateway) findTools(snap *policy.Snapshot, s *session, params *mcp.CallT
 		limit = *args.Limit
 	}
 	cat := g.cat()
-	hits := toolsearch.Cut(cat.search.index.SearchAs(s.profile, *args.Query, s.search.history(), limit, func(name string) bool {
-		return snap.Searchable(s.profile, name) && !s.search.returnedBefore(name)
-	}), toolsearch.DefaultCut)
+	fresh := func(name string) bool { return snap.Searchable(s.profile, name) && !s.search.returnedBefore(name) }
+	if *args.Query == toolsearch.ListQuery {
+		body, err := toolsearch.NamesAnswer(cat.search.index.Names(fresh))
+		if err != nil {
+			call.Outcome = telemetry.OutcomeToolError
+			return nil, true, err
+		}
+		call.Outcome = telemetry.OutcomeOK
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: body}}}, true, nil
+	}
+	var hits []toolsearch.Hit
+	if h, ok := cat.search.index.Lookup(*args.Query, fresh); ok {
+		hits = []toolsearch.Hit{h}
+	} else {
+		hits = toolsearch.Cut(cat.search.index.SearchAs(s.profile, *args.Query, s.search.history(), limit, fresh), toolsearch.DefaultCut)
+	}
 	defs := make([]toolsearch.Definition, 0, len(hits))
 	names := make([]string, 0, len(hits))
 	for _, h := range hits {

@@ -195,6 +195,69 @@ func TestFindToolsReturnsEachToolOnce(t *testing.T) {
 	}
 }
 
+// TestFindToolsNamesAndLookup: the query "*" answers the names of the
+// searchable tools not returned before, as toolsearch.NamesAnswer writes
+// them (the text profiler evaluate prices), and a query that is one of
+// their names returns that tool alone; a name the session may not search
+// (listed, destructive, outside searchable, the ceiling or read-only) is
+// words like any other, and neither lists it.
+func TestFindToolsNamesAndLookup(t *testing.T) {
+	g, _ := searchGateway(t, Options{})
+	list := func(cs *mcp.ClientSession) string {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: toolsearch.FindToolsName, Arguments: map[string]any{"query": toolsearch.ListQuery}})
+		if err != nil || res.IsError {
+			t.Fatalf("find_tools %q: %v %+v", toolsearch.ListQuery, err, res)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	answer := func(names ...string) string {
+		t.Helper()
+		text, err := toolsearch.NamesAnswer(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text
+	}
+	cs := connect(t, g, "searchy")
+	if got, want := list(cs), answer("list_dir", "send_mail", "write_file"); got != want {
+		t.Fatalf("names = %s, want %s", got, want)
+	}
+	// Searched for by words, write_file comes with send_mail's prior.
+	if got := findNames(t, connect(t, g, "searchy"), map[string]any{"query": "write file"}); len(got) < 2 {
+		t.Fatalf("find_tools \"write file\" = %v, want write_file and more", got)
+	}
+	if got := findNames(t, cs, map[string]any{"query": "write_file"}); !slices.Equal(got, []string{"write_file"}) {
+		t.Fatalf("find_tools by name = %v, want [write_file]", got)
+	}
+	if got, want := list(cs), answer("list_dir", "send_mail"); got != want {
+		t.Fatalf("names after write_file was returned = %s, want %s", got, want)
+	}
+	for _, name := range []string{"delete_file", "read_file"} {
+		if got := findNames(t, cs, map[string]any{"query": name, "limit": 10}); slices.Contains(got, name) {
+			t.Fatalf("find_tools %q = %v: returned a tool the session may not search", name, got)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		profile string
+		want    string
+	}{
+		{"searchable narrows", Options{}, "mailless", answer("list_dir", "write_file")},
+		{"ceiling bounds", Options{MaxProfile: "ceiling"}, "searchy", answer("list_dir", "write_file")},
+		{"read-only bounds", Options{ReadOnly: true}, "searchy", answer("list_dir")},
+	} {
+		g, _ := searchGateway(t, tc.opts)
+		if got := list(connect(t, g, tc.profile)); got != tc.want {
+			t.Errorf("%s: names = %s, want %s", tc.name, got, tc.want)
+		}
+		if got := findNames(t, connect(t, g, tc.profile), map[string]any{"query": "send_mail"}); slices.Contains(got, "send_mail") {
+			t.Errorf("%s: find_tools by name = %v: returned a tool beyond the bounds", tc.name, got)
+		}
+	}
+}
+
 func TestFindToolsInvalidArguments(t *testing.T) {
 	g, _ := searchGateway(t, Options{})
 	cs := connect(t, g, "searchy")

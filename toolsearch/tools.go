@@ -17,7 +17,7 @@ const (
 )
 
 // FindToolsDefinition is find_tools' tools/list entry.
-const FindToolsDefinition = `{"name":"find_tools","description":"Search the tools not listed here. Returns up to limit (default 11) definitions not returned before, best first, fewer when the best stand out; run one with call_tool.","inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"what you want to do"},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"]}}`
+const FindToolsDefinition = `{"name":"find_tools","description":"Search the tools not listed here. Returns up to limit (default 11) definitions not returned before, best first, fewer when the best stand out; run one with call_tool. Query \"*\" lists their names; a name returns its definition.","inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"what you want to do"},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["query"]}}`
 
 // CallToolDefinition is call_tool's tools/list entry.
 const CallToolDefinition = `{"name":"call_tool","description":"Run a tool find_tools returned.","inputSchema":{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}}`
