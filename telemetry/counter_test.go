@@ -59,7 +59,7 @@ func TestReloadKeepsKeysUnique(t *testing.T) {
 			if err := w.commit([]event{{kind: eventCall, call: Call{Session: "r/1", Tool: "t", Start: tt.after}}}, 0, false); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.close(t1, 0); err != nil {
+			if err := w.close(t1, 0, ""); err != nil {
 				t.Fatal(err)
 			}
 			snap, err := Scan(context.Background(), []string{dir}, Window{})

@@ -365,7 +365,7 @@ func (im *Importer) Commit() (ImportResult, error) {
 	// Closing commits once more, now with fsync: that one covers the
 	// batches written without.
 	im.db.NoSync = false
-	err := (&segmentWriter{db: im.db, path: im.tmp}).close(im.last, 0)
+	err := (&segmentWriter{db: im.db, path: im.tmp}).close(im.last, 0, "")
 	im.db = nil
 	if err != nil {
 		im.Abort()

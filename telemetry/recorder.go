@@ -325,7 +325,20 @@ func (r *Recorder) maintain(now time.Time) {
 
 func (r *Recorder) openSegment(now time.Time) {
 	path := segmentPath(r.dir, r.opts.Replica, now, true)
-	db, err := createSegmentMax(path, r.opts.Replica, now, r.opts.maxSegmentBytes)
+	// Made under a name no listing matches and renamed once locked and
+	// initialised: a file under an open segment's name whose lock is free
+	// is one a stopped recorder left, and another process sweeping for
+	// those (finishStale) would otherwise close it between its creation
+	// and its lock. bbolt keeps using the file it opened.
+	creating := path + creatingSuffix
+	db, err := createSegmentMax(creating, r.opts.Replica, now, r.opts.maxSegmentBytes)
+	if err == nil {
+		if err = os.Rename(creating, path); err != nil {
+			db.Close()
+			os.Remove(creating)
+			err = fmt.Errorf("open telemetry segment: %w", err)
+		}
+	}
 	var w *segmentWriter
 	if err == nil {
 		if w, err = newSegmentWriter(db, path); err != nil {
@@ -359,14 +372,9 @@ func (r *Recorder) closeSegment(now time.Time) error {
 		return r.currentDegraded()
 	}
 	drops := r.drops() - r.dropsBefore
-	err := r.seg.close(now, drops)
+	err := r.seg.close(now, drops, closedPath(r.seg.path))
 	if err == nil {
 		r.dropsBefore += drops
-	}
-	// Renamed even if marking it closed failed: nobody writes it any more,
-	// and readers fall back on its last event for its end.
-	if rerr := os.Rename(r.seg.path, closedPath(r.seg.path)); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("close telemetry segment: %w", rerr))
 	}
 	r.seg = nil
 	r.mu.Lock()
@@ -402,7 +410,7 @@ func (r *Recorder) finishStale() {
 			r.log.Info("closed a segment left open by a stopped recorder", "segment", s.Path)
 		case errors.Is(err, ErrSegmentLocked) && mine:
 			r.log.Warn("another live process writes this replica's segment; replica ids must be unique per process", "segment", s.Path)
-		case errors.Is(err, ErrSegmentLocked):
+		case errors.Is(err, ErrSegmentLocked), errors.Is(err, errClosedMeanwhile):
 		default:
 			r.log.Warn("cannot close a segment left open by a stopped recorder", "err", err)
 		}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -561,5 +562,112 @@ func TestRecorderFullDiskKeepsServing(t *testing.T) {
 func waitSegmentCommitted(r *Recorder) {
 	for h := r.Health(); h.Written+h.Lost < h.Enqueued; h = r.Health() {
 		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestNewSegmentIsLockedBeforeItIsListed: a recorder sweeping segments
+// left open (finishStale, closeStale) while another process of the same
+// replica opens its segment never takes that segment for a stopped
+// recorder's: a segment appears under its open name only once its writer
+// holds its lock. Before, the sweep could lock the file between its
+// creation and its writer's lock, close it and rename it, and the writer's
+// Close then failed to find it.
+func TestNewSegmentIsLockedBeforeItIsListed(t *testing.T) {
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	swept := make(chan int)
+	go func() {
+		n := 0
+		defer func() { swept <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			segs, err := ListSegments([]string{dir})
+			if err != nil {
+				continue
+			}
+			for _, s := range segs {
+				if s.Open && closeStale(s) == nil {
+					n++
+				}
+			}
+		}
+	}()
+	const recorders = 150
+	for i := range recorders {
+		r, _ := openTestRecorder(t, dir, RecorderOptions{Replica: "same"})
+		waitSegmentChange(t, r, "")
+		r.Call(Call{Session: fmt.Sprintf("same/%d", i), Seq: 1, Tool: "t"})
+		if err := r.Close(); err != nil {
+			close(stop)
+			<-swept
+			t.Fatalf("recorder %d: %v", i, err)
+		}
+	}
+	close(stop)
+	if n := <-swept; n != 0 {
+		t.Errorf("the sweep closed %d segments a live recorder held", n)
+	}
+	usage, err := ReadUsage(context.Background(), []string{dir}, Window{})
+	if err != nil || len(usage) != recorders {
+		t.Fatalf("usage of %d sessions, %v: want %d", len(usage), err, recorders)
+	}
+}
+
+// TestStaleSegmentSweptTwiceKeepsItsCalls: two processes closing the same
+// segment a crashed recorder left open, at once, leave one closed segment
+// holding its calls. Before, the later one, finding the name gone, created
+// an empty segment there and renamed it over the closed one.
+func TestStaleSegmentSweptTwiceKeepsItsCalls(t *testing.T) {
+	dir := t.TempDir()
+	const segments = 40
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range segments {
+		at := start.Add(time.Duration(i) * time.Minute)
+		path := segmentPath(dir, "crashed", at, true)
+		db, err := createSegment(path, "crashed", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := newSegmentWriter(db, path)
+		if err := w.commit([]event{{kind: eventCall, call: Call{Session: fmt.Sprintf("crashed/%d", i), Seq: 1, Tool: "t", Start: at}}}, 0, true); err != nil {
+			t.Fatal(err)
+		}
+		db.Close() // the crash: never marked closed nor renamed
+		segs, err := ListSegments([]string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stale SegmentFile
+		for _, s := range segs {
+			if s.Open {
+				stale = s
+			}
+		}
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- closeStale(stale) }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil && !errors.Is(err, errClosedMeanwhile) && !errors.Is(err, ErrSegmentLocked) {
+				t.Fatalf("segment %d: %v", i, err)
+			}
+		}
+	}
+	segs, err := ListSegments([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range segs {
+		if s.Open {
+			t.Errorf("%s left open", s.Path)
+		}
+	}
+	usage, err := ReadUsage(context.Background(), []string{dir}, Window{})
+	if err != nil || len(usage) != segments || len(segs) != segments {
+		t.Fatalf("%d segments holding %d sessions, %v: want %d of each", len(segs), len(usage), err, segments)
 	}
 }

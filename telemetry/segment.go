@@ -91,6 +91,10 @@ func segmentPath(dir, replica string, start time.Time, open bool) string {
 	return filepath.Join(dir, "seg-"+start.UTC().Format(nameTimeLayout)+"-"+replica+suffix)
 }
 
+// creatingSuffix marks a segment file while its recorder creates it,
+// before it holds the file's lock: segmentName does not match it.
+const creatingSuffix = ".creating"
+
 func closedPath(openPath string) string {
 	return strings.TrimSuffix(openPath, ".open.db") + ".db"
 }

@@ -207,7 +207,7 @@ func TestCompactRemovesOnlyOldClosedSegments(t *testing.T) {
 			db.Close()
 			return path
 		}
-		if err := w.close(end, 0); err != nil {
+		if err := w.close(end, 0, ""); err != nil {
 			t.Fatal(err)
 		}
 		return path
@@ -309,7 +309,7 @@ func TestDropsCountOnlyForSegmentsInTheWindow(t *testing.T) {
 		if err := w.commit([]event{{kind: eventCall, call: call}}, uint64(10*(i+1)), true); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.close(day(d).Add(time.Hour), uint64(10*(i+1))); err != nil {
+		if err := w.close(day(d).Add(time.Hour), uint64(10*(i+1)), ""); err != nil {
 			t.Fatal(err)
 		}
 	}

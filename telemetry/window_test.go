@@ -44,7 +44,7 @@ func TestWindowReadIsNotAFullScan(t *testing.T) {
 		if err := w.commit(batch, 0, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.close(day(d).Add(2*time.Hour), 0); err != nil {
+		if err := w.close(day(d).Add(2*time.Hour), 0, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,7 +2,9 @@ package telemetry
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -200,7 +202,7 @@ func (w *segmentWriter) apply(tx *bolt.Tx, batch []event) error {
 }
 
 // close marks the segment closed at the given time and closes the file.
-func (w *segmentWriter) close(closed time.Time, dropped uint64) error {
+func (w *segmentWriter) close(closed time.Time, dropped uint64, renameTo string) error {
 	err := w.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket([]byte(bucketMeta))
 		if err := meta.Put([]byte(metaDropped), be64(dropped)); err != nil {
@@ -212,14 +214,27 @@ func (w *segmentWriter) close(closed time.Time, dropped uint64) error {
 	if err == nil {
 		err = w.db.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
 	}
+	path := w.path
+	if renameTo != "" {
+		// Renamed while the lock is held, even if marking it closed failed
+		// (nobody writes it any more, and readers fall back on its last
+		// event for its end): a file under an open segment's name whose
+		// lock is free is one a stopped recorder left, which another
+		// process would close again (closeStale).
+		if rerr := os.Rename(w.path, renameTo); rerr != nil {
+			err = errors.Join(err, rerr)
+		} else {
+			path = renameTo
+		}
+	}
 	if cerr := w.db.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		// bbolt grows files in steps of up to 16 MiB; a closed segment never
 		// grows again, so give the unused tail back.
-		if fi, serr := os.Stat(w.path); serr == nil && fi.Size() > used {
-			err = os.Truncate(w.path, used)
+		if fi, serr := os.Stat(path); serr == nil && fi.Size() > used {
+			err = os.Truncate(path, used)
 		}
 	}
 	if err != nil {
@@ -238,12 +253,41 @@ func staleFile(path string) bool {
 	return err == nil && time.Since(fi.ModTime()) > staleAge
 }
 
+// errClosedMeanwhile is closeStale's answer for a segment that its writer,
+// or another process, closed after it was listed.
+var errClosedMeanwhile = errors.New("closed meanwhile")
+
 // closeStale marks an open segment whose recorder died as closed (at its
 // last event) and renames it. It fails with ErrSegmentLocked when the
-// recorder is alive.
+// recorder is alive, and with errClosedMeanwhile when the segment is no
+// longer at its open name: it never creates a file there, and never takes
+// a file renamed away from it, which would write over a closed segment.
 func closeStale(s SegmentFile) error {
-	db, err := createSegment(s.Path, s.Replica, s.Start)
+	var file *os.File
+	db, err := createSegmentWith(s.Path, s.Replica, s.Start, &bolt.Options{Timeout: LockTimeout, OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag&^os.O_CREATE, perm)
+		file = f
+		return f, err
+	}})
+	if errors.Is(err, fs.ErrNotExist) {
+		return errClosedMeanwhile
+	}
 	if err != nil {
+		return err
+	}
+	// The lock is on the file opened; its name may have moved on since.
+	opened, err := file.Stat()
+	if err == nil {
+		var now fs.FileInfo
+		if now, err = os.Stat(s.Path); err == nil && !os.SameFile(opened, now) {
+			err = errClosedMeanwhile
+		}
+	}
+	if err != nil {
+		db.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			return errClosedMeanwhile
+		}
 		return err
 	}
 	var last time.Time
@@ -253,11 +297,5 @@ func closeStale(s SegmentFile) error {
 		return nil
 	})
 	w := &segmentWriter{db: db, path: s.Path}
-	if err := w.close(last, dropped); err != nil {
-		return err
-	}
-	if err := os.Rename(s.Path, closedPath(s.Path)); err != nil {
-		return fmt.Errorf("close telemetry segment: %w", err)
-	}
-	return nil
+	return w.close(last, dropped, closedPath(s.Path))
 }
