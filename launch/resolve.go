@@ -21,6 +21,11 @@ const Redaction = "<redacted>"
 // shorter values are not credentials and replacing them would garble text.
 const minScrubLen = 4
 
+// minEchoLen is the shortest resolved value Echoes finds: shorter values
+// (true, json, object, debug) are words a server's own text holds
+// whatever it was given, and no credential is that short.
+const minEchoLen = 8
+
 // isVarName reports whether name is a variable name: letters, digits and
 // '_', not starting with a digit.
 func isVarName(name string) bool {
@@ -49,6 +54,7 @@ type ResolvedServer struct {
 	Template Server
 
 	scrub *strings.Replacer // every form of every value that came from a variable; nil: none
+	echo  *strings.Replacer // scrub, of the values of at least minEchoLen bytes only
 }
 
 // Resolved is a Document with its variables resolved.
@@ -116,6 +122,9 @@ func resolveServer(s Server, lookup Lookup) (ResolvedServer, error) {
 		return ResolvedServer{}, errors.Join(r.errs...)
 	}
 	rs.scrub = scrubber(r.secrets, rs.URL, s.URL)
+	long := maps.Clone(r.secrets)
+	maps.DeleteFunc(long, func(v string, _ bool) bool { return len(v) < minEchoLen })
+	rs.echo = scrubber(long, "", "")
 	return rs, nil
 }
 
@@ -339,6 +348,14 @@ func (s *ResolvedServer) Scrub(msg string) string {
 		return msg
 	}
 	return s.scrub.Replace(msg)
+}
+
+// Echoes reports whether text holds, in a form Scrub finds, a value of at
+// least 8 bytes this server took from a variable: what a server repeated
+// of its configuration, unlike a short value (DEBUG=true) that text
+// holds by itself.
+func (s *ResolvedServer) Echoes(text string) bool {
+	return s.echo != nil && s.echo.Replace(text) != text
 }
 
 // String, GoString, MarshalJSON and LogValue show the redacted template, so

@@ -174,9 +174,10 @@ func (s *Source) Catalog(ctx context.Context, warn io.Writer) (*catalog.Catalog,
 }
 
 // echoedSecrets fails when a tool definition or a server's instructions
-// in cat hold, in any form a scrubber finds, a value a launch entry took
-// from the environment: a catalog is meant to be committed, and a server
-// that describes the endpoint or key it was given would put it there.
+// in cat hold, in any form a scrubber finds, a value of 8 bytes or more
+// a launch entry took from the environment (ResolvedServer.Echoes): a
+// catalog is meant to be committed, and a server that describes the
+// endpoint or key it was given would put it there.
 // The error names the server, the tools and the instructions, never the
 // value.
 func (s *Source) echoedSecrets(cat *catalog.Catalog) error {
@@ -194,12 +195,12 @@ func (s *Source) echoedSecrets(cat *catalog.Catalog) error {
 					return fmt.Errorf("encode tool %q: %w", t.Name, err)
 				}
 			}
-			if rs.Scrub(string(def)) != string(def) {
+			if rs.Echoes(string(def)) {
 				where = append(where, fmt.Sprintf("tool %q", t.Name))
 			}
 		}
 		for _, in := range cat.Instructions {
-			if rs.Scrub(in.Instructions) != in.Instructions {
+			if rs.Echoes(in.Instructions) {
 				where = append(where, fmt.Sprintf("the instructions of server %q", in.Server))
 			}
 		}

@@ -30,10 +30,19 @@ func TestCatalogRefusesEchoedSecrets(t *testing.T) {
 		{"echoes a secret", "https://api.example.com/?key=${TOOLSOURCE_TEST_SECRET}",
 			[]string{`server "echo"`, `tool "status"`, "instructions", "${VAR}", "not written"}},
 		{"echoes nothing secret", "https://api.example.com/", nil},
+		// A short value from the environment (a flag such as DEBUG=true, a
+		// format such as json) is a word definitions hold by themselves:
+		// here "object", of the tool's input schema.
+		{"holds a short value", "https://api.example.com/", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"ECHO_CONFIG": tc.config}
+			if tc.name == "holds a short value" {
+				t.Setenv("TOOLSOURCE_TEST_MODE", "object")
+				env["ECHO_MODE"] = "${TOOLSOURCE_TEST_MODE}"
+			}
 			doc, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-				"echo": map[string]any{"command": bin, "env": map[string]string{"ECHO_CONFIG": tc.config}},
+				"echo": map[string]any{"command": bin, "env": env},
 			}})
 			if err != nil {
 				t.Fatal(err)

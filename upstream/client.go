@@ -801,7 +801,8 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 }
 
 // listTools is ListTools, also returning the session the tools were
-// listed on (Health.Connection).
+// listed on (Health.Connection), or, when the listing failed once begun,
+// the session it was asked of.
 func (c *Client) listTools(ctx context.Context) ([]*mcp.Tool, uint64, error) {
 	c.mu.Lock()
 	cs, _, err := c.liveLocked()
@@ -822,7 +823,7 @@ func (c *Client) listTools(ctx context.Context) ([]*mcp.Tool, uint64, error) {
 		return res.Tools, res.NextCursor, nil
 	})
 	if err != nil {
-		return nil, 0, c.mapErr(ctx, "tools/list", err)
+		return nil, conn, c.mapErr(ctx, "tools/list", err)
 	}
 	c.mu.Lock()
 	// Listings overlap (one may react to list_changed while another is in
@@ -832,6 +833,15 @@ func (c *Client) listTools(ctx context.Context) ([]*mcp.Tool, uint64, error) {
 	}
 	c.mu.Unlock()
 	return tools, conn, nil
+}
+
+// stillOn reports whether conn is the session open now: a request on it
+// that failed as unavailable (such as an HTTP 503, after which the SDK
+// keeps the session) failed on a server that is up.
+func (c *Client) stillOn(conn uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return conn != 0 && c.session != nil && c.conn == conn
 }
 
 // KnownTools is the result of the last successful ListTools, and whether

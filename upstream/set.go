@@ -187,7 +187,10 @@ func (s *Set) List(ctx context.Context) (*Listing, error) {
 	for i, c := range s.clients {
 		tools, conn := lists[i], conns[i]
 		if errs[i] != nil {
-			if !errors.Is(errs[i], ErrUnavailable) {
+			// Unavailable on the session still open (a transient HTTP
+			// status) is a listing failed while up, which the gateway
+			// retries: it sends no tools/list_changed for it.
+			if !errors.Is(errs[i], ErrUnavailable) || c.stillOn(conn) {
 				listErrs[c.Name()] = errs[i].Error() // scrubbed by the Client
 			}
 			var ok bool
