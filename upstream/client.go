@@ -405,7 +405,10 @@ func (c *Client) connect(ctx context.Context) error {
 		return c.recordFailure(err)
 	}
 	rl := &relay{}
-	cs, err := c.client.Connect(ctx, c.reportIDs(c.raw.wrap(t, rl)), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
+	// The session's handlers count its notifications in rl.notes: their
+	// contexts carry the one it is connected with (notecount.go).
+	sctx := context.WithValue(ctx, notesKey{}, &rl.notes)
+	cs, err := c.client.Connect(sctx, c.reportIDs(c.raw.wrap(t, rl)), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
 	if err != nil {
 		c.flushStderr() // the SDK closed the session, ending the process
 		return c.recordFailure(err)
@@ -861,13 +864,21 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 	}
 	began := time.Now()
 	var res *mcp.CallToolResult
-	if !c.opts.sdkCalls && rl.usable() && relayable(cs, p) {
-		res, err = c.relayCall(ctx, cs, rl, p)
-	} else {
+	switch {
+	case !c.opts.sdkCalls && rl.usable() && relayable(cs, p):
+		res, err = c.relayCall(ctx, cs, rl, p) // waits for its notifications itself
+	case rl != nil:
 		res, err = cs.CallTool(ctx, p)
-	}
-	if err == nil {
-		c.settle(ctx, began)
+		if err == nil {
+			// Read after the answer: a count at least that of the
+			// notifications read before it (notecount.go).
+			rl.notes.wait(ctx, rl.notes.readSoFar())
+		}
+	default:
+		res, err = cs.CallTool(ctx, p)
+		if err == nil {
+			c.settle(ctx, began)
+		}
 	}
 	return res, c.mapErr(ctx, fmt.Sprintf("tools/call %q", params.Name), err)
 }

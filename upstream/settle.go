@@ -8,8 +8,9 @@ package upstream
 // sent just before its result may reach OnLog/OnProgress after CallTool has
 // returned, and the gateway would then answer its client before relaying
 // the notification (which is lost: the client's request stream is closed).
-// The queue is internal to the SDK and the connection cannot be wrapped
-// without losing the SDK's own optional interfaces, so CallTool settles:
+// On a stdio connection the order is kept exactly (notecount.go). An HTTP
+// server's connection is the SDK's, and cannot be wrapped without losing
+// its own optional interfaces, so a call to one settles:
 // when the call saw relayed notifications, it waits until none has been
 // handled for settleQuiet since the answer (at most settleMax). A call that saw none
 // returns at once. This is a bound on a race, not a proof of order: a
@@ -44,11 +45,15 @@ func relayed(method string) bool {
 }
 
 // trackNotes is receiving middleware recording when relayed notifications
-// are handled.
+// are handled, and counting them on their connection (notecount.go).
 func (c *Client) trackNotes(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !relayed(method) {
 			return next(ctx, method, req)
+		}
+		if n, ok := ctx.Value(notesKey{}).(*noteCount); ok {
+			n.begin()
+			defer n.end()
 		}
 		c.notes.mu.Lock()
 		c.notes.handling++
