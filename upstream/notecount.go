@@ -1,24 +1,24 @@
 package upstream
 
-// Order of a stdio server's notifications and its answers.
+// Order of a server's notifications and its answers.
 //
 // The SDK's client hands an answer to its caller as soon as it is read,
 // while the notifications read before it wait in a queue for the SDK's
 // handler goroutine. A log message or progress notification the server
 // wrote just before answering could so reach OnLog/OnProgress after
 // CallTool returned, when the gateway has answered its client already and
-// the notification finds no call in flight. On a stdio connection the
-// order is kept exactly: the read loop counts the relayed notifications it
-// reads, the receiving middleware counts those handled, and a call, once
-// answered, waits until every notification read before its answer has
-// been handled. The SDK handles notifications one at a time in the order
+// the notification finds no call in flight. So the order is kept: what
+// reads the server's messages counts the relayed notifications it reads
+// (a stdio connection's read loop; for an HTTP server, the round tripper
+// as it hands on each SSE event), the receiving middleware counts those
+// handled, and a call, once answered, waits until every notification read
+// before its answer has been handled (read before it for a relayed call;
+// for one through the SDK's client, read by the time it returned, which
+// is at least that). The SDK handles notifications one at a time in the order
 // read, so the count is the order. The wait is bounded by the call's
 // context and by notesWaitMax; one the SDK refuses before its middleware
 // (malformed params) is given up for lost once nothing has been handled
 // for the whole bound, so that later calls do not wait for it.
-//
-// An HTTP server's messages are read by the SDK's own connection, which
-// cannot be counted here: its calls settle instead (settle.go).
 
 import (
 	"bytes"

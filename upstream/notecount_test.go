@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/internal/testupstream"
+	"github.com/toolprof/toolprof/launch"
 )
 
 // TestCallToolReturnsAfterItsNotifications: the log messages and progress
@@ -125,5 +129,54 @@ func TestNoteCountWait(t *testing.T) {
 				t.Errorf("handled after the wait = %d, want %d (read %d)", got, tc.wantHandled, target)
 			}
 		})
+	}
+}
+
+// TestHTTPCallToolReturnsAfterItsNotifications is
+// TestCallToolReturnsAfterItsNotifications for an HTTP server, whose log
+// message comes on the call's SSE stream just before its result.
+func TestHTTPCallToolReturnsAfterItsNotifications(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "logs"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "log_once"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "once"}); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	doc := launch.Document{Servers: []launch.Server{{Name: "logs", Transport: launch.StreamableHTTP, URL: ts.URL, Source: "x.mcp.json:1"}}}
+	r, err := doc.Resolve(func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handled atomic.Int64
+	c := NewClient(r.Servers[0], Options{
+		ConnectTimeout:  5 * time.Second,
+		ProtocolVersion: "2025-11-25",
+		OnLog:           func(context.Context, string, *mcp.LoggingMessageParams) { handled.Add(1) },
+	})
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	const calls = 60
+	late := 0
+	for i := range calls {
+		before := handled.Load()
+		res, err := c.CallTool(ctx, &mcp.CallToolParamsRaw{Name: "log_once", Arguments: json.RawMessage(`{}`)})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %+v, %v", i, res, err)
+		}
+		if handled.Load() == before {
+			late++
+		}
+	}
+	if late > 0 {
+		t.Errorf("%d of %d calls returned before the log message their server sent first was handled", late, calls)
 	}
 }
