@@ -264,7 +264,7 @@ type Client struct {
 	started     bool
 	state       State
 	session     *mcp.ClientSession
-	relay       *relay // the session's call relay; nil for an HTTP server
+	relay       *relay // the session's call relay, which an HTTP server's calls do not use (rl.conn nil)
 	pid         int
 	restarts    int
 	lastErr     string // scrubbed
@@ -275,8 +275,7 @@ type Client struct {
 	conn        uint64 // sessions opened so far: the current one's number while ready
 	toolsConn   uint64 // the session tools was listed on
 
-	notes notes    // relayed notifications in handling, for settle
-	raw   rawTools // tool definitions as listed (rawtools.go)
+	raw rawTools // tool definitions as listed (rawtools.go)
 
 	// announce is set once the caller stopped waiting for the first
 	// connection (StartSet's StartWait passed): that connection, when it
@@ -400,12 +399,15 @@ func (c *Client) Start(ctx context.Context) error {
 
 // connect opens a session and publishes it.
 func (c *Client) connect(ctx context.Context) error {
-	t, cmd, err := c.transport()
+	rl := &relay{}
+	t, cmd, err := c.transport(&rl.notes)
 	if err != nil {
 		return c.recordFailure(err)
 	}
-	rl := &relay{}
-	cs, err := c.client.Connect(ctx, c.reportIDs(c.raw.wrap(t, rl)), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
+	// The session's handlers count its notifications in rl.notes: their
+	// contexts carry the one it is connected with (notecount.go).
+	sctx := context.WithValue(ctx, notesKey{}, &rl.notes)
+	cs, err := c.client.Connect(sctx, c.reportIDs(c.raw.wrap(t, rl)), &mcp.ClientSessionOptions{ProtocolVersion: c.opts.ProtocolVersion})
 	if err != nil {
 		c.flushStderr() // the SDK closed the session, ending the process
 		return c.recordFailure(err)
@@ -422,10 +424,7 @@ func (c *Client) connect(ctx context.Context) error {
 	defer c.mu.Unlock()
 	c.session, c.state, c.lastErr, c.pid = cs, StateReady, "", 0
 	c.conn++
-	c.relay = nil
-	if rl.conn != nil {
-		c.relay = rl
-	}
+	c.relay = rl
 	if cmd != nil && cmd.Process != nil {
 		c.pid = cmd.Process.Pid
 	}
@@ -455,8 +454,9 @@ func (c *Client) recordFailure(err error) error {
 	return fmt.Errorf("upstream %q: connect: %s: %w", c.srv.Name, msg, ErrUnavailable)
 }
 
-// transport builds a fresh transport (a command can be started only once).
-func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
+// transport builds a fresh transport (a command can be started only once);
+// an HTTP server's notifications are counted in notes as they are read.
+func (c *Client) transport(notes *noteCount) (mcp.Transport, *exec.Cmd, error) {
 	dropped := func(n int64) {
 		c.opts.Logger.Warn("upstream message over the size limit dropped", "server", c.srv.Name, "bytes", n, "limit", c.opts.MaxMessageBytes)
 	}
@@ -487,7 +487,7 @@ func (c *Client) transport() (mcp.Transport, *exec.Cmd, error) {
 		t := &mcp.StreamableClientTransport{
 			Endpoint: c.srv.URL,
 			HTTPClient: &http.Client{Transport: originGuard{
-				base:   c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers}), c.opts.MaxMessageBytes, dropped),
+				base:   c.raw.roundTripper(c.reportHTTPIDs(headerTransport{base: c.http, headers: c.srv.Headers}), c.opts.MaxMessageBytes, dropped, notes),
 				server: c.srv.Name,
 			}},
 			// The round tripper holds every event to c.opts.MaxMessageBytes
@@ -869,15 +869,16 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 	if len(params.Arguments) > 0 {
 		p.Arguments = params.Arguments // forwarded byte for byte
 	}
-	began := time.Now()
 	var res *mcp.CallToolResult
 	if !c.opts.sdkCalls && rl.usable() && relayable(cs, p) {
-		res, err = c.relayCall(ctx, cs, rl, p)
+		res, err = c.relayCall(ctx, cs, rl, p) // waits for its notifications itself
 	} else {
 		res, err = cs.CallTool(ctx, p)
-	}
-	if err == nil {
-		c.settle(ctx, began)
+		if err == nil {
+			// Read after the answer: a count at least that of the
+			// notifications read before it (notecount.go).
+			rl.notes.wait(ctx, rl.notes.readSoFar())
+		}
 	}
 	return res, c.mapErr(ctx, fmt.Sprintf("tools/call %q", params.Name), err)
 }

@@ -131,7 +131,8 @@ type rawSSEBody struct {
 	ids     []jsonrpc.ID    // the calls it may answer, told unanswered once it ends
 	call    json.RawMessage // the id of the call whose stream it is; nil for the standalone stream
 	dropped func(int64)
-	lastID  string // the last event id seen: the client resumes the stream from it
+	notes   *noteCount // counts the relayed notifications handed out
+	lastID  string     // the last event id seen: the client resumes the stream from it
 	ended   bool
 
 	chunk []byte
@@ -241,6 +242,14 @@ func (b *rawSSEBody) endEvent() {
 			}
 			if len(data) > 0 {
 				b.r.message(data)
+			}
+		}
+		if b.notes != nil && bytes.Contains(b.event, []byte(`"notifications/`)) {
+			// Only events that may be notifications are decoded again.
+			if data, _, _ := parseEvent(b.event); len(data) > 0 {
+				if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+					b.notes.readOne(msg)
+				}
 			}
 		}
 		b.out = append(b.out, b.event...)

@@ -49,9 +49,11 @@ const notifyCancelTimeout = 5 * time.Second
 type relay struct {
 	conn mcp.Connection // the server's connection, below the SDK's wrappers
 
+	notes noteCount // the connection's relayed notifications (notecount.go)
+
 	mu      sync.Mutex
 	next    uint64
-	pending map[jsonrpc.ID]chan *jsonrpc.Response
+	pending map[jsonrpc.ID]chan relayAnswer
 	err     error // the read error that ended the connection
 	active  int   // calls sent and not returned
 	closing bool  // the session is closing: no new calls
@@ -94,6 +96,13 @@ func (rl *relay) done() {
 	}
 }
 
+// relayAnswer is a relayed call's answer and how many notifications had
+// been read before it.
+type relayAnswer struct {
+	resp  *jsonrpc.Response
+	notes uint64
+}
+
 // deliver hands resp to the relayed call it answers; false when it
 // answers none (it is the SDK's).
 func (rl *relay) deliver(resp *jsonrpc.Response) bool {
@@ -105,7 +114,7 @@ func (rl *relay) deliver(resp *jsonrpc.Response) bool {
 	delete(rl.pending, resp.ID)
 	rl.mu.Unlock()
 	if ok {
-		ch <- resp
+		ch <- relayAnswer{resp, rl.notes.readSoFar()}
 	}
 	return ok
 }
@@ -122,7 +131,7 @@ func (rl *relay) fail(err error) {
 		rl.err = err
 	}
 	for id, ch := range rl.pending {
-		ch <- &jsonrpc.Response{ID: id, Error: err}
+		ch <- relayAnswer{resp: &jsonrpc.Response{ID: id, Error: err}}
 	}
 	clear(rl.pending)
 }
@@ -183,7 +192,7 @@ func (rl *relay) call(ctx context.Context, method string, params mcp.Params, onI
 			return nil, fmt.Errorf("calling %q: marshaling call parameters: %w", method, err)
 		}
 	}
-	answer := make(chan *jsonrpc.Response, 1)
+	answer := make(chan relayAnswer, 1)
 	rl.mu.Lock()
 	switch {
 	case rl.closing:
@@ -199,7 +208,7 @@ func (rl *relay) call(ctx context.Context, method string, params mcp.Params, onI
 	rl.next++
 	id, _ := jsonrpc.MakeID(relayIDPrefix + strconv.FormatUint(rl.next, 10)) // a string is always an id
 	if rl.pending == nil {
-		rl.pending = map[jsonrpc.ID]chan *jsonrpc.Response{}
+		rl.pending = map[jsonrpc.ID]chan relayAnswer{}
 	}
 	rl.pending[id] = answer
 	rl.mu.Unlock()
@@ -212,7 +221,11 @@ func (rl *relay) call(ctx context.Context, method string, params mcp.Params, onI
 		resp = &jsonrpc.Response{ID: id, Error: err} // never answered, as the SDK retires it
 	} else {
 		select {
-		case resp = <-answer:
+		case a := <-answer:
+			resp = a.resp
+			// What the server sent before answering is handled (relayed
+			// to the caller's client) before the caller is answered.
+			rl.notes.wait(ctx, a.notes)
 		case <-ctx.Done():
 		}
 	}

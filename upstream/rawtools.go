@@ -243,8 +243,11 @@ const maxRawRequest = 64 << 10
 // forgotten, but for a stream the client resumes, which passes it on to
 // the resumption, and for a resumption that fails in transport, which the
 // client tries again.
-func (r *rawTools) roundTripper(base http.RoundTripper, limit int, dropped func(int64)) http.RoundTripper {
-	return rawRoundTripper{base: base, r: r, limit: limit, dropped: dropped}
+//
+// The relayed notifications of every SSE event are counted in notes as
+// they are handed on (notecount.go).
+func (r *rawTools) roundTripper(base http.RoundTripper, limit int, dropped func(int64), notes *noteCount) http.RoundTripper {
+	return rawRoundTripper{base: base, r: r, limit: limit, dropped: dropped, notes: notes}
 }
 
 type rawRoundTripper struct {
@@ -252,6 +255,7 @@ type rawRoundTripper struct {
 	r       *rawTools
 	limit   int         // bytes of one message
 	dropped func(int64) // told of each message dropped with no answer in its place
+	notes   *noteCount
 }
 
 func (t rawRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -300,7 +304,7 @@ func (t rawRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	case "application/json":
 		resp.Body = &rawJSONBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, size: resp.ContentLength, ids: ids, call: call, dropped: t.dropped}
 	case "text/event-stream":
-		resp.Body = &rawSSEBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, ids: ids, call: call, dropped: t.dropped}
+		resp.Body = &rawSSEBody{ReadCloser: resp.Body, r: t.r, limit: t.limit, ids: ids, call: call, dropped: t.dropped, notes: t.notes}
 	default:
 		t.r.unanswered(ids, "")
 	}

@@ -30,7 +30,8 @@ type stdioConn struct {
 	incoming chan rawOrErr
 	queue    []jsonrpc.Message // the rest of the last batch; Read is serialized
 	// relay, once set, is handed the answers to its calls in the read
-	// loop: they never reach Read (rawcall.go).
+	// loop: they never reach Read (rawcall.go); the read loop counts the
+	// notifications it reads in its notes (notecount.go).
 	relay atomic.Pointer[relay]
 
 	batchMu sync.Mutex
@@ -82,7 +83,14 @@ func (c *stdioConn) readLoop() {
 				if resp, isResp := msg.(*jsonrpc.Response); isResp && rl.deliver(resp) {
 					continue
 				}
+				rl.notes.readOne(msg)
 				v.msg = msg
+			} else if msgs, _, err := decodeFrame(raw); err == nil {
+				// Counted before Read hands them on, which decodes them
+				// again (batches and unusual shapes only).
+				for _, m := range msgs {
+					rl.notes.readOne(m)
+				}
 			}
 		}
 		select {
