@@ -436,6 +436,28 @@ func TestPropertyCallToolReachesNoMoreThanAllowed(t *testing.T) {
 		for _, tool := range c.tools {
 			checkSnap.Tools[tool.Name] = tool
 		}
+		searchOn := false
+		for _, fp := range c.file.Profiles {
+			if fp.Name == profile {
+				searchOn = fp.Search
+			}
+		}
+		if searchOn && checkSnap.SearchOffered(profile) {
+			// find_tools' names list holds only tools call_tool runs.
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: toolsearch.FindToolsName, Arguments: map[string]any{"query": toolsearch.ListQuery}})
+			if err != nil || res.IsError {
+				t.Fatalf("find_tools %q: %v %+v", toolsearch.ListQuery, err, res)
+			}
+			var listed struct{ Names []string }
+			if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &listed); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range listed.Names {
+				if !c.searchableByRule(profile, ceiling, name) {
+					t.Fatalf("find_tools %q in profile %q under ceiling %q, read-only %v lists %q, which call_tool may not run", toolsearch.ListQuery, profile, ceiling, c.readOnly, name)
+				}
+			}
+		}
 		var want []string
 		calls := rapid.SliceOfN(rapid.SampledFrom(c.names), 0, 20).Draw(t, "calls")
 		for i, name := range calls {

@@ -90,10 +90,13 @@ type resolver struct {
 	lookup  Lookup
 	errs    []error
 	secrets map[string]bool
+	// composed holds each resolved value that put a value of minScrubLen
+	// bytes or more among literal text: a short key shows in it.
+	composed map[string]bool
 }
 
 func resolveServer(s Server, lookup Lookup) (ResolvedServer, error) {
-	r := &resolver{server: s, lookup: lookup, secrets: map[string]bool{}}
+	r := &resolver{server: s, lookup: lookup, secrets: map[string]bool{}, composed: map[string]bool{}}
 	rs := ResolvedServer{
 		Name:      s.Name,
 		Transport: s.Transport,
@@ -122,7 +125,10 @@ func resolveServer(s Server, lookup Lookup) (ResolvedServer, error) {
 		return ResolvedServer{}, errors.Join(r.errs...)
 	}
 	rs.scrub = scrubber(r.secrets, rs.URL, s.URL)
+	// A short value alone is a word any text holds, but one a server
+	// repeats in the text it came in (a URL's key=k3y42) is its secret.
 	long := maps.Clone(r.secrets)
+	maps.Copy(long, r.composed)
 	maps.DeleteFunc(long, func(v string, _ bool) bool { return len(v) < minEchoLen })
 	rs.echo = scrubber(long, "", "")
 	return rs, nil
@@ -237,6 +243,7 @@ func (r *resolver) expand(field, tmpl string) string {
 	var b strings.Builder
 	rest := tmpl
 	ok := true
+	secret := false // a value of minScrubLen bytes or more written
 	for {
 		i := strings.Index(rest, "${")
 		if i < 0 {
@@ -268,6 +275,7 @@ func (r *resolver) expand(field, tmpl string) string {
 		switch {
 		case set && (v != "" || !hasDef):
 			r.secrets[v] = true
+			secret = secret || len(v) >= minScrubLen
 			b.WriteString(v)
 		case hasDef:
 			b.WriteString(def)
@@ -278,6 +286,9 @@ func (r *resolver) expand(field, tmpl string) string {
 	}
 	if !ok {
 		return ""
+	}
+	if secret && !onlyReferences(tmpl) {
+		r.composed[b.String()] = true
 	}
 	return b.String()
 }

@@ -332,12 +332,14 @@ func (r *Recorder) openSegment(now time.Time) {
 	// and its lock. bbolt keeps using the file it opened.
 	creating := path + creatingSuffix
 	db, err := createSegmentMax(creating, r.opts.Replica, now, r.opts.maxSegmentBytes)
-	if err == nil {
-		if err = os.Rename(creating, path); err != nil {
-			db.Close()
-			os.Remove(creating)
-			err = fmt.Errorf("open telemetry segment: %w", err)
-		}
+	if err != nil {
+		// bbolt may have made the file before failing (a full disk, the
+		// size limit); no listing finds it, and each retry makes another.
+		os.Remove(creating)
+	} else if err = os.Rename(creating, path); err != nil {
+		db.Close()
+		os.Remove(creating)
+		err = fmt.Errorf("open telemetry segment: %w", err)
 	}
 	var w *segmentWriter
 	if err == nil {

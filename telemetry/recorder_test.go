@@ -671,3 +671,25 @@ func TestStaleSegmentSweptTwiceKeepsItsCalls(t *testing.T) {
 		t.Fatalf("%d segments holding %d sessions, %v: want %d of each", len(segs), len(usage), err, segments)
 	}
 }
+
+// TestFailedSegmentCreationLeavesNoFile: a segment bbolt cannot create
+// (here over its size limit; a full disk likewise) leaves no .creating
+// file behind, which no listing or sweep would ever find, however often
+// the recorder retries.
+func TestFailedSegmentCreationLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := openTestRecorder(t, dir, RecorderOptions{FlushInterval: time.Millisecond, RetryInterval: time.Millisecond, maxSegmentBytes: 1})
+	base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 50 {
+		r.Call(Call{Session: "s", Seq: uint64(i + 1), Tool: "t", Start: base.Add(time.Duration(i) * time.Millisecond), Outcome: OutcomeOK})
+		time.Sleep(time.Millisecond) // let the writer retry between calls
+	}
+	_ = r.Close()
+	left, err := filepath.Glob(filepath.Join(dir, "*"+creatingSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("%d .creating files left: %v", len(left), left)
+	}
+}

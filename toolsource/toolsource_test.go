@@ -22,6 +22,7 @@ import (
 func TestCatalogRefusesEchoedSecrets(t *testing.T) {
 	const secret = "s3cr3t-value-4242"
 	t.Setenv("TOOLSOURCE_TEST_SECRET", secret)
+	t.Setenv("TOOLSOURCE_TEST_SHORT", "k3y42")
 	bin := testupstream.EchoServer(t)
 	for _, tc := range []struct {
 		name, config string
@@ -29,6 +30,10 @@ func TestCatalogRefusesEchoedSecrets(t *testing.T) {
 	}{
 		{"echoes a secret", "https://api.example.com/?key=${TOOLSOURCE_TEST_SECRET}",
 			[]string{`server "echo"`, `tool "status"`, "instructions", "${VAR}", "not written"}},
+		// A short key is caught in the text it was given in: the server
+		// repeats its whole configuration, which carries the key.
+		{"echoes a short secret in context", "https://api.example.com/?key=${TOOLSOURCE_TEST_SHORT}",
+			[]string{`server "echo"`, `tool "status"`, "instructions"}},
 		{"echoes nothing secret", "https://api.example.com/", nil},
 		// A short value from the environment (a flag such as DEBUG=true, a
 		// format such as json) is a word definitions hold by themselves:

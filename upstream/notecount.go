@@ -17,8 +17,8 @@ package upstream
 // is at least that). The SDK handles notifications one at a time in the order
 // read, so the count is the order. The wait is bounded by the call's
 // context and by notesWaitMax; one the SDK refuses before its middleware
-// (malformed params) is given up for lost once nothing has been handled
-// for the whole bound, so that later calls do not wait for it.
+// (malformed params) is given up for lost when nothing is in hand at the
+// bound, so that later calls do not wait for it.
 
 import (
 	"bytes"
@@ -55,11 +55,11 @@ func counted(msg jsonrpc.Message) bool {
 	if !ok || req.IsCall() || !relayed(req.Method) {
 		return false
 	}
+	p := bytes.TrimSpace(req.Params)
 	if req.Method == "notifications/message" || req.Method == "notifications/progress" {
-		p := bytes.TrimSpace(req.Params)
-		return len(p) > 0 && !bytes.Equal(p, []byte("null"))
+		return len(p) > 0 && p[0] == '{'
 	}
-	return true // list_changed: params optional
+	return len(p) == 0 || p[0] == '{' || bytes.Equal(p, []byte("null")) // list_changed: params optional
 }
 
 // readOne notes msg as read; it returns the count read so far.
@@ -100,9 +100,6 @@ func (n *noteCount) end() {
 // handled, ctx has ended, or notesWaitMax has passed.
 func (n *noteCount) wait(ctx context.Context, target uint64) {
 	var timer *time.Timer
-	n.mu.Lock()
-	before := n.handled
-	n.mu.Unlock()
 	for {
 		n.mu.Lock()
 		if n.handled >= target {
@@ -126,9 +123,11 @@ func (n *noteCount) wait(ctx context.Context, target uint64) {
 		case <-timer.C:
 		}
 		n.mu.Lock()
-		if n.handled == before && n.handling == 0 {
-			// Nothing handled for the whole bound and nothing in
-			// hand: the rest were refused before the middleware.
+		if n.handling == 0 && n.handled < target {
+			// Nothing in hand at the bound: the rest were refused
+			// before the middleware, even if later ones were handled
+			// meanwhile (a call's own), which must not keep the
+			// count behind for every later call.
 			n.handled = target
 		}
 		n.mu.Unlock()

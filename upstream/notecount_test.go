@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,6 +100,9 @@ func TestNoteCountWait(t *testing.T) {
 			&jsonrpc.Request{Method: "notifications/message"},                                   // no params: refused by the SDK
 			&jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`null`)}, // likewise
 			&jsonrpc.Request{Method: "notifications/resources/updated", Params: json.RawMessage(`{"uri":"x"}`)},
+			&jsonrpc.Request{Method: "notifications/roots/list_changed"},                               // not the SDK client's: refused
+			&jsonrpc.Request{Method: "notifications/tools/list_changed", Params: json.RawMessage(`5`)}, // params not an object: refused
+			&jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`[]`)},           // likewise
 			&jsonrpc.Response{},
 		}, wantHandled: 0},
 	}
@@ -129,6 +133,37 @@ func TestNoteCountWait(t *testing.T) {
 				t.Errorf("handled after the wait = %d, want %d (read %d)", got, tc.wantHandled, target)
 			}
 		})
+	}
+}
+
+// TestNoteCountWaitWritesOffWhileOthersAreHandled: a notification lost
+// before the middleware is written off at the bound even when the call's
+// own notification was handled during the wait, so the next call, whose
+// notifications are all handled, does not wait for it again.
+func TestNoteCountWaitWritesOffWhileOthersAreHandled(t *testing.T) {
+	logMsg := &jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","data":"x"}`)}
+	var n noteCount
+	n.readOne(logMsg) // lost: never handled
+	target := n.readOne(logMsg)
+	go func() {
+		for { // handle the call's own once the call waits
+			n.mu.Lock()
+			waiting := n.changed != nil
+			n.mu.Unlock()
+			if waiting {
+				break
+			}
+			runtime.Gosched()
+		}
+		n.begin()
+		n.end()
+	}()
+	n.wait(context.Background(), target)
+	n.mu.Lock()
+	got, handling := n.handled, n.handling
+	n.mu.Unlock()
+	if got < target || handling != 0 {
+		t.Errorf("after the wait: handled %d, in hand %d; want %d handled, none in hand", got, handling, target)
 	}
 }
 

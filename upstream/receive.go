@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -10,7 +9,14 @@ import (
 // relayed reports whether method is a notification relayed to the caller of
 // a call in flight.
 func relayed(method string) bool {
-	return method == "notifications/message" || method == "notifications/progress" || strings.HasSuffix(method, "/list_changed")
+	switch method {
+	case "notifications/message", "notifications/progress",
+		// The list changes the SDK's client handles: another reaches
+		// no middleware, so counting it would hold the next call.
+		"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		return true
+	}
+	return false
 }
 
 // trackNotes is receiving middleware counting the relayed notifications
