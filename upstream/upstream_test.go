@@ -566,6 +566,13 @@ func TestStreamableHTTPWithHeader(t *testing.T) {
 		mu.Lock()
 		auths = append(auths, r.Header.Get("Authorization"))
 		mu.Unlock()
+		// Without full duplex, writing the response's headers drains and
+		// closes the request body while the proxy's transport may still
+		// read it for its end; that read fails, and the transport drops
+		// the connection under the answer being copied (golang/go#40747).
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			t.Errorf("proxy: %v", err)
+		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
