@@ -90,7 +90,14 @@ func proxy(addr, upstream string) error {
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1 // streamed responses (SSE) pass as written
-	srv := &http.Server{Handler: rp}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Go's HTTP/1 server closes the request body once the answer's
+		// headers are written, while the proxy's transport may still read
+		// its end, and the proxy then cuts the streamed answer
+		// (golang/go#40747); full duplex leaves the body to the proxy.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	})}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
