@@ -89,10 +89,20 @@ func (ss *sessionSearch) history() []string {
 }
 
 // searchState is what a catalog holds for search: the index over every
-// offered tool and the two tools' definitions.
+// offered tool, each one's find_tools definition encoded once (a search
+// then joins bytes instead of encoding schemas), and the two tools'
+// definitions.
 type searchState struct {
 	index      *toolsearch.Index
+	defs       map[string]encodedDefinition
 	find, call *mcp.Tool
+}
+
+// encodedDefinition is a tool's toolsearch.Encode, or why it has none: a
+// search that returns the tool fails as encoding its answer would.
+type encodedDefinition struct {
+	raw json.RawMessage
+	err error
 }
 
 // newSearchState indexes every offered tool; nil when no profile serves
@@ -102,10 +112,13 @@ func newSearchState(list []*mcp.Tool, r *profiles.Resolved) (*searchState, error
 		return nil, nil
 	}
 	docs := make([]toolsearch.Doc, 0, len(list))
+	defs := make(map[string]encodedDefinition, len(list))
 	for _, t := range list {
 		docs = append(docs, toolsearch.Doc{Name: t.Name, Description: t.Description, Params: toolsearch.ParamNames(t.InputSchema)})
+		raw, err := toolsearch.Encode(toolsearch.Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		defs[t.Name] = encodedDefinition{raw: raw, err: err}
 	}
-	st := &searchState{index: toolsearch.New(docs, r.SearchPriors.Priors(), toolsearch.Weights{})}
+	st := &searchState{index: toolsearch.New(docs, r.SearchPriors.Priors(), toolsearch.Weights{}), defs: defs}
 	for _, d := range []struct {
 		def string
 		to  **mcp.Tool
@@ -193,18 +206,21 @@ func (g *Gateway) findTools(snap *policy.Snapshot, s *session, params *mcp.CallT
 	} else {
 		hits = toolsearch.Cut(cat.search.index.SearchAs(s.profile, *args.Query, s.search.history(), limit, fresh), toolsearch.DefaultCut)
 	}
-	defs := make([]toolsearch.Definition, 0, len(hits))
+	encoded := make([]json.RawMessage, 0, len(hits))
 	names := make([]string, 0, len(hits))
 	for _, h := range hits {
-		t := cat.served[h.Name]
-		defs = append(defs, toolsearch.Definition{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
-		names = append(names, t.Name)
+		d, ok := cat.search.defs[h.Name]
+		if !ok {
+			d.err = fmt.Errorf("gateway: %s: indexed tool %q has no definition", toolsearch.FindToolsName, h.Name)
+		}
+		if d.err != nil {
+			call.Outcome = telemetry.OutcomeToolError
+			return nil, true, d.err
+		}
+		encoded = append(encoded, d.raw)
+		names = append(names, h.Name)
 	}
-	body, err := toolsearch.Answer(defs)
-	if err != nil {
-		call.Outcome = telemetry.OutcomeToolError
-		return nil, true, err
-	}
+	body := toolsearch.AnswerOf(encoded)
 	s.search.noteReturned(names)
 	call.Outcome = telemetry.OutcomeOK
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: body}}}, true, nil

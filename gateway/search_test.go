@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -193,6 +194,63 @@ func TestFindToolsReturnsEachToolOnce(t *testing.T) {
 	if got, want := findNames(t, connect(t, g, "searchy"), args), []string{"write_file", "list_dir"}; !slices.Equal(got, want) {
 		t.Fatalf("a new session: find_tools %v = %v, want %v", args, got, want)
 	}
+}
+
+// TestFindToolsAnswerIsAnswer: each find_tools answer, for random
+// queries and limits in one session, is toolsearch.Answer of the served
+// definitions it names, byte for byte (the text profiler evaluate prices),
+// though the gateway encodes each definition once per catalog.
+func TestFindToolsAnswerIsAnswer(t *testing.T) {
+	tools := append(searchCatalog(), &mcp.Tool{
+		Name:        "render_page",
+		Description: "Render <b>a page</b> & its \u2028 \"links\".",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"z<>": map[string]any{"enum": []any{1.5, 1e21, "a&b"}},
+			"a":   map[string]any{"type": "string", "description": "é\ttab"},
+		}},
+	})
+	up := &recordingFakeUpstream{tools: tools}
+	g := newGateway(t, Options{Upstream: up, Profiles: writeProfiles(t, tools, searchGenerated, "version = 1\n")})
+	words := []string{"file", "read", "write", "text", "send", "mail", "page", "render", "links", "delete", "directory", "render_page", "list_dir", "*"}
+	rapid.Check(t, func(rt *rapid.T) {
+		cs := connectRapid(rt, g, rapid.SampledFrom([]string{"searchy", "demanding", "mailless"}).Draw(rt, "profile"))
+		defer cs.Close()
+		for i := range rapid.IntRange(1, 5).Draw(rt, "searches") {
+			query := strings.Join(rapid.SliceOfN(rapid.SampledFrom(words), 0, 4).Draw(rt, fmt.Sprint("query ", i)), " ")
+			if query == toolsearch.ListQuery {
+				continue
+			}
+			args := map[string]any{"query": query}
+			if rapid.Bool().Draw(rt, fmt.Sprint("limited ", i)) {
+				args["limit"] = rapid.IntRange(1, toolsearch.MaxLimit).Draw(rt, fmt.Sprint("limit ", i))
+			}
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: toolsearch.FindToolsName, Arguments: args})
+			if err != nil || res.IsError {
+				rt.Fatalf("find_tools %v: %v %+v", args, err, res)
+			}
+			got := res.Content[0].(*mcp.TextContent).Text
+			var body struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal([]byte(got), &body); err != nil {
+				rt.Fatalf("find_tools %v = %s: %v", args, got, err)
+			}
+			var defs []toolsearch.Definition
+			for _, d := range body.Tools {
+				st := g.cat().served[d.Name]
+				defs = append(defs, toolsearch.Definition{Name: st.Name, Description: st.Description, InputSchema: st.InputSchema})
+			}
+			want, err := toolsearch.Answer(defs)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if got != want {
+				rt.Fatalf("find_tools %v = %s; want toolsearch.Answer's %s", args, got, want)
+			}
+		}
+	})
 }
 
 // TestFindToolsNamesAndLookup: the query "*" answers the names of the

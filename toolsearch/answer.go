@@ -31,3 +31,32 @@ func Answer(defs []Definition) (string, error) {
 	}
 	return string(b), nil
 }
+
+// Encode is one definition as Answer writes it, for AnswerOf: a server
+// encodes each tool once per catalog instead of once per search.
+func Encode(d Definition) (json.RawMessage, error) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s answer: tool %q: %w", FindToolsName, d.Name, err)
+	}
+	return b, nil
+}
+
+// AnswerOf is Answer of the definitions encoded (Encode), in rank order:
+// the same bytes, without encoding them again.
+func AnswerOf(encoded []json.RawMessage) string {
+	n := len(`{"tools":[]}`)
+	for _, e := range encoded {
+		n += len(e) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"tools":[`...)
+	for i, e := range encoded {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	b = append(b, "]}"...)
+	return string(b)
+}

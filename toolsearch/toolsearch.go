@@ -33,6 +33,7 @@
 package toolsearch
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -89,18 +90,32 @@ const (
 	bm25B  = 0.75
 )
 
-// Index ranks a fixed set of tools.
+// Index ranks a fixed set of tools. A search reads it by term and by
+// tool number, without building maps, so that it costs little beside the
+// answer it serves.
 type Index struct {
-	names   []string
-	byName  map[string]int
-	tf      []map[string]int // per tool: term counts
-	length  []int            // per tool: terms
-	avgLen  float64
-	idf     map[string]float64
-	pop     []float64
-	pairs   []map[int]float64    // per tool: co-used tool -> Jaccard
-	demand  map[string][]float64 // per profile, per tool: share of its sessions
-	weights Weights
+	names    []string
+	byName   map[string]int
+	termIDs  map[string]int
+	postings [][]posting // per term: the tools holding it
+	idf      []float64   // per term
+	norm     []float64   // per tool: BM25's length normalisation
+	pop      []float64
+	pairs    [][]coUse            // per tool: co-used tools
+	demand   map[string][]float64 // per profile, per tool: share of its sessions
+	weights  Weights
+}
+
+// posting is one tool holding a term, f times.
+type posting struct {
+	tool int
+	f    float64
+}
+
+// coUse is a co-used tool and the Jaccard index of the two.
+type coUse struct {
+	tool   int
+	weight float64
 }
 
 // New builds an index over docs (names distinct; a repeated name keeps the
@@ -109,35 +124,48 @@ func New(docs []Doc, p *Priors, w Weights) *Index {
 	if w == (Weights{}) {
 		w = DefaultWeights()
 	}
-	ix := &Index{byName: make(map[string]int, len(docs)), idf: map[string]float64{}, weights: w}
-	df := map[string]int{}
+	ix := &Index{byName: make(map[string]int, len(docs)), termIDs: map[string]int{}, weights: w}
+	var lengths []int
+	var avgLen float64
 	for _, d := range docs {
 		if _, dup := ix.byName[d.Name]; dup || d.Name == "" {
 			continue
 		}
-		ix.byName[d.Name] = len(ix.names)
+		tool := len(ix.names)
+		ix.byName[d.Name] = tool
 		ix.names = append(ix.names, d.Name)
 		terms := docTerms(d)
 		tf := make(map[string]int, len(terms))
 		for _, t := range terms {
 			tf[t]++
 		}
-		for t := range tf {
-			df[t]++
+		for _, t := range slices.Sorted(maps.Keys(tf)) {
+			id, ok := ix.termIDs[t]
+			if !ok {
+				id = len(ix.postings)
+				ix.termIDs[t] = id
+				ix.postings = append(ix.postings, nil)
+			}
+			ix.postings[id] = append(ix.postings[id], posting{tool: tool, f: float64(tf[t])})
 		}
-		ix.tf = append(ix.tf, tf)
-		ix.length = append(ix.length, len(terms))
-		ix.avgLen += float64(len(terms))
+		lengths = append(lengths, len(terms))
+		avgLen += float64(len(terms))
 	}
 	n := float64(len(ix.names))
 	if n > 0 {
-		ix.avgLen /= n
+		avgLen /= n
 	}
-	for t, d := range df {
-		ix.idf[t] = math.Log(1 + (n-float64(d)+0.5)/(float64(d)+0.5))
+	ix.idf = make([]float64, len(ix.postings))
+	for id, ps := range ix.postings {
+		d := float64(len(ps))
+		ix.idf[id] = math.Log(1 + (n-d+0.5)/(d+0.5))
+	}
+	ix.norm = make([]float64, len(ix.names))
+	for i, l := range lengths {
+		ix.norm[i] = bm25K1 * (1 - bm25B + bm25B*float64(l)/max(avgLen, 1))
 	}
 	ix.pop = make([]float64, len(ix.names))
-	ix.pairs = make([]map[int]float64, len(ix.names))
+	ix.pairs = make([][]coUse, len(ix.names))
 	if p != nil && len(p.Demand) > 0 {
 		ix.demand = make(map[string][]float64, len(p.Demand))
 		for profile, m := range p.Demand {
@@ -153,10 +181,7 @@ func New(docs []Doc, p *Priors, w Weights) *Index {
 			ix.pop[i] = p.Tools[name]
 			for other, j := range p.Pairs[name] {
 				if k, ok := ix.byName[other]; ok && k != i {
-					if ix.pairs[i] == nil {
-						ix.pairs[i] = map[int]float64{}
-					}
-					ix.pairs[i][k] = j
+					ix.pairs[i] = append(ix.pairs[i], coUse{tool: k, weight: j})
 				}
 			}
 		}
@@ -196,16 +221,29 @@ func (ix *Index) SearchAs(profile, query string, used []string, limit int, allow
 			usedIdx = append(usedIdx, i)
 		}
 	}
-	text := make([]float64, len(ix.names))
+	text := ix.bm25(q)
 	allowed := make([]bool, len(ix.names))
 	var best float64
 	for i := range ix.names {
-		text[i] = ix.bm25(i, q)
 		if allowed[i] = allow == nil || allow(ix.names[i]); allowed[i] {
 			best = max(best, text[i])
 		}
 	}
 	seeds := ix.seeds(text)
+	// Each tool's best co-use with the used tools and with the seeds,
+	// spread from the few tools' pairs rather than looked up per tool.
+	co := make([]float64, len(ix.names))
+	for _, u := range usedIdx {
+		for _, p := range ix.pairs[u] {
+			co[p.tool] = max(co[p.tool], p.weight)
+		}
+	}
+	fb := make([]float64, len(ix.names))
+	for _, sd := range seeds {
+		for _, p := range ix.pairs[sd.i] {
+			fb[p.tool] = max(fb[p.tool], sd.share*p.weight)
+		}
+	}
 	// The best limit hits, kept sorted by insertion: limit is small, and a
 	// full sort of every tool would cost most of a search.
 	hits := make([]Hit, 0, min(limit, len(ix.names)))
@@ -222,16 +260,8 @@ func (ix *Index) SearchAs(profile, query string, used []string, limit int, allow
 		if best > 0 {
 			s += w.Text * text[i] / best
 		}
-		var co float64
-		for _, u := range usedIdx {
-			co = max(co, ix.pairs[u][i])
-		}
-		s += w.CoUse * co
-		var fb float64
-		for _, sd := range seeds {
-			fb = max(fb, sd.share*ix.pairs[sd.i][i])
-		}
-		s += w.Feedback * fb
+		s += w.CoUse * co[i]
+		s += w.Feedback * fb[i]
 		h := Hit{Name: name, Score: s}
 		if len(hits) == limit && better(hits[limit-1], h) {
 			continue
@@ -293,15 +323,19 @@ func better(a, b Hit) bool {
 	return a.Name < b.Name
 }
 
-func (ix *Index) bm25(i int, q []string) float64 {
-	var s float64
-	tf, norm := ix.tf[i], bm25K1*(1-bm25B+bm25B*float64(ix.length[i])/max(ix.avgLen, 1))
+// bm25 returns each tool's BM25 score for the query terms q, summed in
+// q's order.
+func (ix *Index) bm25(q []string) []float64 {
+	s := make([]float64, len(ix.names))
 	for _, t := range q {
-		f := float64(tf[t])
-		if f == 0 {
+		id, ok := ix.termIDs[t]
+		if !ok {
 			continue
 		}
-		s += ix.idf[t] * f * (bm25K1 + 1) / (f + norm)
+		idf := ix.idf[id]
+		for _, p := range ix.postings[id] {
+			s[p.tool] += idf * p.f * (bm25K1 + 1) / (p.f + ix.norm[p.tool])
+		}
 	}
 	return s
 }
