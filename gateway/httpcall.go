@@ -45,7 +45,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/telemetry"
@@ -161,9 +160,8 @@ func plainHTTPCall(r *http.Request, body []byte) (_ *jsonrpc.Request, _ *mcp.Cal
 	if !ok || v[0] == nil || (v[1] != nil && v[1][0] != '{') || v[2] == nil || v[2][0] != '{' {
 		return nil, nil, "", false
 	}
-	var params *mcp.CallToolParamsRaw
-	// Decoded as the SDK's unmarshalParams decodes it (fastcall.go).
-	if _, err := segjson.Parse(req.Params, &params, segjson.DontMatchCaseInsensitiveStructFields); err != nil || params == nil {
+	params, ok := decodeCallParams(req.Params)
+	if !ok {
 		return nil, nil, "", false
 	}
 	if version, _ := params.Meta[mcp.MetaKeyProtocolVersion].(string); version != protocolSessionless || !learnableMeta(params.Meta) {
