@@ -1,18 +1,14 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolprof/toolprof/internal/testupstream"
 	"github.com/toolprof/toolprof/launch"
 	"github.com/toolprof/toolprof/profiles"
 	"github.com/toolprof/toolprof/upstream"
@@ -24,26 +20,9 @@ import (
 // no tools/list_changed for it. The 503 is a fake's, in front of a real
 // SDK server.
 func TestTransientListFailureIsRetried(t *testing.T) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "warming"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "one"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{}, nil, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-	var failList atomic.Bool
+	url, failList := testupstream.WarmingServer(t, "warming")
 	failList.Store(true)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && failList.Load() {
-			body, _ := io.ReadAll(r.Body)
-			if bytes.Contains(body, []byte(`"tools/list"`)) {
-				http.Error(w, "warming up", http.StatusServiceUnavailable)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
-	doc := launch.Document{Servers: []launch.Server{{Name: "h", Transport: launch.StreamableHTTP, URL: ts.URL, Source: "x.mcp.json:1"}}}
+	doc := launch.Document{Servers: []launch.Server{{Name: "h", Transport: launch.StreamableHTTP, URL: url, Source: "x.mcp.json:1"}}}
 	r, err := doc.Resolve(func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
