@@ -54,10 +54,11 @@ func serveRaw(t tb, g *Gateway, profile string, fast bool) *rawClient {
 		c.done <- err
 	}()
 	// A call that comes before ServeStdio has bound the session goes to
-	// the SDK; wait for the binding so that the fast path's cases are its.
-	for deadline := time.Now().Add(10 * time.Second); fast && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	// the SDK, and Close ends only bound connections: wait for the binding
+	// so that the fast path's cases are its, and a shutdown ends it.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		g.mu.Lock()
-		bound := len(g.fast) > 0
+		bound := len(g.stdio) > 0
 		g.mu.Unlock()
 		if bound {
 			break
@@ -511,6 +512,44 @@ var fastScenarios = []fastScenario{
 			return []step{call(p, 1, "test_simple_text", `{}`), call(p, 2, "test_simple_text", `{}`)}
 		},
 	},
+}
+
+// Close ends every stdio connection, of either protocol and with the fast
+// path on or off: a 2026-07-28 connection's requests are sessionless, and
+// its connection was left serving (and its calls answered) after Close.
+func TestCloseEndsEveryStdioConnection(t *testing.T) {
+	for _, protocol := range []string{legacyProtocol, protocolSessionless} {
+		for _, fast := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/fast=%v", protocol, fast), func(t *testing.T) {
+				defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+				g, err := New(context.Background(), Options{Upstream: NewCatalogUpstream(everythingCatalog())})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := serveRaw(t, g, "", fast)
+				for _, s := range append(handshake(protocol), call(protocol, 1, "test_simple_text", `{}`)) {
+					c.send(s.line)
+					if s.await != "" {
+						c.await(s.await)
+					}
+				}
+				if err := g.Close(); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case err := <-c.done:
+					if err != nil {
+						t.Errorf("serve: %v", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the connection is still served after Close")
+				}
+				c.w.Close()
+				for range c.lines {
+				}
+			})
+		}
+	}
 }
 
 // The fast path answers exactly as the SDK's dispatch: for every gate's

@@ -161,7 +161,7 @@ type Gateway struct {
 	mu       sync.Mutex
 	servers  map[serverKey]*mcp.Server
 	sessions map[*mcp.ServerSession]*session
-	fast     map[*mcp.ServerSession]*fastConn // stdio sessions' fast paths (fastcall.go)
+	stdio    map[*mcp.ServerSession]*fastConn // stdio connections, with their fast path or nil (fastcall.go)
 	fastHTTP []*mcp.ServerSession             // the HTTP fast path's sessions (httpcall.go)
 	closed   bool
 	ending   sync.WaitGroup // goroutines waiting for sessions to end
@@ -267,7 +267,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		cursorKey: key,
 		servers:   make(map[serverKey]*mcp.Server),
 		sessions:  make(map[*mcp.ServerSession]*session),
-		fast:      make(map[*mcp.ServerSession]*fastConn),
+		stdio:     make(map[*mcp.ServerSession]*fastConn),
 		usage:     make(map[usageKey]*usageEntry),
 		listing:   make(chan struct{}, 1),
 		relist:    newRelister(opts.RelistBackoff),
@@ -455,16 +455,27 @@ func (g *Gateway) serveStdio(ctx context.Context, profile string, t mcp.Transpor
 	fc := ft.conn
 	if fc != nil {
 		fc.serving(ss)
-		g.mu.Lock()
-		g.fast[ss] = fc
-		g.mu.Unlock()
-		defer func() {
-			fc.wait()
-			g.mu.Lock()
-			delete(g.fast, ss)
-			g.mu.Unlock()
-		}()
 	}
+	// Tracked here, not only as a session: a 2026-07-28 connection's
+	// requests are sessionless, and Close must end it all the same.
+	g.mu.Lock()
+	shut := g.closed
+	if !shut {
+		g.stdio[ss] = fc
+	}
+	g.mu.Unlock()
+	if shut {
+		ss.Close()
+		return nil
+	}
+	defer func() {
+		if fc != nil {
+			fc.wait()
+		}
+		g.mu.Lock()
+		delete(g.stdio, ss)
+		g.mu.Unlock()
+	}()
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }()
 	select {
@@ -489,7 +500,7 @@ func (g *Gateway) serveStdio(ctx context.Context, profile string, t mcp.Transpor
 // waitFast waits until the calls the fast path took on ss have returned.
 func (g *Gateway) waitFast(ss *mcp.ServerSession) {
 	g.mu.Lock()
-	fc := g.fast[ss]
+	fc := g.stdio[ss]
 	g.mu.Unlock()
 	if fc != nil {
 		fc.wait()
@@ -508,10 +519,15 @@ func (g *Gateway) close() error {
 	g.mu.Lock()
 	g.closed = true
 	open := slices.Collect(maps.Keys(g.sessions))
-	fast := maps.Clone(g.fast)
+	for ss := range g.stdio {
+		if _, ok := g.sessions[ss]; !ok {
+			open = append(open, ss)
+		}
+	}
+	stdio := maps.Clone(g.stdio)
 	g.mu.Unlock()
 	for _, ss := range open {
-		if fc := fast[ss]; fc != nil {
+		if fc := stdio[ss]; fc != nil {
 			fc.drain() // as the SDK's Close lets its own calls finish
 		}
 		ss.Close()
