@@ -3,7 +3,6 @@ package toolsearch
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 )
 
 // ListQuery is the find_tools query that asks for the names of the tools a
@@ -15,13 +14,12 @@ const ListQuery = "*"
 // Names returns the indexed tools allow passes (nil: every tool), sorted
 // by name: what find_tools answers to ListQuery (NamesAnswer).
 func (ix *Index) Names(allow func(name string) bool) []string {
-	out := make([]string, 0, len(ix.names))
-	for _, n := range ix.names {
+	out := make([]string, 0, len(ix.sorted))
+	for _, n := range ix.sorted {
 		if allow == nil || allow(n) {
 			out = append(out, n)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 

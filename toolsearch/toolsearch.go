@@ -95,6 +95,7 @@ const (
 // answer it serves.
 type Index struct {
 	names    []string
+	sorted   []string // names in order, for Names
 	byName   map[string]int
 	termIDs  map[string]int
 	postings [][]posting // per term: the tools holding it
@@ -151,6 +152,7 @@ func New(docs []Doc, p *Priors, w Weights) *Index {
 		lengths = append(lengths, len(terms))
 		avgLen += float64(len(terms))
 	}
+	ix.sorted = slices.Sorted(slices.Values(ix.names))
 	n := float64(len(ix.names))
 	if n > 0 {
 		avgLen /= n
