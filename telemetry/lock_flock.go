@@ -1,4 +1,4 @@
-//go:build unix
+//go:build !windows && !plan9 && !solaris && !aix && !android
 
 package telemetry
 
@@ -10,7 +10,7 @@ import (
 )
 
 // tryLock takes f's exclusive lock without waiting, as bbolt's writer
-// takes it (flock), failing with errLockHeld when another holds it. The
+// takes it here (flock; the build constraint is bbolt's), failing with errLockHeld when another holds it. The
 // lock goes with f's close.
 func tryLock(f *os.File) error {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
