@@ -319,9 +319,8 @@ type RenderOptions struct {
 // cells returns the header and rows shared by the table and the markdown:
 // the model measure first (the headline), the wire measure beside it.
 func (r *Report) cells(opts RenderOptions) ([]string, [][]string) {
-	header := []string{"profile", "tools",
-		"model anthropic", "model openai", "share of full (model)", "saved vs full (model)", "instr (model)",
-		"wire o200k", "wire cl100k", "wire bytes", "bytes/4 (estimate)", "share of full (wire)", "instr (wire)", "icons (wire)"}
+	header := append(slices.Clone(leadColumns), "share of full (model)", "saved vs full (model)", "instr (model)",
+		"wire o200k", "wire cl100k", "wire bytes", "bytes/4 (estimate)", "share of full (wire)", "instr (wire)", "icons (wire)")
 	if r.Sessions != nil {
 		header = append(header, "session mean", "session p50", "session p95", "session share of full", "refused sessions")
 	}

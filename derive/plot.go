@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -195,7 +196,8 @@ func (res *Result) marks() []Mark {
 }
 
 // Plot draws the cost/coverage frontier of the derive part, the top-k
-// baseline, the solver at a grid of targets and each profile, as a PNG.
+// baseline, the solver at a grid of targets and each profile, as a PNG
+// marked as derive's (CheckPlotReplace).
 func (res *Result) Plot(w io.Writer) error {
 	marks := res.marks()
 	opt := res.options
@@ -216,6 +218,14 @@ func (res *Result) Plot(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	_, err = wt.WriteTo(w)
+	var png bytes.Buffer
+	if _, err := wt.WriteTo(&png); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	marked, err := markPNG(png.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(marked)
 	return err
 }

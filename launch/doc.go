@@ -21,7 +21,11 @@
 //
 // An entry without "type" (or with "stdio") runs "command" with "args",
 // "env" and "cwd" (a relative cwd is taken from the directory of the file
-// that declares it). "type" "http", "streamable_http" or "streamableHttp"
+// that declares it). A command without a '/' is looked up on PATH; a
+// relative path is taken from the cwd, else from the declaring file's
+// directory, and made absolute when resolving, so that it never depends
+// on the gateway's working directory ([ResolvedServer.LookCommand] checks
+// it can be run). "type" "http", "streamable_http" or "streamableHttp"
 // connects to "url" with "headers"; an entry with a "url" and no "type" is
 // streamable HTTP too. "type" "sse" is refused: SSE is unsupported, migrate
 // to streamable_http. Decoding is strict: an unknown key, a value of the

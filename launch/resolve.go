@@ -43,13 +43,16 @@ type Lookup func(name string) (string, bool)
 type ResolvedServer struct {
 	Name      string
 	Transport Transport
-	Command   string
-	Args      []string
-	Env       map[string]string
-	Cwd       string // absolute when it was declared relative to its file
-	URL       string
-	Headers   map[string]string
-	OAuth     *ResolvedOAuth // nil: no OAuth
+	// Command is a bare name to look up on PATH, or a path: absolute when
+	// it was declared relative in a file, taken from Cwd, else from the
+	// file's directory.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string // absolute when it was declared relative to its file
+	URL     string
+	Headers map[string]string
+	OAuth   *ResolvedOAuth // nil: no OAuth
 	// Template is the entry as written.
 	Template Server
 
@@ -113,6 +116,9 @@ func resolveServer(s Server, lookup Lookup) (ResolvedServer, error) {
 	rs.OAuth = r.resolveOAuth(s.OAuth)
 	if rs.Cwd != "" && !filepath.IsAbs(rs.Cwd) && s.dir != "" {
 		rs.Cwd = filepath.Join(s.dir, rs.Cwd)
+	}
+	if s.Transport == Stdio {
+		rs.Command = resolveCommand(rs.Command, rs.Cwd, s.dir)
 	}
 	if len(r.errs) == 0 && s.Transport == StreamableHTTP && rs.URL != s.URL {
 		// Checked here, naming the template: the parse error would quote

@@ -391,11 +391,19 @@ func (r *Recorder) closeSegment(now time.Time) error {
 // finishStale closes segments left open by recorders that died (a crash):
 // this replica's, and other replicas' that nobody has touched for staleAge.
 // A segment whose lock is held belongs to a live process and is left alone.
+// It removes the .creating files recorders died creating (sweepCreating).
 func (r *Recorder) finishStale() {
 	segs, err := ListSegments([]string{r.dir})
 	if err != nil {
 		r.log.Warn("list telemetry segments", "err", err)
 		return
+	}
+	removed, err := sweepCreating(r.dir, time.Now().Add(-staleAge))
+	for _, path := range removed {
+		r.log.Info("removed a segment file a stopped recorder left while creating it", "file", path)
+	}
+	if err != nil {
+		r.log.Warn("cannot remove a segment file a stopped recorder left while creating it", "err", err)
 	}
 	own := r.Health().Segment
 	for _, s := range segs {

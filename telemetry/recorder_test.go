@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -691,5 +692,102 @@ func TestFailedSegmentCreationLeavesNoFile(t *testing.T) {
 	}
 	if len(left) > 0 {
 		t.Errorf("%d .creating files left: %v", len(left), left)
+	}
+}
+
+// TestCreatingLeftoversSwept: a recorder starting removes the .creating
+// files recorders died creating (no lock held, untouched for staleAge),
+// and leaves one a live process holds, one too young to tell from a
+// creation under way, and files that are no segment's.
+func TestCreatingLeftoversSwept(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		file    string // name in the telemetry directory
+		held    bool   // a live second process holds the file's lock
+		old     bool   // last modified before staleAge ago
+		removed bool
+	}{
+		{name: "this replica's, creator dead", file: filepath.Base(segmentPath("", "me", at, true)) + creatingSuffix, old: true, removed: true},
+		{name: "another replica's, creator dead", file: filepath.Base(segmentPath("", "other", at, true)) + creatingSuffix, old: true, removed: true},
+		{name: "this replica's, held by a live process", file: filepath.Base(segmentPath("", "me", at, true)) + creatingSuffix, held: true, old: true},
+		{name: "another replica's, held by a live process", file: filepath.Base(segmentPath("", "other", at, true)) + creatingSuffix, held: true, old: true},
+		{name: "too young to tell from a creation under way", file: filepath.Base(segmentPath("", "other", at, true)) + creatingSuffix},
+		{name: "this replica's, too young", file: filepath.Base(segmentPath("", "me", at, true)) + creatingSuffix},
+		{name: "no segment's name", file: "notes" + creatingSuffix, old: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tt.file)
+			if tt.held {
+				_, out, _ := startChild(t, "hold:"+path)
+				if !out.Scan() || out.Text() != "HELD" {
+					t.Fatalf("holder: %q", out.Text())
+				}
+			} else if err := os.WriteFile(path, nil, 0o600); err != nil { // as a crash before bbolt's lock leaves it
+				t.Fatal(err)
+			}
+			if tt.old {
+				old := time.Now().Add(-2 * staleAge)
+				if err := os.Chtimes(path, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, logs := openTestRecorder(t, dir, RecorderOptions{Replica: "me"})
+			waitSegmentChange(t, r, "")
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := os.Stat(path)
+			if gone := errors.Is(err, fs.ErrNotExist); gone != tt.removed {
+				t.Errorf("removed %v, want %v (stat: %v); log:\n%s", gone, tt.removed, err, logs)
+			}
+		})
+	}
+}
+
+// TestCreatingSweepLeavesLiveCreationsAlone: sweeping .creating files
+// while recorders create their segments never takes one from its creator,
+// whose segment then opens and keeps its calls.
+func TestCreatingSweepLeavesLiveCreationsAlone(t *testing.T) {
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	swept := make(chan []string)
+	go func() {
+		var all []string
+		defer func() { swept <- all }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			removed, _ := sweepCreating(dir, time.Now().Add(-staleAge))
+			all = append(all, removed...)
+		}
+	}()
+	const recorders = 150
+	for i := range recorders {
+		r, _ := openTestRecorder(t, dir, RecorderOptions{Replica: "same"})
+		r.Call(Call{Session: fmt.Sprintf("same/%d", i), Seq: 1, Tool: "t"})
+		if err := r.Close(); err != nil {
+			close(stop)
+			<-swept
+			t.Fatalf("recorder %d: %v", i, err)
+		}
+		if h := r.Health(); h.Written != 1 {
+			close(stop)
+			<-swept
+			t.Fatalf("recorder %d: %+v", i, h)
+		}
+	}
+	close(stop)
+	if all := <-swept; len(all) != 0 {
+		t.Errorf("the sweep removed %d files live recorders were creating: %v", len(all), all[:1])
+	}
+	usage, err := ReadUsage(context.Background(), []string{dir}, Window{})
+	if err != nil || len(usage) != recorders {
+		t.Fatalf("usage of %d sessions, %v: want %d", len(usage), err, recorders)
 	}
 }

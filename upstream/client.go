@@ -462,6 +462,12 @@ func (c *Client) transport(notes *noteCount) (mcp.Transport, *exec.Cmd, error) {
 	}
 	switch c.srv.Transport {
 	case launch.Stdio:
+		// Checked before each start, naming the entry: exec's own error
+		// names neither the file nor the server, and the command may
+		// appear later (an install), so the server stays retried.
+		if err := c.srv.LookCommand(); err != nil {
+			return nil, nil, err
+		}
 		cmd := exec.Command(c.srv.Command, c.srv.Args...)
 		cmd.Dir = c.srv.Cwd
 		if c.opts.Stderr != nil {

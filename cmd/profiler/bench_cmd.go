@@ -47,7 +47,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, bool, error)
 	fs.BoolVar(&f.paginate, "paginate", false, "measure a client that pages tools/list (starting with cursor \""+gateway.StartCursor+"\") instead of one request without cursor")
 	fs.IntVar(&f.pageSize, "page-size", gateway.DefaultPageSize, "tools per page when paging")
 	fs.StringVar(&f.icons, "icons", profiles.IconsKeep, "price profiles as a server started with --icons `keep` or drop serves them (a profile's icons key wins)")
-	fs.StringVar(&f.out, "out", "", "write the report to `FILE` (atomically) instead of stdout")
+	fs.StringVar(&f.out, "out", "", "write the report to `FILE` (atomically) instead of stdout; replaces only a report bench wrote")
 	fs.BoolVar(&f.results, "results", false, "write a results document: the markdown table headed by the command, date, source and tokenizers")
 	if help, err := f.src.Parse("bench", fs, args, true); help || err != nil {
 		return nil, help, err
@@ -62,6 +62,11 @@ func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, bool, error)
 		return nil, false, usagef("bench: --page-size %d: must be at least 1", f.pageSize)
 	case f.icons != profiles.IconsKeep && f.icons != profiles.IconsDrop:
 		return nil, false, usagef("bench: --icons %q: want %s or %s", f.icons, profiles.IconsKeep, profiles.IconsDrop)
+	}
+	if f.out != "" {
+		if err := bench.CheckReplace(f.out); err != nil {
+			return nil, false, usageError{Err: err}
+		}
 	}
 	if err := f.cache.Check(); err != nil {
 		return nil, false, usagef("bench: --cache-write, --cache-read or --turn-growth: %v", err)

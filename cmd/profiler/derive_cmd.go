@@ -54,7 +54,7 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, error) {
 	fl.BoolVar(&f.check, "check", false, "write nothing; exit 1 when --out differs from what would be written")
 	fl.BoolVar(&c.SkipBad, "skip-bad", false, "skip malformed trace lines (reported) instead of failing")
 	fl.StringVar(&f.summary, "summary", "", "print what changed against the current --out: `markdown`")
-	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png`")
+	fl.StringVar(&f.plot, "plot", "", "draw the cost/coverage frontier to `FILE.png` (replaces only a plot derive drew)")
 	fl.BoolVar(&c.Search, "search", false, "also write find_tools' ranking priors ([search]: each tool's share of sessions, its most co-used tools, each profile's measured demand from the sessions served it), learned from the derive part only")
 	f.groups = addDeriveGroupsFlags(fl)
 	f.choose = addDeriveChooseFlags(fl)
@@ -81,6 +81,11 @@ func parseDeriveFlags(args []string, stderr io.Writer) (*deriveFlags, error) {
 	}
 	if err := f.cache.Check(); err != nil {
 		return nil, usagef("derive: --cache-write, --cache-read or --turn-growth: %v", err)
+	}
+	if f.plot != "" {
+		if err := derive.CheckPlotReplace(f.plot); err != nil {
+			return nil, usageError{Err: err}
+		}
 	}
 	if err := f.groups.check(set); err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func addDeriveGroupsFlags(fl *flag.FlagSet) *deriveGroupsFlags {
 	fl.BoolVar(&g.enabled, "groups", false, "also derive tool groups from co-usage and a grouped profile offering them (enable_tools)")
 	fl.StringVar(&g.profile, "groups-profile", groups.DefaultProfile, "`NAME` of the grouped profile (a derived profile with exactly its base tools offers the groups instead)")
 	fl.Float64Var(&g.maxSwitches, "groups-max-switches", groups.DefaultMaxSwitches, "most switches per session on average (95% upper bound on the derive part) the grouped profile may need")
-	fl.StringVar(&g.report, "groups-report", "", "write the groups report (held-out figures) as JSON to `FILE`")
+	fl.StringVar(&g.report, "groups-report", "", "write the groups report (held-out figures) as JSON to `FILE` (replaces only a groups report)")
 	return g
 }
 
@@ -37,6 +37,11 @@ func (g *deriveGroupsFlags) check(set map[string]bool) error {
 	for _, name := range []string{"groups-profile", "groups-max-switches", "groups-report"} {
 		if set[name] && !g.enabled {
 			return usagef("derive: --%s needs --groups", name)
+		}
+	}
+	if g.report != "" {
+		if err := groups.CheckReplaceReport(g.report); err != nil {
+			return usageError{Err: err}
 		}
 	}
 	if !(g.maxSwitches > 0) || g.maxSwitches > 1e6 {

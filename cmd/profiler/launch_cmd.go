@@ -17,7 +17,8 @@ import (
 func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newCommandFlags("launch", "--launch FILE [--persona NAME] [--format json|toml]",
 		"Prints the launch document a pack (and persona) resolves to, every secret value redacted.\n"+
-			"An unset variable fails here exactly as it would at server start.", stderr)
+			"An unset variable fails here exactly as it would at server start; a command that cannot be\n"+
+			"run (not on PATH, or no executable file) is warned about on stderr.", stderr)
 	file := fs.String("launch", "", "pack `FILE` in .mcp.json format (required)")
 	persona := fs.String("persona", "", "persona `NAME`: merges personas/NAME.mcp.json beside the pack")
 	format := fs.String("format", "json", "output `format`: json or toml")
@@ -40,6 +41,14 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) error
 	resolved, err := doc.Resolve(os.LookupEnv)
 	if err != nil {
 		return fmt.Errorf("resolve %s: %w", *file, err)
+	}
+	for i := range resolved.Servers {
+		// A warning, not a failure: the server would start down and be
+		// retried while the others serve, and this machine may not be the
+		// one that runs it.
+		if err := resolved.Servers[i].LookCommand(); err != nil {
+			fmt.Fprintf(stderr, "launch: warning: %s\n", resolved.Servers[i].Scrub(err.Error()))
+		}
 	}
 	red := resolved.Redacted()
 	if *format == "toml" {

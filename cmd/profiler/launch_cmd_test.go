@@ -41,9 +41,10 @@ func TestLaunchCommand(t *testing.T) {
 		args      []string
 		wantUsage bool
 		wantErr   string
+		wantWarn  string // on stderr
 		check     func(t *testing.T, stdout string)
 	}{
-		{name: "json", args: []string{"--launch", pack}, check: func(t *testing.T, out string) {
+		{name: "json", args: []string{"--launch", pack}, wantWarn: pack + `:2: server "cli": command "srv": not found on PATH`, check: func(t *testing.T, out string) {
 			var doc launch.Document
 			if err := json.Unmarshal([]byte(out), &doc); err != nil {
 				t.Fatal(err)
@@ -97,6 +98,9 @@ func TestLaunchCommand(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("err = %v; stderr:\n%s", err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantWarn) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantWarn, stderr.String())
 			}
 			tt.check(t, stdout.String())
 		})

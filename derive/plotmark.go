@@ -1,0 +1,72 @@
+package derive
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+)
+
+// plotSoftware is the PNG tEXt "Software" value Plot writes: what says an
+// existing file is a plot derive drew, which --plot may replace.
+const plotSoftware = "toolprof profiler derive --plot"
+
+var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+
+// markPNG inserts a tEXt chunk Software=plotSoftware after the IHDR chunk
+// of png (which PNG requires first).
+func markPNG(png []byte) ([]byte, error) {
+	const ihdrEnd = 8 + 4 + 4 + 13 + 4 // signature, length, type, data, CRC
+	if len(png) < ihdrEnd || !bytes.HasPrefix(png, pngSignature) || string(png[12:16]) != "IHDR" {
+		return nil, errors.New("plot: the encoder wrote no PNG")
+	}
+	data := append([]byte("Software\x00"), plotSoftware...)
+	chunk := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
+	chunk = append(chunk, "tEXt"...)
+	chunk = append(chunk, data...)
+	chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
+	out := make([]byte, 0, len(png)+len(chunk))
+	out = append(out, png[:ihdrEnd]...)
+	out = append(out, chunk...)
+	return append(out, png[ihdrEnd:]...), nil
+}
+
+// isPlot reports whether b is a PNG whose chunks before the image data
+// hold the tEXt chunk markPNG writes.
+func isPlot(b []byte) bool {
+	if !bytes.HasPrefix(b, pngSignature) {
+		return false
+	}
+	want := append([]byte("Software\x00"), plotSoftware...)
+	for rest := b[len(pngSignature):]; len(rest) >= 12; {
+		n := binary.BigEndian.Uint32(rest)
+		typ := string(rest[4:8])
+		if uint64(n)+12 > uint64(len(rest)) || typ == "IDAT" {
+			return false
+		}
+		if typ == "tEXt" && bytes.Equal(rest[8:8+n], want) {
+			return true
+		}
+		rest = rest[12+n:]
+	}
+	return false
+}
+
+// CheckPlotReplace reports whether derive --plot may write path: nothing
+// is there, or a plot derive drew is (Plot marks its PNG). Anything else,
+// such as a figure drawn by hand or by another tool, would be lost.
+func CheckPlotReplace(path string) error {
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("derive: --plot %s: %w", path, err)
+	case !isPlot(b):
+		return fmt.Errorf("derive: --plot %s exists and is no plot derive drew (no PNG with a tEXt Software %q chunk), which writing would replace: remove it or name another file", path, plotSoftware)
+	}
+	return nil
+}
