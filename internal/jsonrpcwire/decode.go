@@ -183,6 +183,9 @@ const sdkMaxDepth = 1000
 // max, counted as the SDK's decoder counts them: brackets outside
 // strings, in one pass.
 func nestedDeeper(data []byte, max int) bool {
+	if bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) <= max {
+		return false // fewer openers than max: no nesting reaches it (a quick count, not a walk)
+	}
 	depth, inString, escaped := 0, false, false
 	for _, b := range data {
 		if inString {

@@ -186,3 +186,28 @@ func TestDecodePlainAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedDeeper: the depth is counted as the SDK's decoder counts it,
+// whether the quick count of openers settles it or the walk must: brackets
+// in strings do not nest, and a message exactly max deep is not deeper.
+func TestNestedDeeper(t *testing.T) {
+	const max = 10
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, c := range []struct {
+		name string
+		data string
+		want bool
+	}{
+		{"shallow", `{"a":[1,2]}`, false},
+		{"max deep", deep(max), false},
+		{"one deeper", deep(max + 1), true},
+		{"openers in a string", `{"a":"` + strings.Repeat("[{", max) + `"}`, false},
+		{"escaped quote, openers after it in the string", `["\"` + strings.Repeat("[", max) + `"]`, false},
+		{"many shallow openers", strings.Repeat("[[]]", max), false},
+		{"deep after shallow ones", "[" + strings.Repeat("[]", max) + deep(max) + "]", true},
+	} {
+		if got := nestedDeeper([]byte(c.data), max); got != c.want {
+			t.Errorf("%s: nestedDeeper(%s, %d) = %v, want %v", c.name, c.data, max, got, c.want)
+		}
+	}
+}
