@@ -65,7 +65,7 @@ func DecodeValid(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bo
 	if result != nil {
 		return nil, nil, false
 	}
-	name, ok := plainString(method)
+	name, ok := methodName(method)
 	if !ok {
 		return nil, nil, false
 	}
@@ -173,6 +173,24 @@ func plainString(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return string(s), true
+}
+
+// methodName is plainString of a request's method, the methods every
+// session sends taken from constants rather than allocated per message.
+func methodName(raw json.RawMessage) (string, bool) {
+	switch string(raw) {
+	case `"tools/call"`:
+		return "tools/call", true
+	case `"tools/list"`:
+		return "tools/list", true
+	case `"notifications/cancelled"`:
+		return "notifications/cancelled", true
+	case `"notifications/progress"`:
+		return "notifications/progress", true
+	case `"ping"`:
+		return "ping", true
+	}
+	return plainString(raw)
 }
 
 // sdkMaxDepth is the deepest nesting of objects and arrays the SDK's

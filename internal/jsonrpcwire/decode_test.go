@@ -211,3 +211,35 @@ func TestNestedDeeper(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodName: a method is what plainString makes of it, the common
+// ones without an allocation.
+func TestMethodName(t *testing.T) {
+	for _, c := range []struct {
+		raw    string
+		common bool
+	}{
+		{`"tools/call"`, true},
+		{`"tools/list"`, true},
+		{`"notifications/cancelled"`, true},
+		{`"notifications/progress"`, true},
+		{`"ping"`, true},
+		{`"initialize"`, false},
+		{`"tools\/call"`, false},
+		{`"tools/call "`, false},
+		{`1`, false},
+	} {
+		name, ok := methodName(json.RawMessage(c.raw))
+		wantName, wantOK := plainString(json.RawMessage(c.raw))
+		if name != wantName || ok != wantOK {
+			t.Errorf("methodName(%s) = %q, %v; plainString: %q, %v", c.raw, name, ok, wantName, wantOK)
+		}
+		if !c.common {
+			continue
+		}
+		raw := json.RawMessage(c.raw)
+		if n := testing.AllocsPerRun(100, func() { methodName(raw) }); n != 0 {
+			t.Errorf("methodName(%s) allocates %v times; want none", c.raw, n)
+		}
+	}
+}
