@@ -27,6 +27,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,6 +182,10 @@ type Gateway struct {
 	swapMu    sync.Mutex    // one catalog resolution and swap at a time (catalog.go)
 	admission admission     // calls in flight (admission.go)
 	fastCalls atomic.Uint64 // tools/call the stdio fast path took (fastcall.go)
+
+	// serverInfo is the encoding of the served implementation that a
+	// 2026-07-28 result carries in its _meta, encoded once (rawresult.go).
+	serverInfo json.RawMessage
 }
 
 // serverKey names one cached server: a profile served over a transport,
@@ -271,6 +276,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		usage:     make(map[usageKey]*usageEntry),
 		listing:   make(chan struct{}, 1),
 		relist:    newRelister(opts.RelistBackoff),
+	}
+	if g.serverInfo, err = json.Marshal(g.implementation()); err != nil {
+		return nil, fmt.Errorf("gateway: server name %q, version %q: %w", opts.ServerName, opts.ServerVersion, err)
 	}
 	g.catalog.Store(cat)
 	if opts.MaxProfile != "" {

@@ -53,7 +53,7 @@ func (g *Gateway) encodedResult(res mcp.Result, protocol string) (mcp.Result, in
 				if r.Meta == nil {
 					r.Meta = mcp.Meta{}
 				}
-				r.Meta[mcp.MetaKeyServerInfo] = &mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}
+				r.Meta[mcp.MetaKeyServerInfo] = g.implementation()
 			}
 		}
 		b, err := json.Marshal(r)
@@ -86,11 +86,7 @@ func (g *Gateway) forwardedResult(out *mcp.CallToolResult, raw json.RawMessage, 
 	if out.Meta != nil || bytes.Contains(raw, []byte(`"_meta"`)) {
 		return nil
 	}
-	impl := &mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}
-	info, err := json.Marshal(impl)
-	if err != nil {
-		return nil
-	}
+	info := g.serverInfo
 	rest := bytes.TrimLeft(raw[1:], " \t\r\n")
 	w := make([]byte, 0, len(raw)+len(info)+64)
 	w = append(w, `{"_meta":{"`+mcp.MetaKeyServerInfo+`":`...)
@@ -100,6 +96,12 @@ func (g *Gateway) forwardedResult(out *mcp.CallToolResult, raw json.RawMessage, 
 		w = append(w, ',')
 	}
 	w = append(w, rest...)
-	out.Meta = mcp.Meta{mcp.MetaKeyServerInfo: impl} // the SDK finds it and adds none
+	out.Meta = mcp.Meta{mcp.MetaKeyServerInfo: g.implementation()} // the SDK finds it and adds none
 	return &wireResult{CallToolResult: out, wire: w}
+}
+
+// implementation is the served implementation, a copy of its own for each
+// result that names it.
+func (g *Gateway) implementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: g.opts.ServerName, Version: g.opts.ServerVersion}
 }

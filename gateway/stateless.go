@@ -226,26 +226,28 @@ type usageEntry struct {
 func (g *Gateway) usageSession(method string, req mcp.Request, profile, transport string) *session {
 	cred, hasCred := g.requestCredential(req)
 	name, version, protocol := metaClient(req)
-	s := &session{profile: profile, sessionless: true, cacheScope: "public"}
+	// The session is built only when one is opened: a call of an open
+	// usage session returns that one and allocates none.
+	served, cacheScope := profile, "public"
 	// The caller's list is a function of path and credential: a token that
 	// selects a profile or ceiling is not explored (explorable), and its
 	// listing is private.
 	if g.explorable(profile, cred, hasCred) {
-		s.cacheScope = "private" // callers at one URL see different lists
+		cacheScope = "private" // callers at one URL see different lists
 		key := "client:" + name + "\x00" + time.Now().UTC().Format(time.DateOnly)
 		if hasCred {
 			key = "credential:" + cred.Hash
 		}
 		if g.exploringStable(key) {
-			s.profile = g.cat().explore
+			served = g.cat().explore
 		}
 	} else if hasCred && cred.Selects() {
-		s.cacheScope = "private"
+		cacheScope = "private"
 	}
 	if method != methodListTools && method != methodCallTool {
-		return s
+		return &session{profile: served, sessionless: true, cacheScope: cacheScope}
 	}
-	k := usageKey{rule: telemetry.AttributionTrace, key: traceID(req), profile: s.profile}
+	k := usageKey{rule: telemetry.AttributionTrace, key: traceID(req), profile: served}
 	if k.key == "" {
 		k.rule, k.key = telemetry.AttributionCaller, "client:"+name
 		if hasCred {
@@ -261,6 +263,7 @@ func (g *Gateway) usageSession(method string, req mcp.Request, profile, transpor
 		return e.s
 	}
 	ended = g.sweepUsageLocked(now, k)
+	s := &session{profile: served, sessionless: true, cacheScope: cacheScope}
 	s.rec = telemetry.Session{
 		ID:              g.newSessionID(),
 		Start:           now,

@@ -120,7 +120,7 @@ func (s *Source) Check(ctx context.Context, call CallInfo) (Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return d, err
 	}
-	f := s.active()
+	f := s.current(true).file // the per-call path: looks at most once per CheckEvery
 	if f == nil {
 		return d, nil
 	}

@@ -9,7 +9,9 @@
 // kill switch turns it off whatever the file says. Every use stats the file
 // and reloads it when its modification time, size or inode (reload.IDOf)
 // changed, so an edit reaches the next call and the next new session's
-// instructions without a restart, on stdio and HTTP alike.
+// instructions without a restart, on stdio and HTTP alike. A Source whose
+// CheckEvery is set looks at most that often on the per-call path (Check):
+// an edit then reaches the calls from CheckEvery after it on.
 package opcontext
 
 import (
@@ -39,6 +41,11 @@ const (
 // SizeLimit is the summary length, in characters, above which the size
 // finding fires: the summary is a fixed cost on every session.
 const SizeLimit = 3000
+
+// DefaultCheckEvery is the server's CheckEvery: an edit reaches the calls
+// a tenth of a second after it, a human's edit-then-call never sooner, and
+// a busy server stats the file ten times a second instead of per call.
+const DefaultCheckEvery = 100 * time.Millisecond
 
 // DefaultPath is the sidecar path under a home directory.
 func DefaultPath(home string) string {
@@ -76,12 +83,22 @@ type Status struct {
 // Source is the operating context read from the sidecar. It is safe for
 // concurrent use; every method stats the file first and reloads on change.
 type Source struct {
+	// CheckEvery is the least time between two looks at the file by Check,
+	// which runs on every tools/call: a Check within CheckEvery of the last
+	// look takes the snapshot that look left, which bounds what a call pays
+	// for the stat. Zero looks on every Check. Every other method (a new
+	// session's instructions, the tool, health) always looks. Set it
+	// before the first use.
+	CheckEvery time.Duration
+
 	path        string
 	switchValue string // non-empty: off by kill switch
 	logger      *slog.Logger
+	now         func() time.Time // the monotonic clock CheckEvery is measured on; nil: time.Now
 
-	mu   sync.Mutex
-	snap snapshot
+	mu     sync.Mutex
+	snap   snapshot
+	looked time.Time // when the file was last stat'ed, by now
 }
 
 // snapshot is one load of the file, keyed by what the stat saw.
@@ -129,13 +146,25 @@ func New(env func(string) (string, bool), home string, logger *slog.Logger) *Sou
 // Path is the sidecar path in use ("" when there is no home and no override).
 func (s *Source) Path() string { return s.path }
 
-// current stats the file and returns the snapshot, reloading on change.
-func (s *Source) current() snapshot {
+// current stats the file and returns the snapshot, reloading on change;
+// bounded, it does not stat within CheckEvery of the last look.
+func (s *Source) current(bounded bool) snapshot {
 	if s.switchValue != "" || s.path == "" {
 		return snapshot{}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.CheckEvery > 0 {
+		now := time.Now
+		if s.now != nil {
+			now = s.now
+		}
+		t := now()
+		if bounded && s.snap.loaded && t.Sub(s.looked) < s.CheckEvery {
+			return s.snap
+		}
+		s.looked = t
+	}
 	info, err := os.Stat(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.snap = snapshot{loaded: true}
@@ -198,7 +227,7 @@ func (s *Source) racy() bool {
 
 // active returns the parsed file, or nil when the feature changes nothing.
 func (s *Source) active() *File {
-	return s.current().file
+	return s.current(false).file
 }
 
 // Active reports whether the feature is on: a valid file, no kill switch.
@@ -207,7 +236,7 @@ func (s *Source) Active() bool { return s.active() != nil }
 // Findings returns the health findings about the sidecar, none when it is
 // absent, switched off or fine.
 func (s *Source) Findings() []Finding {
-	return append([]Finding(nil), s.current().findings...)
+	return append([]Finding(nil), s.current(false).findings...)
 }
 
 // Status describes the sidecar now.
@@ -217,7 +246,7 @@ func (s *Source) Status() Status {
 		st.State, st.SwitchValue = StateOff, s.switchValue
 		return st
 	}
-	snap := s.current()
+	snap := s.current(false)
 	switch {
 	case !snap.exists:
 		st.State = StateDormant

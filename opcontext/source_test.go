@@ -358,3 +358,50 @@ func TestConcurrentUseDuringEdits(t *testing.T) {
 		}
 	}
 }
+
+// CheckEvery bounds Check's looks at the file, on an injected clock: a
+// replacement is not seen by a Check within CheckEvery of the last look,
+// is seen by the first one after, and is always seen by the other methods
+// (a new session's instructions, health), whose looks also renew Check's
+// snapshot. Zero looks on every Check.
+func TestCheckEveryBoundsLooks(t *testing.T) {
+	const every = time.Second
+	for _, tt := range []struct {
+		name       string
+		checkEvery time.Duration
+		after      time.Duration // clock advance between the edit and the Check
+		status     bool          // Status looks between the edit and the Check
+		want       string        // revision the Check sees
+	}{
+		{"within the bound: the last look's snapshot", every, every / 2, false, "aaaa"},
+		{"at the bound: looks again", every, every, false, "bbbb"},
+		{"past the bound: looks again", every, 2 * every, false, "bbbb"},
+		{"another method looked within the bound", every, every / 2, true, "bbbb"},
+		{"zero: every Check looks", 0, 0, false, "bbbb"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := writeFile(t, dir, "oc.toml", "version = 1\ncontext_revision = \"aaaa\"\n")
+			s := sourceAt(t, p, nil)
+			clock := time.Unix(1_000_000, 0)
+			s.CheckEvery, s.now = tt.checkEvery, func() time.Time { return clock }
+			call := CallInfo{Tool: "store", Arguments: json.RawMessage(`{}`)}
+			if d, err := s.Check(context.Background(), call); err != nil || d.Revision != "aaaa" {
+				t.Fatalf("first Check: %+v %v", d, err)
+			}
+			next := writeFile(t, dir, "next.toml", "version = 1\ncontext_revision = \"bbbb\"\n")
+			if err := os.Rename(next, p); err != nil {
+				t.Fatal(err)
+			}
+			if tt.status {
+				if got := s.Status().Revision; got != "bbbb" {
+					t.Fatalf("Status after the edit: revision %q, want bbbb", got)
+				}
+			}
+			clock = clock.Add(tt.after)
+			if d, err := s.Check(context.Background(), call); err != nil || d.Revision != tt.want {
+				t.Errorf("Check %v after the edit: revision %q (%v), want %q", tt.after, d.Revision, err, tt.want)
+			}
+		})
+	}
+}

@@ -886,7 +886,10 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParamsRaw) (*
 			rl.notes.wait(ctx, rl.notes.readSoFar())
 		}
 	}
-	return res, c.mapErr(ctx, fmt.Sprintf("tools/call %q", params.Name), err)
+	if err != nil {
+		return res, c.mapErr(ctx, fmt.Sprintf("tools/call %q", params.Name), err) // named only when it failed: a call pays no Sprintf
+	}
+	return res, nil
 }
 
 // ListResources passes one resources/list page through.

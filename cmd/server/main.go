@@ -332,9 +332,11 @@ func readConfiguration(c *config, logger *slog.Logger, stderr io.Writer) (*opcon
 		c.profilesPath, c.profilesNamed, c.profilesFromEnv = v, true, true
 	}
 	// Read once now, so that an invalid sidecar logs its warning at start;
-	// the gateway rereads it on every use.
+	// the gateway rereads it on every use (tools/call: at most every
+	// DefaultCheckEvery).
 	home, _ := os.UserHomeDir()
 	oc := opcontext.New(os.LookupEnv, home, logger)
+	oc.CheckEvery = opcontext.DefaultCheckEvery
 	oc.Active()
 
 	if _, err := launchDocument(c); err != nil {

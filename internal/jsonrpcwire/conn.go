@@ -336,9 +336,10 @@ func (c *Conn) decodeBatch(line []byte) []jsonrpc.Message {
 
 // decodeOne decodes one message, mapping a request's id to a safe one. It
 // returns the message for the SDK (nil: none), or the encoded error answer
-// for a message that is not valid.
+// for a message that is not valid. data is valid JSON (a line decode has
+// checked, or an element of one), so it is not checked again.
 func (c *Conn) decodeOne(data []byte) (jsonrpc.Message, []byte) {
-	msg, rawID, plain := DecodePlain(data)
+	msg, rawID, plain := DecodeValid(data)
 	if !plain {
 		var w struct {
 			ID     json.RawMessage `json:"id"`

@@ -65,7 +65,7 @@ func DecodeValid(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bo
 	if result != nil {
 		return nil, nil, false
 	}
-	name, ok := plainString(method)
+	name, ok := methodName(method)
 	if !ok {
 		return nil, nil, false
 	}
@@ -175,6 +175,24 @@ func plainString(raw json.RawMessage) (string, bool) {
 	return string(s), true
 }
 
+// methodName is plainString of a request's method, the methods every
+// session sends taken from constants rather than allocated per message.
+func methodName(raw json.RawMessage) (string, bool) {
+	switch string(raw) {
+	case `"tools/call"`:
+		return "tools/call", true
+	case `"tools/list"`:
+		return "tools/list", true
+	case `"notifications/cancelled"`:
+		return "notifications/cancelled", true
+	case `"notifications/progress"`:
+		return "notifications/progress", true
+	case `"ping"`:
+		return "ping", true
+	}
+	return plainString(raw)
+}
+
 // sdkMaxDepth is the deepest nesting of objects and arrays the SDK's
 // decoder accepts in a message (encoding/json takes ten times as deep).
 const sdkMaxDepth = 1000
@@ -183,6 +201,9 @@ const sdkMaxDepth = 1000
 // max, counted as the SDK's decoder counts them: brackets outside
 // strings, in one pass.
 func nestedDeeper(data []byte, max int) bool {
+	if bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) <= max {
+		return false // fewer openers than max: no nesting reaches it (a quick count, not a walk)
+	}
 	depth, inString, escaped := 0, false, false
 	for _, b := range data {
 		if inString {

@@ -186,3 +186,60 @@ func TestDecodePlainAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedDeeper: the depth is counted as the SDK's decoder counts it,
+// whether the quick count of openers settles it or the walk must: brackets
+// in strings do not nest, and a message exactly max deep is not deeper.
+func TestNestedDeeper(t *testing.T) {
+	const max = 10
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, c := range []struct {
+		name string
+		data string
+		want bool
+	}{
+		{"shallow", `{"a":[1,2]}`, false},
+		{"max deep", deep(max), false},
+		{"one deeper", deep(max + 1), true},
+		{"openers in a string", `{"a":"` + strings.Repeat("[{", max) + `"}`, false},
+		{"escaped quote, openers after it in the string", `["\"` + strings.Repeat("[", max) + `"]`, false},
+		{"many shallow openers", strings.Repeat("[[]]", max), false},
+		{"deep after shallow ones", "[" + strings.Repeat("[]", max) + deep(max) + "]", true},
+	} {
+		if got := nestedDeeper([]byte(c.data), max); got != c.want {
+			t.Errorf("%s: nestedDeeper(%s, %d) = %v, want %v", c.name, c.data, max, got, c.want)
+		}
+	}
+}
+
+// TestMethodName: a method is what plainString makes of it, the common
+// ones without an allocation.
+func TestMethodName(t *testing.T) {
+	for _, c := range []struct {
+		raw    string
+		common bool
+	}{
+		{`"tools/call"`, true},
+		{`"tools/list"`, true},
+		{`"notifications/cancelled"`, true},
+		{`"notifications/progress"`, true},
+		{`"ping"`, true},
+		{`"initialize"`, false},
+		{`"tools\/call"`, false},
+		{`"tools/call "`, false},
+		{`1`, false},
+	} {
+		name, ok := methodName(json.RawMessage(c.raw))
+		wantName, wantOK := plainString(json.RawMessage(c.raw))
+		if name != wantName || ok != wantOK {
+			t.Errorf("methodName(%s) = %q, %v; plainString: %q, %v", c.raw, name, ok, wantName, wantOK)
+		}
+		if !c.common {
+			continue
+		}
+		raw := json.RawMessage(c.raw)
+		if n := testing.AllocsPerRun(100, func() { methodName(raw) }); n != 0 {
+			t.Errorf("methodName(%s) allocates %v times; want none", c.raw, n)
+		}
+	}
+}
