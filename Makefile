@@ -153,7 +153,10 @@ load:
 # largest against the smallest. The 1M run needs about 1 GB of disk in
 # $$TMPDIR and minutes on 2 cores.
 # PERF_BASE=DIR times DIR/server (another build, with its
-# everything-server) in the same rounds, to compare builds.
+# everything-server) in the same rounds, and DIR/profiler's derive and
+# stats against this build's on the same telemetry, to compare builds.
+# TOOLPROF_PERF_ONLY=analyzer in the environment leaves out the call and
+# idle-session rows.
 PERF_SESSIONS ?= 100000,1000000
 PERF_BASE     ?=
 perf: build

@@ -43,7 +43,8 @@ const (
 	perfEnv         = "TOOLPROF_PERF"          // set to run TestPerf
 	perfBinEnv      = "TOOLPROF_BIN"           // directory of server, profiler and everything-server
 	perfSessionsEnv = "TOOLPROF_PERF_SESSIONS" // comma-separated session counts for the analyzer; 0 for none
-	perfBaseEnv     = "TOOLPROF_PERF_BASE"     // directory of another build's server, timed in the same rounds
+	perfBaseEnv     = "TOOLPROF_PERF_BASE"     // directory of another build's server and profiler, timed in the same rounds
+	perfOnlyEnv     = "TOOLPROF_PERF_ONLY"     // "analyzer" for the profiler rows alone; empty for every row
 	perfRounds      = 30                       // interleaved rounds of calls, per transport
 	perfRoundCalls  = 40                       // calls per side per round
 	perfIdle        = 500                      // idle HTTP sessions held for the RSS figure
@@ -71,10 +72,16 @@ func TestPerf(t *testing.T) {
 			t.Fatalf("%s: %v (want the directory of another build's server)", perfBaseEnv, err)
 		}
 	}
+	only := os.Getenv(perfOnlyEnv)
+	if only != "" && only != "analyzer" {
+		t.Fatalf("%s=%q: want analyzer, or empty for every row", perfOnlyEnv, only)
+	}
 	var rows []perfRow
-	rows = append(rows, perfCalls(t, bin, base, "stdio")...)
-	rows = append(rows, perfCalls(t, bin, base, "http")...)
-	rows = append(rows, perfIdleSessions(t, bin))
+	if only == "" {
+		rows = append(rows, perfCalls(t, bin, base, "stdio")...)
+		rows = append(rows, perfCalls(t, bin, base, "http")...)
+		rows = append(rows, perfIdleSessions(t, bin))
+	}
 	sizes := []int{100_000, 1_000_000}
 	if v := os.Getenv(perfSessionsEnv); v != "" {
 		sizes = nil
@@ -89,6 +96,11 @@ func TestPerf(t *testing.T) {
 		}
 	}
 	rows = append(rows, perfAnalyzer(t, bin, sizes)...)
+	if base != "" {
+		if _, err := os.Stat(filepath.Join(base, "profiler")); err == nil {
+			rows = append(rows, perfAnalyzerVersus(t, bin, base, sizes)...)
+		}
+	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "measure\tvalue\ttarget")
@@ -415,6 +427,71 @@ func perfAnalyzer(t *testing.T, bin string, sizes []int) []perfRow {
 			per := func(i int) float64 { return rs[i].cpu.Seconds() / float64(sizes[i]) }
 			rows = append(rows, perfRow{fmt.Sprintf("profiler %s: cpu per session, %d vs %d", step, sizes[hi], sizes[lo]),
 				fmt.Sprintf("%.2fx", per(hi)/per(lo)), "within 1.2x"})
+		}
+	}
+	return rows
+}
+
+// perfAnalyzerVersus times profiler derive and stats of bin against base's
+// (another build) on one sessiongen telemetry directory per size,
+// alternating which goes first over three runs each, so that load on a
+// shared machine falls on both; it reports each build's least wall and CPU
+// time and peak RSS.
+func perfAnalyzerVersus(t *testing.T, bin, base string, sizes []int) []perfRow {
+	var rows []perfRow
+	for _, n := range sizes {
+		dir := t.TempDir()
+		trace, cat := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "catalog.json")
+		names := sessiongen.ToolNames(300)
+		for path, fn := range map[string]func(*os.File) error{
+			trace: func(f *os.File) error {
+				return sessiongen.WriteTrace(f, sessiongen.Config{Seed: 1, Sessions: n, Tools: names})
+			},
+			cat: func(f *os.File) error { return sessiongen.WriteCatalog(f, names, 1) },
+		} {
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fn(f); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tdir := filepath.Join(dir, "telemetry")
+		perfRun(t, base, "import", "--telemetry", tdir, trace)
+		os.Remove(trace)
+		for _, step := range []string{"derive", "stats"} {
+			type best struct {
+				wall, cpu time.Duration
+				rss       int64
+			}
+			bests := map[string]*best{}
+			builds := []string{bin, base}
+			for i := range 6 {
+				b := builds[(i+i/2)%2] // bin, base, base, bin, bin, base
+				args := []string{step, "--telemetry", tdir, "--catalog", cat}
+				if step == "derive" {
+					args = append(args, "--out", filepath.Join(dir, "profiles.generated.toml"))
+				}
+				wall, cpu, rss := perfRun(t, b, args...)
+				if bb := bests[b]; bb == nil {
+					bests[b] = &best{wall, cpu, rss}
+				} else {
+					bb.wall, bb.cpu, bb.rss = min(bb.wall, wall), min(bb.cpu, cpu), max(bb.rss, rss)
+				}
+			}
+			for _, b := range builds {
+				label := "this build"
+				if b == base {
+					label = "base " + base
+				}
+				bb := bests[b]
+				rows = append(rows, perfRow{fmt.Sprintf("profiler %s, %d sessions, %s (least of 3)", step, n, label),
+					fmt.Sprintf("%.2fs wall, %.2fs cpu, peak RSS %d MiB", bb.wall.Seconds(), bb.cpu.Seconds(), bb.rss>>20), ""})
+			}
 		}
 	}
 	return rows

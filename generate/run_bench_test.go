@@ -21,7 +21,7 @@ import (
 // benchTelemetry imports n sessiongen sessions over 300 tools into a
 // telemetry directory, as profiler import does, and writes their catalog;
 // it returns Run's config over them.
-func benchTelemetry(b *testing.B, n int) Config {
+func benchTelemetry(b testing.TB, n int) Config {
 	b.Helper()
 	dir := b.TempDir()
 	names := sessiongen.ToolNames(300)

@@ -196,6 +196,53 @@ func (r *recordReader) outcome() Outcome {
 	return o
 }
 
+// decodeCallUsage decodes of a call value what a usage read needs: its
+// session and tool numbers, and whether it was denied or named an unknown
+// tool. It fails where decodeCall would on the fields up to the outcome,
+// and allocates nothing, an inline outcome included: it runs once per call
+// record of every segment read.
+func decodeCallUsage(v []byte) (snum, tool uint32, denied, unknown bool, err error) {
+	var f [4]uint64 // session, seq, tool, duration
+	i := 0
+	for k := range f {
+		// One byte, the usual size of a number local to the segment,
+		// needs no call.
+		if i < len(v) && v[i] < 0x80 {
+			f[k] = uint64(v[i])
+			i++
+			continue
+		}
+		x, n := binary.Uvarint(v[i:])
+		if n <= 0 {
+			return 0, 0, false, false, errShortRecord
+		}
+		f[k], i = x, i+n
+	}
+	if i >= len(v) {
+		return 0, 0, false, false, errShortRecord
+	}
+	code := v[i]
+	switch code { // outcomeCode's, pinned by TestOutcomeCodes
+	case 4:
+		denied = true
+	case 5:
+		unknown = true
+	case outcomeOther:
+		n, m := binary.Uvarint(v[i+1:])
+		j := i + 1 + m
+		if m <= 0 || uint64(len(v)-j) < n {
+			return 0, 0, false, false, errShortRecord
+		}
+		o := string(v[j : j+int(n)]) // compared, not kept: no allocation
+		denied, unknown = o == string(OutcomeDenied), o == string(OutcomeUnknownTool)
+	default:
+		if _, ok := outcomeOfCode(code); !ok {
+			return 0, 0, false, false, fmt.Errorf("unknown outcome code %d", code)
+		}
+	}
+	return uint32(f[0]), uint32(f[2]), denied, unknown, nil
+}
+
 // decodeCall decodes a call value; Session and Tool are left to the caller,
 // which maps the returned numbers to names.
 func decodeCall(k, v []byte) (c Call, snum, tool uint32, err error) {

@@ -55,3 +55,59 @@ func TestCallSearchFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeCallUsage: the usage read's decoder agrees with decodeCall on
+// every call record and every prefix of one (a record cut short): the
+// same session and tool numbers, the same denied and unknown_tool
+// verdicts, and an error exactly where decodeCall fails before the
+// fields after the outcome.
+func TestDecodeCallUsage(t *testing.T) {
+	k := timeKey(time.Unix(1, 0), 0)
+	var calls []Call
+	for _, o := range append([]Outcome{"", "something_new", "x"}, Outcomes()...) {
+		calls = append(calls, Call{Seq: 3, Duration: 5, Outcome: o, RequestBytes: 7, ResponseBytes: 9})
+	}
+	calls = append(calls,
+		Call{Seq: 1 << 40, Duration: 90 * time.Second, Outcome: OutcomeDenied}, // multi-byte varints
+		Call{Seq: 127, Duration: 128, Outcome: OutcomeUnknownTool, Search: true},
+	)
+	var records [][]byte
+	for i, c := range calls {
+		for _, nums := range [][2]uint32{{1, 2}, {200, 70000}} {
+			b := appendCall(nil, nums[0], nums[1]+uint32(i), &c)
+			for n := 0; n <= len(b); n++ {
+				records = append(records, b[:n])
+			}
+		}
+	}
+	records = append(records,
+		[]byte{1, 1, 2, 5, 7},            // unknown outcome code
+		[]byte{1, 1, 2, 5, 0xff, 9, 'a'}, // inline outcome longer than the record
+		bytes.Repeat([]byte{0xff}, 12),   // a varint past 64 bits
+	)
+	for _, b := range records {
+		want, wsn, wtn, werr := decodeCall(k, b)
+		// decodeCall reads past the outcome; the fields after it are not
+		// the usage read's, so its verdict is the record's up to there.
+		head := recordReader{b: b}
+		head.uvarint()
+		head.uvarint()
+		head.uvarint()
+		head.uvarint()
+		head.outcome()
+		sn, tn, denied, unknown, err := decodeCallUsage(b)
+		if (err != nil) != (head.err != nil) {
+			t.Errorf("record %v: error %v, want %v", b, err, head.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if werr == nil && (sn != wsn || tn != wtn) {
+			t.Errorf("record %v: session %d tool %d, want %d %d", b, sn, tn, wsn, wtn)
+		}
+		if denied != (want.Outcome == OutcomeDenied) || unknown != (want.Outcome == OutcomeUnknownTool) {
+			t.Errorf("record %v (outcome %q): denied %v unknown %v", b, want.Outcome, denied, unknown)
+		}
+	}
+}

@@ -454,7 +454,7 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 				}
 			}
 			var sn, tn uint32
-			var outcome Outcome
+			var denied, unknown bool
 			if full {
 				call, s, t, err := decodeCall(k, v)
 				if err != nil || int(s) >= len(names) || int(t) >= len(tools) {
@@ -462,17 +462,13 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 				}
 				call.Session, call.Tool = names[s], tools[t]
 				*calls = append(*calls, call)
-				sn, tn, outcome = s, t, call.Outcome
+				sn, tn = s, t
+				denied, unknown = call.Outcome == OutcomeDenied, call.Outcome == OutcomeUnknownTool
 			} else {
-				// Fast path: session, skip seq, tool, skip duration, outcome.
-				r := recordReader{b: v}
-				sn = uint32(r.uvarint())
-				r.uvarint()
-				tn = uint32(r.uvarint())
-				r.uvarint()
-				outcome = r.outcome()
-				if r.err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
-					return bad("calls", k, cmpErr(r.err, "unknown session or tool number"))
+				var err error
+				sn, tn, denied, unknown, err = decodeCallUsage(v)
+				if err != nil || int(sn) >= len(names) || int(tn) >= len(tools) {
+					return bad("calls", k, cmpErr(err, "unknown session or tool number"))
 				}
 			}
 			p := &per[sn]
@@ -483,10 +479,10 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 			toolCalls[tn]++
 			r := rank[tn]
 			sets[int(sn)*words+int(r/64)] |= 1 << (r % 64)
-			switch outcome {
-			case OutcomeDenied:
+			if denied {
 				p.denied++
-			case OutcomeUnknownTool:
+			}
+			if unknown {
 				p.unknown++
 			}
 		}
@@ -556,6 +552,14 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 	if err := wait(); err != nil {
 		return err
 	}
+	// The tool sets new to st share one allocation: a million sessions'
+	// sets are then one object for the allocator and the collector, not a
+	// million. Each is cut to its length, so an append copies it out.
+	total := 0
+	for _, word := range sets {
+		total += bits.OnesCount64(word)
+	}
+	arena := make([]string, 0, total)
 	for sn, p := range per {
 		if p.calls == 0 {
 			continue
@@ -574,7 +578,11 @@ func readSegment(ctx context.Context, tx *bolt.Tx, path string, w Window, mode s
 		for _, word := range set {
 			n += bits.OnesCount64(word)
 		}
-		u.Tools = slices.Grow(u.Tools, n) // one exact allocation, not doublings
+		if len(u.Tools) == 0 {
+			u.Tools, arena = arena[len(arena):len(arena):len(arena)+n], arena[:len(arena)+n]
+		} else {
+			u.Tools = slices.Grow(u.Tools, n) // one exact allocation, not doublings
+		}
 		for wi, word := range set {
 			for word != 0 {
 				b := bits.TrailingZeros64(word)
