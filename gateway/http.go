@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolprof/toolprof/telemetry"
@@ -113,10 +114,10 @@ func (g *Gateway) httpHandler(fp *httpFast) http.Handler {
 		}
 		var h http.Handler
 		var sessionless bool
-		var body []byte
+		var msg jsonrpc.Message
 		if err == nil {
 			var ok bool
-			sessionless, body, ok = g.routeProtocol(w, r, maxBody)
+			sessionless, msg, ok = g.routeProtocol(w, r, maxBody)
 			if !ok {
 				return
 			}
@@ -136,7 +137,7 @@ func (g *Gateway) httpHandler(fp *httpFast) http.Handler {
 		}
 		if fp != nil && sessionless {
 			var taken bool
-			if r, taken = fp.serve(w, r, profile, body); taken {
+			if r, taken = fp.serve(w, r, profile, msg); taken {
 				return
 			}
 		}

@@ -103,10 +103,12 @@ func (f *httpFast) learn(meta string) {
 }
 
 // serve answers r itself when it is a plain tools/call the SDK would pass
-// to profile's stateless server, reporting whether it did. Otherwise r
-// (returned) may carry what the SDK's dispatch of it would teach.
-func (f *httpFast) serve(w http.ResponseWriter, r *http.Request, profile string, body []byte) (*http.Request, bool) {
-	req, params, meta, ok := plainHTTPCall(r, body)
+// to profile's stateless server, reporting whether it did. msg is r's
+// message as jsonrpcwire.DecodePlain reads its body, nil when it does not.
+// Otherwise r (returned) may carry what the SDK's dispatch of it would
+// teach.
+func (f *httpFast) serve(w http.ResponseWriter, r *http.Request, profile string, msg jsonrpc.Message) (*http.Request, bool) {
+	req, params, meta, ok := plainHTTPCall(r, msg)
 	if !ok {
 		return r, false
 	}
@@ -136,10 +138,10 @@ func (f *httpFast) serve(w http.ResponseWriter, r *http.Request, profile string,
 	return r, true
 }
 
-// plainHTTPCall decodes r (its body read) when it is a request the fast
-// path takes: the SDK's checks pass for every one but those of _meta,
-// whose bytes meta is.
-func plainHTTPCall(r *http.Request, body []byte) (_ *jsonrpc.Request, _ *mcp.CallToolParamsRaw, meta string, ok bool) {
+// plainHTTPCall decodes r, whose body DecodePlain read as msg (nil: it
+// does not), when it is a request the fast path takes: the SDK's checks
+// pass for every one but those of _meta, whose bytes meta is.
+func plainHTTPCall(r *http.Request, msg jsonrpc.Message) (_ *jsonrpc.Request, _ *mcp.CallToolParamsRaw, meta string, ok bool) {
 	h := r.Header
 	if r.Method != http.MethodPost || h.Get(protocolHeader) != protocolSessionless ||
 		h.Get("Mcp-Method") != methodCallTool || len(h.Values("Last-Event-ID")) > 0 {
@@ -151,9 +153,8 @@ func plainHTTPCall(r *http.Request, body []byte) (_ *jsonrpc.Request, _ *mcp.Cal
 	if json, stream := streamableAccepts(h.Values("Accept")); !json || !stream {
 		return nil, nil, "", false
 	}
-	msg, _, ok := jsonrpcwire.DecodePlain(body)
 	req, isReq := msg.(*jsonrpc.Request)
-	if !ok || !isReq || !req.IsCall() || req.Method != methodCallTool {
+	if !isReq || !req.IsCall() || req.Method != methodCallTool {
 		return nil, nil, "", false
 	}
 	v, ok := jsonrpcwire.Members(req.Params, "name", "arguments", "_meta")

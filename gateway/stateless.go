@@ -58,8 +58,10 @@ const protocolHeader = "Mcp-Protocol-Version"
 // 2026-07-28 and later. A POST whose body names a protocol version in
 // _meta that the header does not (or that is sent without the header) is
 // answered -32020 as the SDK does, counted in Health.Refused, and ok is
-// false. body is a POST's body, as read (r's body is then a reader of it).
-func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody int64) (stateless bool, body []byte, ok bool) {
+// false. r's body is then a reader of the bytes read, and msg their
+// message when jsonrpcwire.DecodePlain reads them (nil otherwise), so
+// that the fast path does not decode them again.
+func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody int64) (stateless bool, msg jsonrpc.Message, ok bool) {
 	header := r.Header.Get(protocolHeader)
 	r.Header.Del(jsonrpcwire.RequestIDHeader) // only the gateway's reaches the handlers
 	if r.Method != http.MethodPost {
@@ -77,20 +79,20 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 		return false, nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	id, version, plain := bodyProtocol(body)
+	id, version, plainMsg := bodyProtocol(body)
 	// The span's id is the SDK's: taken from a message it reads the same
 	// way. encoding/json would match a member "ID" for "id".
-	if plain && len(id) > 0 {
+	if plainMsg != nil && len(id) > 0 {
 		r.Header.Set(jsonrpcwire.RequestIDHeader, string(id))
 	}
-	var msg string
+	var refusal string
 	switch {
 	case version == "" || version == header:
-		return header >= protocolSessionless, body, true
+		return header >= protocolSessionless, plainMsg, true
 	case header == "":
-		msg = fmt.Sprintf("%s header is required for requests carrying %q", protocolHeader, mcp.MetaKeyProtocolVersion)
+		refusal = fmt.Sprintf("%s header is required for requests carrying %q", protocolHeader, mcp.MetaKeyProtocolVersion)
 	default:
-		msg = fmt.Sprintf("%s header %q does not match request %s %q", protocolHeader, header, mcp.MetaKeyProtocolVersion, version)
+		refusal = fmt.Sprintf("%s header %q does not match request %s %q", protocolHeader, header, mcp.MetaKeyProtocolVersion, version)
 	}
 	g.refused.headerMismatch.Add(1)
 	g.logger.Warn("refused a request", "reason", "protocol version header mismatch", "header", truncate(header), "body", truncate(version))
@@ -98,7 +100,7 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id,omitempty"`
 		Error   *jsonrpc.Error  `json:"error"`
-	}{"2.0", id, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: msg}}
+	}{"2.0", id, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: refusal}}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
 	json.NewEncoder(w).Encode(resp)
@@ -107,13 +109,13 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 
 // bodyProtocol is the id and _meta protocol version of a single JSON-RPC
 // message; "" for a batch or anything that does not parse (the SDK answers
-// those). plain says the message is one the SDK reads the same way
-// (jsonrpcwire.DecodePlain), so that id is the SDK's; for another the id
-// is encoding/json's reading, good only for the error answer.
-func bodyProtocol(body []byte) (id json.RawMessage, version string, plain bool) {
+// those). plain is the message when the SDK reads it the same way
+// (jsonrpcwire.DecodePlain), so that id is the SDK's; for another (plain
+// nil) the id is encoding/json's reading, good only for the error answer.
+func bodyProtocol(body []byte) (id json.RawMessage, version string, plain jsonrpc.Message) {
 	var params json.RawMessage
 	if msg, raw, ok := jsonrpcwire.DecodePlain(body); ok {
-		id, plain = raw, true
+		id, plain = raw, msg
 		if req, isReq := msg.(*jsonrpc.Request); isReq {
 			params = req.Params
 		}
@@ -123,7 +125,7 @@ func bodyProtocol(body []byte) (id json.RawMessage, version string, plain bool) 
 			Params json.RawMessage `json:"params"`
 		}
 		if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &m) != nil {
-			return nil, "", false
+			return nil, "", nil
 		}
 		id, params = m.ID, m.Params
 	}

@@ -188,18 +188,19 @@ func (h *hardening) handler(next http.Handler) http.Handler {
 		if len(h.token) > 0 && !h.authorized(w, r) {
 			return
 		}
-		if !h.readBody(w, r) {
+		pb, ok := h.readBody(w, r)
+		if !ok {
 			return
 		}
 		if h.onNewSession != nil && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 			h.onNewSession()
 		}
-		done, ok := limits.admit(w, r)
+		done, ok := limits.admit(w, r, pb)
 		if !ok {
 			return
 		}
 		defer done()
-		cancelOnDisconnect(next).ServeHTTP(w, r)
+		serveCancelling(next, w, r, pb)
 	})
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/toolprof/toolprof/gateway"
 )
 
-// BenchmarkHTTPCall prices the hardening wrapper (token check, body limit,
-// disconnect watcher) on one tools/call over streamable HTTP on loopback:
+// BenchmarkHTTPCall prices the hardening wrapper (token check, body limit
+// and checks, session cap, disconnect watcher) on one tools/call over streamable HTTP on loopback:
 // "plain" is the gateway's handler alone, the baseline of the same run.
 // The upstream is a recorded catalog, so the call is the gateway's own
 // upstream_unavailable answer and the figure is the gateway's path only.
@@ -32,7 +32,10 @@ func BenchmarkHTTPCall(b *testing.B) {
 			var h nethttp.Handler = g.HTTPHandler()
 			client := nethttp.DefaultClient
 			if arm.harden {
-				hard := &hardening{token: []byte("bench-token"), maxBodyBytes: defaultMaxBodyBytes}
+				// The session cap is on, as by default: it reads
+				// every POST without a session.
+				hard := &hardening{token: []byte("bench-token"), maxBodyBytes: defaultMaxBodyBytes,
+					maxSessions: defaultMaxSessions, openSessions: g.OpenSessions}
 				h = hard.handler(h)
 				client = &nethttp.Client{Transport: bearer{"bench-token"}}
 			}

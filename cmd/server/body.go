@@ -22,17 +22,18 @@ const (
 // object or array (one message or one batch): the SDK decodes the first
 // JSON value of a body and silently drops whatever follows. It answers the
 // client itself and returns false when the body is refused; otherwise r's
-// body is the bytes read.
-func (h *hardening) readBody(w http.ResponseWriter, r *http.Request) bool {
+// body is the bytes read, and pb what the later checks read of them (nil
+// for a request other than a POST).
+func (h *hardening) readBody(w http.ResponseWriter, r *http.Request) (pb *postBody, ok bool) {
 	limit := h.bodyLimit()
 	if r.ContentLength > limit {
 		http.Error(w, fmt.Sprintf("request body of %d bytes exceeds %d bytes (--max-body-bytes)", r.ContentLength, limit), http.StatusRequestEntityTooLarge)
-		return false
+		return nil, false
 	}
 	// A body without a length (chunked) is cut at the limit.
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	if r.Method != http.MethodPost {
-		return true // GET and DELETE carry no body the SDK reads
+		return nil, true // GET and DELETE carry no body the SDK reads
 	}
 	// Past --read-timeout (http.Server.ReadTimeout) the read fails.
 	body, err := io.ReadAll(r.Body)
@@ -40,26 +41,95 @@ func (h *hardening) readBody(w http.ResponseWriter, r *http.Request) bool {
 	switch {
 	case errors.As(err, &mbe):
 		http.Error(w, fmt.Sprintf("request body exceeds %d bytes (--max-body-bytes)", mbe.Limit), http.StatusRequestEntityTooLarge)
-		return false
+		return nil, false
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
 		http.Error(w, fmt.Sprintf("request body not received within %v (--read-timeout)", h.readTimeout), http.StatusRequestTimeout)
-		return false
+		return nil, false
 	case err != nil:
 		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-		return false
+		return nil, false
 	}
-	if code, msg := checkOneJSONValue(body); code != 0 {
+	pb, code, msg := inspectBody(body)
+	if code != 0 {
 		writeRPCError(w, code, msg)
-		return false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+	return pb, true
 }
 
-// checkOneJSONValue returns a JSON-RPC error code and message unless body
-// is one JSON object or array, surrounded by white space only.
-func checkOneJSONValue(body []byte) (int, string) {
+// postBody is a POST's body with the members of its message (or of each
+// batch member) that the checks read, decoded once for all of them.
+type postBody struct {
+	body  []byte
+	batch bool // a JSON array
+	// odd: a batch member is neither an object nor null (the SDK refuses
+	// the batch), and msgs is empty.
+	odd bool
+	// msgs holds the message or the batch's members, as encoding/json
+	// reads them (a member named "ID" or "Id" counts as id, the last of
+	// several wins).
+	msgs []bodyMessage
+}
+
+// bodyMessage is what the checks read of a message.
+type bodyMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+}
+
+// method is m's method when it is absent, null or a string; ok is false
+// for another JSON value.
+func (m bodyMessage) method() (name string, ok bool) {
+	if len(m.Method) == 0 || m.Method[0] == 'n' {
+		return "", true
+	}
+	if m.Method[0] != '"' {
+		return "", false
+	}
+	return name, json.Unmarshal(m.Method, &name) == nil
+}
+
+// inspectBody decodes body once and returns what the checks read of it,
+// or a JSON-RPC error code and message unless it is one JSON object or
+// array, surrounded by white space only, whose ids can be answered (checkIDs).
+func inspectBody(body []byte) (*postBody, int, string) {
+	first := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(first) > 0 && first[0] == '{':
+		// json.Unmarshal checks the whole body first: a nil error is one
+		// JSON value with nothing but white space after it.
+		var m bodyMessage
+		if json.Unmarshal(body, &m) == nil {
+			return decoded(&postBody{body: body, msgs: []bodyMessage{m}})
+		}
+	case len(first) > 0 && first[0] == '[':
+		var msgs []bodyMessage
+		err := json.Unmarshal(body, &msgs)
+		var te *json.UnmarshalTypeError
+		switch {
+		case err == nil:
+			return decoded(&postBody{body: body, batch: true, msgs: msgs})
+		case errors.As(err, &te): // valid JSON; a member is not an object
+			return &postBody{body: body, batch: true, odd: true}, 0, ""
+		}
+	}
+	code, msg := oneJSONValueError(body)
+	return nil, code, msg
+}
+
+// decoded is pb, or nil and the refusal of an id checkIDs refuses.
+func decoded(pb *postBody) (*postBody, int, string) {
+	if code, msg := checkIDs(pb.msgs); code != 0 {
+		return nil, code, msg
+	}
+	return pb, 0, ""
+}
+
+// oneJSONValueError is the JSON-RPC error code and message of a body that
+// is not one JSON object or array, surrounded by white space only.
+func oneJSONValueError(body []byte) (int, string) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var v json.RawMessage
 	if err := dec.Decode(&v); err != nil {
@@ -71,7 +141,8 @@ func checkOneJSONValue(body []byte) (int, string) {
 	if v[0] != '{' && v[0] != '[' {
 		return codeInvalidRequest, "Invalid Request: the request body is a JSON " + jsonKind(v[0]) + "; want a JSON-RPC message (object) or a batch (array)"
 	}
-	return checkIDs(v)
+	// Unreached: json.Unmarshal took body for one object or array.
+	return codeParseError, "Parse error: the request body is not JSON"
 }
 
 // checkIDs refuses a message (or a batch member) whose id the SDK would
@@ -79,22 +150,7 @@ func checkOneJSONValue(body []byte) (int, string) {
 // be answered as 1 and 1e30 as -2^63, and the client would take the
 // answer for another request. MCP ids are strings or integers; integers
 // written as int64 writes them pass.
-func checkIDs(v json.RawMessage) (int, string) {
-	type message struct {
-		ID json.RawMessage `json:"id"`
-	}
-	var msgs []message
-	if v[0] == '[' {
-		if json.Unmarshal(v, &msgs) != nil {
-			return 0, "" // members that are not objects: the SDK refuses them
-		}
-	} else {
-		var m message
-		if json.Unmarshal(v, &m) != nil {
-			return 0, ""
-		}
-		msgs = []message{m}
-	}
+func checkIDs(msgs []bodyMessage) (int, string) {
 	for _, m := range msgs {
 		id := string(m.ID)
 		if id == "" || id[0] == '"' || id == "null" {

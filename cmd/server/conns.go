@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -123,9 +121,10 @@ func newAdmission(maxSessions, maxConnections int, open func() int) *admission {
 	return a
 }
 
-// admit answers r with 503 and returns false when serving it would pass a
-// cap; otherwise the caller serves r, then calls done.
-func (a *admission) admit(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
+// admit answers r, whose body readBody read as pb, with 503 and returns
+// false when serving it would pass a cap; otherwise the caller serves r,
+// then calls done.
+func (a *admission) admit(w http.ResponseWriter, r *http.Request, pb *postBody) (done func(), ok bool) {
 	switch {
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/mcp") && a.maxStreams > 0:
 		a.mu.Lock()
@@ -138,7 +137,7 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (done func(), 
 		a.streams++
 		return func() { a.mu.Lock(); a.streams--; a.mu.Unlock() }, true
 	case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && a.maxSessions > 0 && a.open != nil:
-		id, batch, ok := initializeID(r)
+		id, batch, ok := initializeID(pb)
 		if !ok {
 			return func() {}, true
 		}
@@ -162,40 +161,33 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request) (done func(), 
 	return func() {}, true
 }
 
-// initializeID reports whether r's body (read whole by readBody) may open
-// a session: an initialize request, a batch holding one (the SDK serves
-// batches to clients of protocol 2025-03-26, which it assumes when the
-// header is absent), or a body that decodes as neither a request nor a
-// batch. The last fails closed: the SDK refuses what it cannot decode, but
-// nothing should open a session uncounted because this decoder and the
-// SDK's disagree. id is the initialize's id (null when there is none);
-// batch says to answer a refusal as a batch. The body is left for the
-// handler.
-func initializeID(r *http.Request) (id json.RawMessage, batch, ok bool) {
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
-		return nil, false, false // the handler fails reading too
-	}
-	type message struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-		var msgs []message
-		if json.Unmarshal(body, &msgs) != nil {
-			return nil, true, true
-		}
-		for _, m := range msgs {
-			if m.Method == "initialize" {
-				return m.ID, true, true
-			}
-		}
-		return nil, true, false
-	}
-	var msg message
-	if json.Unmarshal(body, &msg) != nil {
+// initializeID reports whether pb may open a session: an initialize
+// request, a batch holding one (the SDK serves batches to clients of
+// protocol 2025-03-26, which it assumes when the header is absent), or a
+// body that decodes as neither a request nor a batch. The last fails
+// closed: the SDK refuses what it cannot decode, but nothing should open a
+// session uncounted because this decoder and the SDK's disagree. id is the
+// initialize's id (null when there is none); batch says to answer a
+// refusal as a batch.
+func initializeID(pb *postBody) (id json.RawMessage, batch, ok bool) {
+	if pb == nil {
 		return nil, false, true
 	}
-	return msg.ID, false, msg.Method == "initialize"
+	var found *bodyMessage
+	for i, m := range pb.msgs {
+		method, isString := m.method()
+		if !isString {
+			return nil, pb.batch, true
+		}
+		if method == "initialize" && found == nil {
+			found = &pb.msgs[i]
+		}
+	}
+	switch {
+	case pb.odd:
+		return nil, true, true
+	case found == nil:
+		return nil, pb.batch, false
+	}
+	return found.ID, pb.batch, true
 }

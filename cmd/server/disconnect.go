@@ -12,7 +12,6 @@ package main
 // the call is recorded as cancelled.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,35 +20,18 @@ import (
 	"strings"
 )
 
-// requestID returns the id of body when it is one JSON-RPC request (not a
+// requestID returns the id of pb when it is one JSON-RPC request (not a
 // notification, a response, a batch or initialize).
-func requestID(body []byte) (json.RawMessage, bool) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if len(bytes.TrimSpace(body)) == 0 || bytes.TrimSpace(body)[0] != '{' || json.Unmarshal(body, &msg) != nil {
+func requestID(pb *postBody) (json.RawMessage, bool) {
+	if pb == nil || pb.batch || len(pb.msgs) != 1 {
 		return nil, false
 	}
-	if msg.Method == "" || msg.Method == "initialize" || len(msg.ID) == 0 || string(msg.ID) == "null" {
+	msg := pb.msgs[0]
+	method, ok := msg.method()
+	if !ok || method == "" || method == "initialize" || len(msg.ID) == 0 || string(msg.ID) == "null" {
 		return nil, false
 	}
 	return msg.ID, true
-}
-
-// errorAfter reads b, then fails with err: a body whose read failed (such
-// as past --max-body-bytes) still fails the same way for the SDK.
-type errorAfter struct {
-	r   io.Reader
-	err error
-}
-
-func (e *errorAfter) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err == io.EOF {
-		return n, e.err
-	}
-	return n, err
 }
 
 // discardResponse is the ResponseWriter of the cancellation the gateway
@@ -60,42 +42,34 @@ func (d *discardResponse) Header() http.Header         { return d.h }
 func (d *discardResponse) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardResponse) WriteHeader(int)             {}
 
-// cancelOnDisconnect wraps next so that a request of an established session
-// whose connection closes before next has answered is cancelled.
-func cancelOnDisconnect(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") == "" || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			r.Body = io.NopCloser(&errorAfter{bytes.NewReader(body), err})
-			next.ServeHTTP(w, r)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		id, ok := requestID(body)
-		if !ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		// Delivered when the connection closed before the request was done:
-		// while next still runs, or (the SDK itself returns on a closed
-		// connection) just as it returns. A client that closes after
-		// reading its answer at worst cancels a finished request, which the
-		// session ignores.
-		stop := context.AfterFunc(r.Context(), func() {
-			note := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the client's connection closed"}}`, id)
-			cancel := r.Clone(context.WithoutCancel(r.Context()))
-			cancel.Body = io.NopCloser(strings.NewReader(note))
-			cancel.ContentLength = int64(len(note))
-			next.ServeHTTP(&discardResponse{h: http.Header{}}, cancel)
-		})
+// serveCancelling serves r, whose body readBody read as pb, with next,
+// and cancels a request of an established session whose connection closes
+// before next has answered.
+func serveCancelling(next http.Handler, w http.ResponseWriter, r *http.Request, pb *postBody) {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") == "" {
 		next.ServeHTTP(w, r)
-		// net/http ends the context only after ServeHTTP returns, unless
-		// the connection closed: stopped here, it never fires for a
-		// request answered on a live connection.
-		stop()
+		return
+	}
+	id, ok := requestID(pb)
+	if !ok {
+		next.ServeHTTP(w, r)
+		return
+	}
+	// Delivered when the connection closed before the request was done:
+	// while next still runs, or (the SDK itself returns on a closed
+	// connection) just as it returns. A client that closes after
+	// reading its answer at worst cancels a finished request, which the
+	// session ignores.
+	stop := context.AfterFunc(r.Context(), func() {
+		note := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the client's connection closed"}}`, id)
+		cancel := r.Clone(context.WithoutCancel(r.Context()))
+		cancel.Body = io.NopCloser(strings.NewReader(note))
+		cancel.ContentLength = int64(len(note))
+		next.ServeHTTP(&discardResponse{h: http.Header{}}, cancel)
 	})
+	next.ServeHTTP(w, r)
+	// net/http ends the context only after ServeHTTP returns, unless
+	// the connection closed: stopped here, it never fires for a
+	// request answered on a live connection.
+	stop()
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The one decode of a POST body gives each check what encoding/json reads
+// of it: a member differing in case counts as id or method, the last of
+// several wins, and a batch member neither an object nor null leaves the
+// batch to the SDK and to the session cap, which then fails closed.
+func TestInspectBody(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		body string
+		code int    // of the refusal, 0: served
+		want string // in the refusal
+		// initializeID
+		initID    string
+		initBatch bool
+		mayOpen   bool
+		// requestID
+		reqID string
+	}{
+		{name: "request", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, reqID: "7"},
+		{name: "initialize", body: `{"jsonrpc":"2.0","id":"a","method":"initialize"}`, initID: `"a"`, mayOpen: true},
+		{name: "ID beside id, last wins", body: `{"jsonrpc":"2.0","id":1,"ID":1.5,"method":"ping"}`, code: codeInvalidRequest, want: "id 1.5"},
+		{name: "Id after a fractional id", body: `{"jsonrpc":"2.0","id":1.5,"Id":2,"method":"ping"}`, reqID: "2"},
+		{name: "duplicate id, last wins", body: `{"id":1,"id":-0,"method":"ping"}`, code: codeInvalidRequest, want: "id -0"},
+		{name: "METHOD counts", body: `{"id":3,"METHOD":"initialize"}`, initID: "3", mayOpen: true},
+		{name: "method escaped", body: `{"id":3,"method":"initi\u0061lize"}`, initID: "3", mayOpen: true},
+		{name: "method not a string", body: `{"id":3,"method":["initialize"]}`, mayOpen: true},
+		{name: "method null", body: `{"id":3,"method":null}`},
+		{name: "notification", body: `{"jsonrpc":"2.0","method":"notifications/x"}`},
+		{name: "null id", body: `{"jsonrpc":"2.0","id":null,"method":"ping"}`},
+		{name: "batch", body: ` [{"method":"notifications/x"},{"id":4,"method":"initialize"}]`, initID: "4", initBatch: true, mayOpen: true},
+		{name: "batch, method not a string", body: `[{"id":4,"method":"ping"},{"method":1}]`, initBatch: true, mayOpen: true},
+		{name: "batch without initialize", body: `[{"id":4,"method":"ping"}]`, initBatch: true},
+		{name: "batch, fractional id", body: `[{"id":4,"method":"ping"},{"id":4.5}]`, code: codeInvalidRequest, want: "id 4.5"},
+		{name: "batch with null", body: `[null,{"id":1e3}]`, code: codeInvalidRequest, want: "id 1e3"},
+		{name: "batch with a member not an object", body: `[1,{"id":1.5,"method":"initialize"}]`, initBatch: true, mayOpen: true},
+		{name: "empty batch", body: `[]`, initBatch: true},
+		{name: "two values", body: `{"id":1}{"id":2}`, code: codeParseError, want: "(byte 8 on)"},
+		{name: "not JSON", body: `{"id":`, code: codeParseError, want: "not JSON"},
+		{name: "empty", body: ``, code: codeParseError, want: "not JSON"},
+		{name: "number", body: ` 12 `, code: codeInvalidRequest, want: "JSON number"},
+		{name: "trailing white space", body: "{\"id\":1,\"method\":\"ping\"}\r\n\t ", reqID: "1"},
+	} {
+		pb, code, msg := inspectBody([]byte(c.body))
+		if code != c.code || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: refusal %d %q, want %d saying %q", c.name, code, msg, c.code, c.want)
+			continue
+		}
+		if code != 0 {
+			if pb != nil {
+				t.Errorf("%s: refused, yet decoded", c.name)
+			}
+			continue
+		}
+		id, batch, ok := initializeID(pb)
+		if ok != c.mayOpen || batch != c.initBatch || (ok && string(id) != c.initID) {
+			t.Errorf("%s: initializeID = %s, %v, %v; want %s, %v, %v", c.name, id, batch, ok, c.initID, c.initBatch, c.mayOpen)
+		}
+		rid, ok := requestID(pb)
+		if ok != (c.reqID != "") || string(rid) != c.reqID {
+			t.Errorf("%s: requestID = %s, %v; want %q", c.name, rid, ok, c.reqID)
+		}
+	}
+}
