@@ -564,58 +564,73 @@ func TestFastPathAnswersAsTheSDK(t *testing.T) {
 			t.Run(sc.name+"/"+protocol, func(t *testing.T) {
 				defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 				steps := append(handshake(protocol), sc.steps(protocol)...)
-				var runs [2]fastRun
-				var base Options
-				if sc.opts != nil {
-					base = sc.opts(t) // once: both runs read one operating-context file
-				}
-				for i, fast := range []bool{false, true} {
-					opts := base
-					up := sc.up
-					if up == nil {
-						up = everythingUp(nil)
-					}
-					withProfiles := func(t *testing.T, ref *atomic.Pointer[Gateway]) Upstream {
-						u := up(t, ref)
-						tools, err := u.ListTools(context.Background())
-						if err != nil {
-							t.Fatal(err)
-						}
-						opts.Tools = tools
-						opts.Profiles = writeProfiles(t, tools, fastGenerated, "version = 1\n"+sc.policy)
-						return u
-					}
-					runs[i] = runScriptWith(t, &opts, withProfiles, sc.profile, steps, fast)
-				}
-				sdk, fast := runs[0], runs[1]
-				if sdk.taken != 0 {
-					t.Errorf("fast path off took %d calls", sdk.taken)
-				}
-				if fast.taken == 0 {
-					t.Errorf("fast path on took no call")
-				}
-				if !slices.Equal(sdk.lines, fast.lines) {
-					t.Errorf("answers differ:\nSDK:  %s\nfast: %s", strings.Join(sdk.lines, "\n      "), strings.Join(fast.lines, "\n      "))
-				}
-				// Sorted: the observer hears of each request as it is answered,
-				// and a notification's answer may overtake a call's, or not,
-				// on either path.
-				slices.Sort(sdk.served)
-				slices.Sort(fast.served)
-				if !slices.Equal(sdk.served, fast.served) {
-					t.Errorf("observed requests differ:\nSDK:  %s\nfast: %s", strings.Join(sdk.served, "\n      "), strings.Join(fast.served, "\n      "))
-				}
-				if fmt.Sprintf("%+v", sdk.sessions) != fmt.Sprintf("%+v", fast.sessions) {
-					t.Errorf("sessions differ:\nSDK:  %+v\nfast: %+v", sdk.sessions, fast.sessions)
-				}
-				if fmt.Sprintf("%+v", sdk.calls) != fmt.Sprintf("%+v", fast.calls) {
-					t.Errorf("calls differ:\nSDK:  %+v\nfast: %+v", sdk.calls, fast.calls)
-				}
-				if testing.Verbose() {
-					t.Logf("%d lines, %d calls recorded, %d taken by the fast path:\n%s", len(fast.lines), len(fast.calls), fast.taken, strings.Join(fast.lines, "\n"))
-				}
+				runs := scenarioRuns(t, sc, func(opts *Options, up upstreamFor, fast bool) fastRun {
+					return runScriptWith(t, opts, up, sc.profile, steps, fast)
+				})
+				compareRuns(t, runs[0], runs[1])
 			})
 		}
+	}
+}
+
+// scenarioRuns runs sc with the fast path off, then on (run's fast), each
+// time in front of a new upstream with sc's profiles over its tools.
+func scenarioRuns(t *testing.T, sc fastScenario, run func(opts *Options, up upstreamFor, fast bool) fastRun) [2]fastRun {
+	t.Helper()
+	var runs [2]fastRun
+	var base Options
+	if sc.opts != nil {
+		base = sc.opts(t) // once: both runs read one operating-context file
+	}
+	for i, fast := range []bool{false, true} {
+		opts := base
+		up := sc.up
+		if up == nil {
+			up = everythingUp(nil)
+		}
+		withProfiles := func(t *testing.T, ref *atomic.Pointer[Gateway]) Upstream {
+			u := up(t, ref)
+			tools, err := u.ListTools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.Tools = tools
+			opts.Profiles = writeProfiles(t, tools, fastGenerated, "version = 1\n"+sc.policy)
+			return u
+		}
+		runs[i] = run(&opts, withProfiles, fast)
+	}
+	return runs
+}
+
+// compareRuns fails t unless the SDK's run and the fast path's answered
+// and recorded alike, the fast path took calls and the SDK's run none.
+func compareRuns(t *testing.T, sdk, fast fastRun) {
+	t.Helper()
+	if sdk.taken != 0 {
+		t.Errorf("fast path off took %d calls", sdk.taken)
+	}
+	if fast.taken == 0 {
+		t.Errorf("fast path on took no call")
+	}
+	if !slices.Equal(sdk.lines, fast.lines) {
+		t.Errorf("answers differ:\nSDK:  %s\nfast: %s", strings.Join(sdk.lines, "\n      "), strings.Join(fast.lines, "\n      "))
+	}
+	// Sorted: the observer hears of each request as it is answered, and a
+	// notification's answer may overtake a call's, or not, on either path.
+	slices.Sort(sdk.served)
+	slices.Sort(fast.served)
+	if !slices.Equal(sdk.served, fast.served) {
+		t.Errorf("observed requests differ:\nSDK:  %s\nfast: %s", strings.Join(sdk.served, "\n      "), strings.Join(fast.served, "\n      "))
+	}
+	if fmt.Sprintf("%+v", sdk.sessions) != fmt.Sprintf("%+v", fast.sessions) {
+		t.Errorf("sessions differ:\nSDK:  %+v\nfast: %+v", sdk.sessions, fast.sessions)
+	}
+	if fmt.Sprintf("%+v", sdk.calls) != fmt.Sprintf("%+v", fast.calls) {
+		t.Errorf("calls differ:\nSDK:  %+v\nfast: %+v", sdk.calls, fast.calls)
+	}
+	if testing.Verbose() {
+		t.Logf("%d answers, %d calls recorded, %d taken by the fast path:\n%s", len(fast.lines), len(fast.calls), fast.taken, strings.Join(fast.lines, "\n"))
 	}
 }
 

@@ -238,57 +238,11 @@ func TestHTTPFastPathAnswersAsTheSDK(t *testing.T) {
 					steps[i].path = "/mcp/" + sc.profile
 				}
 			}
-			var runs [2]fastRun
-			var base Options
-			if sc.opts != nil {
-				base = sc.opts(t)
-			}
-			for i, fast := range []bool{false, true} {
-				opts := base
-				up := sc.up
-				if up == nil {
-					up = everythingUp(nil)
-				}
-				withProfiles := func(t *testing.T, ref *atomic.Pointer[Gateway]) Upstream {
-					u := up(t, ref)
-					tools, err := u.ListTools(context.Background())
-					if err != nil {
-						t.Fatal(err)
-					}
-					opts.Tools = tools
-					opts.Profiles = writeProfiles(t, tools, fastGenerated, "version = 1\n"+sc.policy)
-					return u
-				}
-				runs[i] = runHTTPScript(t, &opts, withProfiles, steps, fast)
-			}
+			runs := scenarioRuns(t, sc, func(opts *Options, up upstreamFor, fast bool) fastRun {
+				return runHTTPScript(t, opts, up, steps, fast)
+			})
 			compareRuns(t, runs[0], runs[1])
 		})
-	}
-}
-
-// compareRuns fails t unless the SDK's run and the fast path's answered
-// and recorded alike, and the fast path took calls.
-func compareRuns(t *testing.T, sdk, fast fastRun) {
-	t.Helper()
-	if fast.taken == 0 {
-		t.Errorf("fast path on took no call")
-	}
-	if !slices.Equal(sdk.lines, fast.lines) {
-		t.Errorf("answers differ:\nSDK:  %s\nfast: %s", strings.Join(sdk.lines, "\n      "), strings.Join(fast.lines, "\n      "))
-	}
-	slices.Sort(sdk.served)
-	slices.Sort(fast.served)
-	if !slices.Equal(sdk.served, fast.served) {
-		t.Errorf("observed requests differ:\nSDK:  %s\nfast: %s", strings.Join(sdk.served, "\n      "), strings.Join(fast.served, "\n      "))
-	}
-	if fmt.Sprintf("%+v", sdk.sessions) != fmt.Sprintf("%+v", fast.sessions) {
-		t.Errorf("sessions differ:\nSDK:  %+v\nfast: %+v", sdk.sessions, fast.sessions)
-	}
-	if fmt.Sprintf("%+v", sdk.calls) != fmt.Sprintf("%+v", fast.calls) {
-		t.Errorf("calls differ:\nSDK:  %+v\nfast: %+v", sdk.calls, fast.calls)
-	}
-	if testing.Verbose() {
-		t.Logf("%d answers, %d calls recorded, %d taken by the fast path:\n%s", len(fast.lines), len(fast.calls), fast.taken, strings.Join(fast.lines, "\n"))
 	}
 }
 
