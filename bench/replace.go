@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -40,8 +41,7 @@ var leadColumns = []string{"profile", "tools", "model anthropic", "model openai"
 // isReport reports whether b is a report bench writes.
 func isReport(b []byte) bool {
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
-		_, err := DecodeReport(bytes.NewReader(b))
-		return err == nil
+		return isJSONReport(b)
 	}
 	if bytes.HasPrefix(b, []byte(resultsTitle)) {
 		return true
@@ -61,4 +61,32 @@ func isReport(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// isJSONReport reports whether b is a JSON report bench wrote: an object
+// with every key a Report encodes (sessions may be absent) and no other,
+// which DecodeReport reads. DecodeReport alone takes any object with a
+// "profiles" array of named entries, which other tools' files hold.
+func isJSONReport(b []byte) bool {
+	var got map[string]json.RawMessage
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&got); err != nil {
+		return false
+	}
+	zero, err := json.Marshal(Report{})
+	var want map[string]json.RawMessage
+	if err != nil || json.Unmarshal(zero, &want) != nil {
+		return false
+	}
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			return false
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok && k != "sessions" {
+			return false
+		}
+	}
+	_, err = DecodeReport(bytes.NewReader(b))
+	return err == nil
 }

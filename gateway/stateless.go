@@ -33,6 +33,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/telemetry"
@@ -111,7 +112,7 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 // message; "" for a batch or anything that does not parse (the SDK answers
 // those). plain is the message when the SDK reads it the same way
 // (jsonrpcwire.DecodePlain), so that id is the SDK's; for another (plain
-// nil) the id is encoding/json's reading, good only for the error answer.
+// nil) the id is what the SDK's decoder reads, for the error answer.
 func bodyProtocol(body []byte) (id json.RawMessage, version string, plain jsonrpc.Message) {
 	var params json.RawMessage
 	if msg, raw, ok := jsonrpcwire.DecodePlain(body); ok {
@@ -124,7 +125,14 @@ func bodyProtocol(body []byte) (id json.RawMessage, version string, plain jsonrp
 			ID     json.RawMessage `json:"id"`
 			Params json.RawMessage `json:"params"`
 		}
-		if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &m) != nil {
+		// Read with the SDK's decoder and options, so that the answer
+		// carries the id it would and the version checked is in the
+		// params it serves: encoding/json would take a member "ID" or
+		// "Params" for them.
+		if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+			return nil, "", nil
+		}
+		if _, err := segjson.Parse(body, &m, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
 			return nil, "", nil
 		}
 		id, params = m.ID, m.Params
@@ -132,7 +140,10 @@ func bodyProtocol(body []byte) (id json.RawMessage, version string, plain jsonrp
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+	if len(params) == 0 || !json.Valid(params) {
+		return id, "", plain
+	}
+	if _, err := segjson.Parse(params, &p, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
 		return id, "", plain
 	}
 	if raw, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {

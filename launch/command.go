@@ -68,5 +68,7 @@ func (s ResolvedServer) LookCommand() error {
 			why += " (a relative command without a cwd is taken from the directory of the file that declares it)"
 		}
 	}
-	return fmt.Errorf("%s: server %q: command %q: %s", cmp.Or(s.Template.Source, "launch document"), s.Name, s.Template.Command, why)
+	// An entry built without a template (the server's -- CMD shorthand)
+	// was written as its command.
+	return fmt.Errorf("%s: server %q: command %q: %s", cmp.Or(s.Template.Source, "launch document"), s.Name, cmp.Or(s.Template.Command, s.Command), why)
 }

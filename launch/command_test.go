@@ -2,6 +2,7 @@ package launch
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +34,35 @@ func TestResolveCommand(t *testing.T) {
 		}
 		if got := r.Servers[0].Command; got != tt.want {
 			t.Errorf("%s: command %q, want %q", tt.entry, got, tt.want)
+		}
+	}
+}
+
+// TestLookCommandNamesTheCommand: the error of a command that cannot be
+// run names it as written, also for an entry built without a template
+// (the server's -- CMD shorthand), and says where it was looked for.
+func TestLookCommandNamesTheCommand(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		srv  ResolvedServer
+		want []string
+	}{
+		{"shorthand, bare name", ResolvedServer{Name: "upstream", Transport: Stdio, Command: "toolprof-no-such-command"},
+			[]string{`server "upstream"`, `command "toolprof-no-such-command"`, "not found on PATH"}},
+		{"shorthand, path", ResolvedServer{Name: "upstream", Transport: Stdio, Command: "./toolprof-no-such.sh"},
+			[]string{`command "./toolprof-no-such.sh"`, "cannot run ./toolprof-no-such.sh", "no such file"}},
+		{"templated", ResolvedServer{Name: "s", Transport: Stdio, Command: "/abs/x.sh", Template: Server{Command: "${D}/x.sh", Source: "a.mcp.json:3"}},
+			[]string{"a.mcp.json:3", `command "${D}/x.sh"`, "cannot run /abs/x.sh"}},
+	} {
+		err := tt.srv.LookCommand()
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error lacks %q: %v", tt.name, w, err)
+			}
 		}
 	}
 }

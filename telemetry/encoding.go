@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -221,6 +222,9 @@ func decodeCallUsage(v []byte) (snum, tool uint32, denied, unknown bool, err err
 	if i >= len(v) {
 		return 0, 0, false, false, errShortRecord
 	}
+	if f[0] > math.MaxUint32 || f[2] > math.MaxUint32 {
+		return 0, 0, false, false, errWideNumber
+	}
 	code := v[i]
 	switch code { // outcomeCode's, pinned by TestOutcomeCodes
 	case 4:
@@ -247,9 +251,9 @@ func decodeCallUsage(v []byte) (snum, tool uint32, denied, unknown bool, err err
 // which maps the returned numbers to names.
 func decodeCall(k, v []byte) (c Call, snum, tool uint32, err error) {
 	r := recordReader{b: v}
-	snum = uint32(r.uvarint())
+	s := r.uvarint()
 	c.Seq = r.uvarint()
-	tool = uint32(r.uvarint())
+	t := r.uvarint()
 	c.Duration = time.Duration(r.uvarint())
 	c.Outcome = r.outcome()
 	c.RequestBytes = int(r.uvarint())
@@ -258,8 +262,16 @@ func decodeCall(k, v []byte) (c Call, snum, tool uint32, err error) {
 		c.Search = r.uvarint()&callSearch != 0
 	}
 	c.Start = keyTime(k)
-	return c, snum, tool, r.err
+	if r.err == nil && (s > math.MaxUint32 || t > math.MaxUint32) {
+		r.err = errWideNumber
+	}
+	return c, uint32(s), uint32(t), r.err
 }
+
+// errWideNumber refuses a call record whose session or tool number does
+// not fit the uint32 every writer gives it: cut to 32 bits it would name
+// another session or tool.
+var errWideNumber = errors.New("call record: session or tool number beyond 32 bits")
 
 const (
 	sessionExploration = 1 << iota

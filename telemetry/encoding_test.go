@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 	"time"
 )
@@ -108,6 +109,41 @@ func TestDecodeCallUsage(t *testing.T) {
 		}
 		if denied != (want.Outcome == OutcomeDenied) || unknown != (want.Outcome == OutcomeUnknownTool) {
 			t.Errorf("record %v (outcome %q): denied %v unknown %v", b, want.Outcome, denied, unknown)
+		}
+	}
+}
+
+// TestCallNumbersBeyond32Bits: a call record whose session or tool number
+// does not fit 32 bits is refused by both decoders rather than read as the
+// session or tool its low 32 bits name.
+func TestCallNumbersBeyond32Bits(t *testing.T) {
+	k := timeKey(time.Unix(1, 0), 0)
+	record := func(snum, tool uint64) []byte {
+		b := binary.AppendUvarint(nil, snum)
+		b = binary.AppendUvarint(b, 3) // seq
+		b = binary.AppendUvarint(b, tool)
+		b = binary.AppendUvarint(b, 5) // duration
+		b = append(b, outcomeCode(OutcomeDenied))
+		b = binary.AppendUvarint(b, 7) // request bytes
+		return binary.AppendUvarint(b, 9)
+	}
+	for _, c := range []struct {
+		name        string
+		snum, tool  uint64
+		wantRefused bool
+	}{
+		{"both fit", 1<<32 - 1, 1<<32 - 1, false},
+		{"session beyond", 1<<32 + 1, 2, true},
+		{"tool beyond", 1, 1<<40 + 2, true},
+	} {
+		b := record(c.snum, c.tool)
+		_, sn, tn, err := decodeCall(k, b)
+		if (err != nil) != c.wantRefused || err == nil && (uint64(sn) != c.snum || uint64(tn) != c.tool) {
+			t.Errorf("%s: decodeCall = session %d tool %d, %v; want refused %v", c.name, sn, tn, err, c.wantRefused)
+		}
+		sn, tn, _, _, err = decodeCallUsage(b)
+		if (err != nil) != c.wantRefused || err == nil && (uint64(sn) != c.snum || uint64(tn) != c.tool) {
+			t.Errorf("%s: decodeCallUsage = session %d tool %d, %v; want refused %v", c.name, sn, tn, err, c.wantRefused)
 		}
 	}
 }

@@ -57,7 +57,9 @@ func TestOutputsReplaceOnlyTheirOwnFiles(t *testing.T) {
 			foreign: []string{"my notes\n", `{"counts": {}, "mine": true}`, "[]"}},
 		{name: "bench table", flag: "--out", args: benchWith(), edit: appendLine, foreign: []string{"my notes\n", "| profile | mine |\n"}},
 		{name: "bench markdown", flag: "--out", args: benchWith("--format", "markdown"), edit: appendLine, foreign: []string{"# Notes\n"}},
-		{name: "bench json", flag: "--out", args: benchWith("--format", "json"), edit: appendLine, foreign: []string{`{"name": "mine"}`}},
+		{name: "bench json", flag: "--out", args: benchWith("--format", "json"), edit: appendLine, foreign: []string{`{"name": "mine"}`,
+			// Another tool's JSON with a list of named profiles.
+			`{"profiles": [{"name": "work", "color": "blue"}], "theme": "dark"}`, `{"profiles": []}`}},
 		{name: "bench results", flag: "--out", args: benchWith("--results"), edit: appendLine, foreign: []string{"# Results\n"}},
 	}
 	for i, tt := range tests {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // JSON-RPC error codes of a body refused before the SDK sees it.
@@ -67,9 +69,8 @@ type postBody struct {
 	// odd: a batch member is neither an object nor null (the SDK refuses
 	// the batch), and msgs is empty.
 	odd bool
-	// msgs holds the message or the batch's members, as encoding/json
-	// reads them (a member named "ID" or "Id" counts as id, the last of
-	// several wins).
+	// msgs holds the message or the batch's members, as the SDK's decoder
+	// reads them (names match exactly, the last of several wins).
 	msgs []bodyMessage
 }
 
@@ -94,29 +95,30 @@ func (m bodyMessage) method() (name string, ok bool) {
 // inspectBody decodes body once and returns what the checks read of it,
 // or a JSON-RPC error code and message unless it is one JSON object or
 // array, surrounded by white space only, whose ids can be answered (checkIDs).
+// encoding/json checks it is one value; the members are then read with
+// the SDK's decoder and its options, so that every check sees the id and
+// method the SDK serves: encoding/json would take a member "ID" or
+// "Method" for them, which the SDK ignores.
 func inspectBody(body []byte) (*postBody, int, string) {
 	first := bytes.TrimLeft(body, " \t\r\n")
-	switch {
-	case len(first) > 0 && first[0] == '{':
-		// json.Unmarshal checks the whole body first: a nil error is one
-		// JSON value with nothing but white space after it.
-		var m bodyMessage
-		if json.Unmarshal(body, &m) == nil {
-			return decoded(&postBody{body: body, msgs: []bodyMessage{m}})
-		}
-	case len(first) > 0 && first[0] == '[':
-		var msgs []bodyMessage
-		err := json.Unmarshal(body, &msgs)
-		var te *json.UnmarshalTypeError
-		switch {
-		case err == nil:
-			return decoded(&postBody{body: body, batch: true, msgs: msgs})
-		case errors.As(err, &te): // valid JSON; a member is not an object
-			return &postBody{body: body, batch: true, odd: true}, 0, ""
-		}
+	if len(first) == 0 || (first[0] != '{' && first[0] != '[') || !json.Valid(body) {
+		code, msg := oneJSONValueError(body)
+		return nil, code, msg
 	}
-	code, msg := oneJSONValueError(body)
-	return nil, code, msg
+	if first[0] == '{' {
+		var m bodyMessage
+		if _, err := segjson.Parse(body, &m, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			// The SDK's decoder, reading more members, refuses it too.
+			return nil, codeParseError, fmt.Sprintf("Parse error: the request body is not a JSON-RPC message: %v", err)
+		}
+		return decoded(&postBody{body: body, msgs: []bodyMessage{m}})
+	}
+	var msgs []bodyMessage
+	if _, err := segjson.Parse(body, &msgs, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		// Valid JSON: a member is not an object.
+		return &postBody{body: body, batch: true, odd: true}, 0, ""
+	}
+	return decoded(&postBody{body: body, batch: true, msgs: msgs})
 }
 
 // decoded is pb, or nil and the refusal of an id checkIDs refuses.
@@ -141,26 +143,35 @@ func oneJSONValueError(body []byte) (int, string) {
 	if v[0] != '{' && v[0] != '[' {
 		return codeInvalidRequest, "Invalid Request: the request body is a JSON " + jsonKind(v[0]) + "; want a JSON-RPC message (object) or a batch (array)"
 	}
-	// Unreached: json.Unmarshal took body for one object or array.
+	// Unreached: json.Valid took body for one object or array.
 	return codeParseError, "Parse error: the request body is not JSON"
 }
 
 // checkIDs refuses a message (or a batch member) whose id the SDK would
-// answer under another value: it holds numeric ids as int64, so 1.5 would
-// be answered as 1 and 1e30 as -2^63, and the client would take the
-// answer for another request. MCP ids are strings or integers; integers
-// written as int64 writes them pass.
+// answer under another value: it decodes a numeric id as a float64, then
+// holds it as an int64, so 1.5 would be answered as 1, 1e30 as -2^63 and
+// 2^53+1 as 2^53, and the client would take the answer for another
+// request. MCP ids are strings or integers; integers a float64 holds
+// exactly, written as int64 writes them, pass.
 func checkIDs(msgs []bodyMessage) (int, string) {
 	for _, m := range msgs {
 		id := string(m.ID)
 		if id == "" || id[0] == '"' || id == "null" {
 			continue
 		}
-		if n, err := strconv.ParseInt(id, 10, 64); err != nil || strconv.FormatInt(n, 10) != id {
-			return codeInvalidRequest, fmt.Sprintf("Invalid Request: id %s cannot be answered under the same value; use a string or an integer from -9223372036854775808 to 9223372036854775807, written without a fraction, exponent or sign on zero", id)
+		if n, err := strconv.ParseInt(id, 10, 64); err != nil || strconv.FormatInt(n, 10) != id || !exactFloat(n) {
+			return codeInvalidRequest, fmt.Sprintf("Invalid Request: id %s cannot be answered under the same value; use a string or an integer from -9007199254740992 to 9007199254740992, written without a fraction, exponent or sign on zero", id)
 		}
 	}
 	return 0, ""
+}
+
+// exactFloat reports whether the float64 nearest n is n, as the SDK's
+// int64 of it then is (2^63, nearest to the largest int64s, is beyond
+// int64).
+func exactFloat(n int64) bool {
+	f := float64(n)
+	return f < 1<<63 && int64(f) == n
 }
 
 func jsonKind(first byte) string {

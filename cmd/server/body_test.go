@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// The one decode of a POST body gives each check what encoding/json reads
-// of it: a member differing in case counts as id or method, the last of
-// several wins, and a batch member neither an object nor null leaves the
-// batch to the SDK and to the session cap, which then fails closed.
+// The one decode of a POST body gives each check what the SDK reads of
+// it: a member differing in case is not id or method, the last of several
+// wins, and a batch member neither an object nor null leaves the batch to
+// the SDK and to the session cap, which then fails closed.
 func TestInspectBody(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -24,10 +24,18 @@ func TestInspectBody(t *testing.T) {
 	}{
 		{name: "request", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`, reqID: "7"},
 		{name: "initialize", body: `{"jsonrpc":"2.0","id":"a","method":"initialize"}`, initID: `"a"`, mayOpen: true},
-		{name: "ID beside id, last wins", body: `{"jsonrpc":"2.0","id":1,"ID":1.5,"method":"ping"}`, code: codeInvalidRequest, want: "id 1.5"},
-		{name: "Id after a fractional id", body: `{"jsonrpc":"2.0","id":1.5,"Id":2,"method":"ping"}`, reqID: "2"},
+		{name: "ID beside id is not the id", body: `{"jsonrpc":"2.0","id":1,"ID":1.5,"method":"ping"}`, reqID: "1"},
+		{name: "Id after a fractional id", body: `{"jsonrpc":"2.0","id":1.5,"Id":2,"method":"ping"}`, code: codeInvalidRequest, want: "id 1.5"},
+		{name: "id escaped", body: `{"jsonrpc":"2.0","\u0069d":1.5,"method":"ping"}`, code: codeInvalidRequest, want: "id 1.5"},
 		{name: "duplicate id, last wins", body: `{"id":1,"id":-0,"method":"ping"}`, code: codeInvalidRequest, want: "id -0"},
-		{name: "METHOD counts", body: `{"id":3,"METHOD":"initialize"}`, initID: "3", mayOpen: true},
+		{name: "METHOD is not the method", body: `{"id":3,"METHOD":"initialize"}`},
+		{name: "Method after initialize", body: `{"jsonrpc":"2.0","id":3,"method":"initialize","Method":"ping"}`, initID: "3", mayOpen: true},
+		{name: "duplicate method, last wins", body: `{"jsonrpc":"2.0","id":3,"method":"ping","method":"initialize"}`, initID: "3", mayOpen: true},
+		{name: "Method beside a request", body: `{"jsonrpc":"2.0","id":5,"method":"tools/call","Method":"initialize"}`, reqID: "5"},
+		{name: "id past 2^53", body: `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, code: codeInvalidRequest, want: "id 9007199254740993"},
+		{name: "id 2^53", body: `{"jsonrpc":"2.0","id":-9007199254740992,"method":"ping"}`, reqID: "-9007199254740992"},
+		{name: "largest int64 id", body: `{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}`, code: codeInvalidRequest, want: "id 9223372036854775807"},
+		{name: "id 2^62, exact", body: `{"jsonrpc":"2.0","id":4611686018427387904,"method":"ping"}`, reqID: "4611686018427387904"},
 		{name: "method escaped", body: `{"id":3,"method":"initi\u0061lize"}`, initID: "3", mayOpen: true},
 		{name: "method not a string", body: `{"id":3,"method":["initialize"]}`, mayOpen: true},
 		{name: "method null", body: `{"id":3,"method":null}`},

@@ -301,6 +301,9 @@ func TestMaxSessions(t *testing.T) {
 		{"batch after whitespace", " \n[" + `{"jsonrpc":"2.0","method":"notifications/x"},` + initializeBody + "]", true, float64(1)},
 		{"batch with a member not an object", "[1," + initializeBody + "]", true, nil},
 		{"request with a method not a string", `{"jsonrpc":"2.0","id":1,"method":["initialize"]}`, false, nil},
+		// The SDK reads "method" alone: a member "Method" after it does
+		// not hide the initialize from the cap.
+		{"request with a Method member", strings.Replace(initializeBody, `"params"`, `"Method":"ping","params"`, 1), false, float64(1)},
 	} {
 		status, _, body := rawPost(t, s.url, strings.NewReader(c.body), int64(len(c.body)), nil)
 		type refusal struct {

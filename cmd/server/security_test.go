@@ -332,7 +332,13 @@ func TestPostBodyOneJSONValue(t *testing.T) {
 		{"negative zero id", `{"jsonrpc":"2.0","id":-0,"method":"ping"}`, session, 400, -32600, "id -0"},
 		{"exponent id", `{"jsonrpc":"2.0","id":1E+2,"method":"ping"}`, session, 400, -32600, "id 1E+2"},
 		{"fractional id in a batch", `[{"jsonrpc":"2.0","id":1.0,"method":"ping"}]`, session, 400, -32600, "id 1.0"},
-		{"largest int64 id", `{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}`, session, 200, 0, ""},
+		// It decodes them as float64 first: 2^53+1 would be answered as
+		// 2^53, the largest int64 as -2^63.
+		{"id past 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, session, 400, -32600, "id 9007199254740993"},
+		{"largest int64 id", `{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}`, session, 400, -32600, "id 9223372036854775807"},
+		{"id 2^53", `{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`, session, 200, 0, ""},
+		// The SDK ignores a member "ID": the id answered is "id".
+		{"ID beside the id", `{"jsonrpc":"2.0","id":1.5,"ID":2,"method":"ping"}`, session, 400, -32600, "id 1.5"},
 		{"string id", `{"jsonrpc":"2.0","id":"1.5","method":"ping"}`, session, 200, 0, ""},
 	}
 	for _, c := range cases {
@@ -342,6 +348,14 @@ func TestPostBodyOneJSONValue(t *testing.T) {
 			continue
 		}
 		if c.code == 0 {
+			// Served under the id sent.
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal([]byte(c.body), &req)
+			if !strings.Contains(body, `"id":`+string(req.ID)+`,`) {
+				t.Errorf("%s: %q, want the answer of id %s", c.name, body, req.ID)
+			}
 			continue
 		}
 		var resp struct {

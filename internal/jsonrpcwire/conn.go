@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // DefaultMaxFrameBytes bounds one inbound message (one line) when
@@ -346,7 +347,9 @@ func (c *Conn) decodeOne(data []byte) (jsonrpc.Message, []byte) {
 			Method *string         `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
-		if err := json.Unmarshal(data, &w); err != nil {
+		// The SDK's decoder and options: encoding/json would take a
+		// member "ID" for the id, and the answer would carry it.
+		if _, err := segjson.Parse(data, &w, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
 			return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC message object")
 		}
 		var err error

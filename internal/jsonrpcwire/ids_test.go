@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestIDsRoundTrip(t *testing.T) {
@@ -75,6 +76,43 @@ func TestReadLine(t *testing.T) {
 		}
 		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 			t.Errorf("lines of %.20q: %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestDecodeOneReadsIDAsTheSDK: a message the plain decoder leaves to the
+// SDK's is answered, and its span named, under the id the SDK reads: a
+// member differing from "id" only in case is not the id (encoding/json
+// would take it, the last of the two winning).
+func TestDecodeOneReadsIDAsTheSDK(t *testing.T) {
+	for _, tt := range []struct {
+		name, line, wantID string
+	}{
+		{"ID after id", `{"jsonrpc":"2.0","id":1,"ID":2,"method":"tools/call","params":{"name":"x"}}`, "1"},
+		{"Id before id", `{"jsonrpc":"2.0","Id":"b","id":"a","method":"ping"}`, `"a"`},
+		{"escaped name", `{"jsonrpc":"2.0","\u0069d":3,"method":"ping"}`, "3"},
+	} {
+		var c Conn
+		msg, errLine := c.decodeOne([]byte(tt.line))
+		req, ok := msg.(*jsonrpc.Request)
+		if errLine != nil || !ok {
+			t.Errorf("%s: %v, %s; want a request", tt.name, msg, errLine)
+			continue
+		}
+		want := tt.wantID
+		if want[0] == '"' {
+			want = want[1 : len(want)-1]
+		}
+		extra, _ := req.Extra.(*mcp.RequestExtra)
+		if got := RequestID(extra); got != want {
+			t.Errorf("%s: span id %q, want %q", tt.name, got, want)
+		}
+		b, err := c.ids.Encode(&jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := `{"jsonrpc":"2.0","id":` + tt.wantID + `,"result":{}}`; string(b) != w {
+			t.Errorf("%s: answered %s, want %s", tt.name, b, w)
 		}
 	}
 }
