@@ -375,24 +375,7 @@ func perfAnalyzer(t *testing.T, bin string, sizes []int) []perfRow {
 	results := map[string][]run{}
 	for _, n := range sizes {
 		dir := t.TempDir()
-		trace, cat := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "catalog.json")
-		names := sessiongen.ToolNames(300)
-		write := func(path string, fn func(*os.File) error) {
-			f, err := os.Create(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := fn(f); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		write(trace, func(f *os.File) error {
-			return sessiongen.WriteTrace(f, sessiongen.Config{Seed: 1, Sessions: n, Tools: names})
-		})
-		write(cat, func(f *os.File) error { return sessiongen.WriteCatalog(f, names, 1) })
+		trace, cat := perfTrace(t, dir, n)
 		tdir := filepath.Join(dir, "telemetry")
 		for _, step := range steps {
 			var args []string
@@ -441,25 +424,7 @@ func perfAnalyzerVersus(t *testing.T, bin, base string, sizes []int) []perfRow {
 	var rows []perfRow
 	for _, n := range sizes {
 		dir := t.TempDir()
-		trace, cat := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "catalog.json")
-		names := sessiongen.ToolNames(300)
-		for path, fn := range map[string]func(*os.File) error{
-			trace: func(f *os.File) error {
-				return sessiongen.WriteTrace(f, sessiongen.Config{Seed: 1, Sessions: n, Tools: names})
-			},
-			cat: func(f *os.File) error { return sessiongen.WriteCatalog(f, names, 1) },
-		} {
-			f, err := os.Create(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := fn(f); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		trace, cat := perfTrace(t, dir, n)
 		tdir := filepath.Join(dir, "telemetry")
 		perfRun(t, base, "import", "--telemetry", tdir, trace)
 		os.Remove(trace)
@@ -495,4 +460,30 @@ func perfAnalyzerVersus(t *testing.T, bin, base string, sizes []int) []perfRow {
 		}
 	}
 	return rows
+}
+
+// perfTrace writes into dir a sessiongen trace of n sessions over 300
+// tools and its catalog, and returns their paths.
+func perfTrace(t *testing.T, dir string, n int) (trace, cat string) {
+	t.Helper()
+	trace, cat = filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "catalog.json")
+	names := sessiongen.ToolNames(300)
+	for path, fn := range map[string]func(*os.File) error{
+		trace: func(f *os.File) error {
+			return sessiongen.WriteTrace(f, sessiongen.Config{Seed: 1, Sessions: n, Tools: names})
+		},
+		cat: func(f *os.File) error { return sessiongen.WriteCatalog(f, names, 1) },
+	} {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fn(f); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return trace, cat
 }
