@@ -61,10 +61,9 @@ func (h *hardening) readBody(w http.ResponseWriter, r *http.Request) (pb *postBo
 	return pb, true
 }
 
-// postBody is a POST's body with the members of its message (or of each
-// batch member) that the checks read, decoded once for all of them.
+// postBody is what the checks read of a POST's body: the members of its
+// message (or of each batch member), decoded once for all of them.
 type postBody struct {
-	body  []byte
 	batch bool // a JSON array
 	// odd: a batch member is neither an object nor null (the SDK refuses
 	// the batch), and msgs is empty.
@@ -111,14 +110,14 @@ func inspectBody(body []byte) (*postBody, int, string) {
 			// The SDK's decoder, reading more members, refuses it too.
 			return nil, codeParseError, fmt.Sprintf("Parse error: the request body is not a JSON-RPC message: %v", err)
 		}
-		return decoded(&postBody{body: body, msgs: []bodyMessage{m}})
+		return decoded(&postBody{msgs: []bodyMessage{m}})
 	}
 	var msgs []bodyMessage
 	if _, err := segjson.Parse(body, &msgs, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
 		// Valid JSON: a member is not an object.
-		return &postBody{body: body, batch: true, odd: true}, 0, ""
+		return &postBody{batch: true, odd: true}, 0, ""
 	}
-	return decoded(&postBody{body: body, batch: true, msgs: msgs})
+	return decoded(&postBody{batch: true, msgs: msgs})
 }
 
 // decoded is pb, or nil and the refusal of an id checkIDs refuses.
