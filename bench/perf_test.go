@@ -85,7 +85,7 @@ func TestPerf(t *testing.T) {
 		} {
 			rows = append(rows, perfCalls(t, bin, base, w)...)
 		}
-		rows = append(rows, perfIdleSessions(t, bin))
+		rows = append(rows, perfIdleSessions(t, bin)...)
 	}
 	sizes := []int{100_000, 1_000_000}
 	if v := os.Getenv(perfSessionsEnv); v != "" {
@@ -209,6 +209,11 @@ func perfCalls(t *testing.T, bin, base string, w perfWire) []perfRow {
 // protocol (stateless for 2026-07-28, stateful before) and returns its
 // URL; the process is stopped at cleanup.
 func perfStartEverythingHTTP(t *testing.T, bin, protocol string) string {
+	url, _ := perfStartEverythingHTTPPID(t, bin, protocol)
+	return url
+}
+
+func perfStartEverythingHTTPPID(t *testing.T, bin, protocol string) (string, int) {
 	addr := perfFreeAddr(t)
 	stateless := strconv.FormatBool(protocol >= perfProtocolSessionless)
 	cmd := exec.Command(filepath.Join(bin, "everything-server"), "-http", addr, "-stateless="+stateless)
@@ -217,7 +222,7 @@ func perfStartEverythingHTTP(t *testing.T, bin, protocol string) string {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	perfWaitListening(t, addr)
-	return "http://" + addr + "/"
+	return "http://" + addr + "/", cmd.Process.Pid
 }
 
 // perfFloor connects to an everything-server through bin/relayfloor over
@@ -335,11 +340,25 @@ func perfWaitListening(t *testing.T, addr string) {
 
 // perfIdleSessions opens perfIdle HTTP sessions to a fresh gateway, each
 // initialised on protocol 2025-11-25 (2026-07-28 has no sessions to hold)
-// and then idle, and reports the growth of the server's RSS
-// per session (after a warm-up of ten, so one-off allocations are left
-// out).
-func perfIdleSessions(t *testing.T, bin string) perfRow {
+// and then idle, and reports the growth of the server's RSS per session
+// (after a warm-up of ten, so one-off allocations are left out); and the
+// same of an everything-server on a stateful handler, the floor: what
+// the go-sdk's own server holds per session.
+func perfIdleSessions(t *testing.T, bin string) []perfRow {
 	url, pid := perfStartHTTPServerPID(t, bin)
+	gateway := perfRSSPerSession(t, url, pid)
+	floorURL, floorPID := perfStartEverythingHTTPPID(t, bin, perfProtocolSessions)
+	floor := perfRSSPerSession(t, floorURL, floorPID)
+	what := fmt.Sprintf("RSS per open idle HTTP %s session (%d)", perfProtocolSessions, perfIdle)
+	return []perfRow{
+		{what + ": gateway", fmt.Sprintf("%.1f KiB", gateway/1024), "<= 32 KiB"},
+		{what + ": floor", fmt.Sprintf("%.1f KiB", floor/1024), "floor: the go-sdk's own server"},
+	}
+}
+
+// perfRSSPerSession opens perfIdle sessions to the server at url, whose
+// process is pid, and returns the growth of its RSS per session, in bytes.
+func perfRSSPerSession(t *testing.T, url string, pid int) float64 {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * perfIdle}}
 	open := func(n int) {
 		for range n {
@@ -354,9 +373,7 @@ func perfIdleSessions(t *testing.T, bin string) perfRow {
 	before := perfRSS(t, pid)
 	open(perfIdle)
 	time.Sleep(2 * time.Second) // standalone SSE streams settle
-	after := perfRSS(t, pid)
-	per := float64(after-before) / perfIdle
-	return perfRow{fmt.Sprintf("RSS per open idle HTTP session (%d)", perfIdle), fmt.Sprintf("%.1f KiB", per/1024), "<= 32 KiB"}
+	return float64(perfRSS(t, pid)-before) / perfIdle
 }
 
 // perfRSS reads VmRSS of pid, in bytes.
