@@ -78,9 +78,14 @@ func TestPerf(t *testing.T) {
 	}
 	var rows []perfRow
 	if only == "" {
-		rows = append(rows, perfCalls(t, bin, base, "stdio")...)
-		rows = append(rows, perfCalls(t, bin, base, "http")...)
-		rows = append(rows, perfIdleSessions(t, bin))
+		for _, w := range []perfWire{
+			{"stdio", perfProtocolSessionless},
+			{"http", perfProtocolSessionless},
+			{"http", perfProtocolSessions},
+		} {
+			rows = append(rows, perfCalls(t, bin, base, w)...)
+		}
+		rows = append(rows, perfIdleSessions(t, bin)...)
 	}
 	sizes := []int{100_000, 1_000_000}
 	if v := os.Getenv(perfSessionsEnv); v != "" {
@@ -110,16 +115,34 @@ func TestPerf(t *testing.T) {
 	tw.Flush()
 }
 
+// Protocol versions the call rows pin. 2026-07-28 is the go-sdk client's
+// default; its HTTP has no sessions, and the SDK serves it only on a
+// stateless handler, so each HTTP direct side runs the everything-server
+// the way that serves the version timed: a client left to negotiate would
+// speak 2026-07-28 to the gateway and 2025-11-25 to a stateful server, and
+// the ratio would compare two protocols rather than a hop.
+const (
+	perfProtocolSessionless = "2026-07-28"
+	perfProtocolSessions    = "2025-11-25"
+)
+
+// perfWire is what a call row times: a transport and the protocol
+// version every side's client speaks on it.
+type perfWire struct{ transport, protocol string }
+
+func (w perfWire) String() string { return w.transport + " " + w.protocol }
+
 // perfCalls times tools/call of the everything-server's test_simple_text
 // through the gateway (bin/server in front of the everything-server on
 // stdio) against the same client calling another everything-server
-// directly, over transport; with base, through base's server too (another
-// build, to compare builds in one run); and through bin/relayfloor, the
-// floor: a process that relays the bytes and nothing else (stdio: a copy
-// both ways; HTTP: httputil.ReverseProxy in front of another
-// everything-server), what any proxy process costs here. Rounds rotate
-// which side goes first, so load on a shared machine falls on every side.
-func perfCalls(t *testing.T, bin, base, transport string) []perfRow {
+// directly, over w's transport and protocol; with base, through base's
+// server too (another build, to compare builds in one run); and through
+// bin/relayfloor, the floor: a process that relays the bytes and nothing
+// else (stdio: a copy both ways; HTTP: httputil.ReverseProxy in front of
+// another everything-server), what any proxy process costs here. Rounds
+// rotate which side goes first, so load on a shared machine falls on
+// every side.
+func perfCalls(t *testing.T, bin, base string, w perfWire) []perfRow {
 	ctx := context.Background()
 	everything := filepath.Join(bin, "everything-server")
 	type side struct {
@@ -128,37 +151,30 @@ func perfCalls(t *testing.T, bin, base, transport string) []perfRow {
 		ds   []time.Duration
 	}
 	gateway := func(server string) *mcp.ClientSession {
-		if transport == "stdio" {
-			return perfConnect(t, &mcp.CommandTransport{Command: perfServerCmd(t, server, "--", everything)})
+		if w.transport == "stdio" {
+			return perfConnect(t, &mcp.CommandTransport{Command: perfServerCmd(t, server, "--", everything)}, w.protocol)
 		}
-		return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: perfStartHTTPServer(t, server), MaxRetries: -1})
+		return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: perfStartHTTPServer(t, server), MaxRetries: -1}, w.protocol)
 	}
 	sides := []*side{{name: "gateway", cs: gateway(bin)}}
-	switch transport {
+	switch w.transport {
 	case "stdio":
-		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.CommandTransport{Command: exec.Command(everything)})})
+		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.CommandTransport{Command: exec.Command(everything)}, w.protocol)})
 	case "http":
-		addr := perfFreeAddr(t)
-		cmd := exec.Command(everything, "-http", addr, "-stateless=false")
-		cmd.Stderr = nil
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		perfWaitListening(t, addr)
-		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/", MaxRetries: -1})})
+		url := perfStartEverythingHTTP(t, bin, w.protocol)
+		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol)})
 	}
 	if base != "" {
 		sides = append(sides, &side{name: "base", cs: gateway(base)})
 	}
-	floor := &side{name: "floor", cs: perfFloor(t, bin, transport)}
+	floor := &side{name: "floor", cs: perfFloor(t, bin, w)}
 	sides = append(sides, floor)
 	call := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"})
 		d := time.Since(t0)
 		if err != nil || res.IsError {
-			t.Fatalf("%s: test_simple_text: %v %v", transport, err, res)
+			t.Fatalf("%s: test_simple_text: %v %v", w, err, res)
 		}
 		return d
 	}
@@ -178,7 +194,7 @@ func perfCalls(t *testing.T, bin, base, transport string) []perfRow {
 	d := sides[1]
 	row := func(s *side, p float64, label, target string) perfRow {
 		g, dd := pct(s.ds, p), pct(d.ds, p)
-		return perfRow{fmt.Sprintf("tools/call %s %s: %s / direct", transport, label, s.name), fmt.Sprintf("%.2fx (%v / %v)", ratio(g, dd), g.Round(time.Microsecond), dd.Round(time.Microsecond)), target}
+		return perfRow{fmt.Sprintf("tools/call %s %s: %s / direct", w, label, s.name), fmt.Sprintf("%.2fx (%v / %v)", ratio(g, dd), g.Round(time.Microsecond), dd.Round(time.Microsecond)), target}
 	}
 	rows := []perfRow{row(sides[0], 0.50, "p50", "<= 1.3x"), row(sides[0], 0.99, "p99", "<= 1.5x")}
 	if base != "" {
@@ -189,23 +205,37 @@ func perfCalls(t *testing.T, bin, base, transport string) []perfRow {
 	return rows
 }
 
-// perfFloor connects to an everything-server through bin/relayfloor over
-// transport: on stdio the relay starts the server and copies its stdin
-// and stdout; on HTTP it proxies to a server of its own.
-func perfFloor(t *testing.T, bin, transport string) *mcp.ClientSession {
-	relay, everything := filepath.Join(bin, "relayfloor"), filepath.Join(bin, "everything-server")
-	if transport == "stdio" {
-		return perfConnect(t, &mcp.CommandTransport{Command: exec.Command(relay, "--", everything)})
-	}
+// perfStartEverythingHTTP starts an everything-server on HTTP that serves
+// protocol (stateless for 2026-07-28, stateful before) and returns its
+// URL; the process is stopped at cleanup.
+func perfStartEverythingHTTP(t *testing.T, bin, protocol string) string {
+	url, _ := perfStartEverythingHTTPPID(t, bin, protocol)
+	return url
+}
+
+func perfStartEverythingHTTPPID(t *testing.T, bin, protocol string) (string, int) {
 	addr := perfFreeAddr(t)
-	srv := exec.Command(everything, "-http", addr, "-stateless=false")
-	if err := srv.Start(); err != nil {
+	stateless := strconv.FormatBool(protocol >= perfProtocolSessionless)
+	cmd := exec.Command(filepath.Join(bin, "everything-server"), "-http", addr, "-stateless="+stateless)
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	perfWaitListening(t, addr)
-	url, _ := perfStartListener(t, exec.Command(relay, "-http", "127.0.0.1:0", "-upstream", "http://"+addr+"/"), regexp.MustCompile(`listening on (http://\S+/)`))
-	return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
+	return "http://" + addr + "/", cmd.Process.Pid
+}
+
+// perfFloor connects to an everything-server through bin/relayfloor over
+// w: on stdio the relay starts the server and copies its stdin and
+// stdout; on HTTP it proxies to a server of its own.
+func perfFloor(t *testing.T, bin string, w perfWire) *mcp.ClientSession {
+	relay, everything := filepath.Join(bin, "relayfloor"), filepath.Join(bin, "everything-server")
+	if w.transport == "stdio" {
+		return perfConnect(t, &mcp.CommandTransport{Command: exec.Command(relay, "--", everything)}, w.protocol)
+	}
+	upstream := perfStartEverythingHTTP(t, bin, w.protocol)
+	url, _ := perfStartListener(t, exec.Command(relay, "-http", "127.0.0.1:0", "-upstream", upstream), regexp.MustCompile(`listening on (http://\S+/)`))
+	return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol)
 }
 
 func pct(ds []time.Duration, p float64) time.Duration {
@@ -224,12 +254,18 @@ func perfServerCmd(t *testing.T, bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func perfConnect(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "perf", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+// perfConnect connects a client speaking protocol over tr, and fails
+// unless the server agreed to it: a side on another version would time
+// another protocol.
+func perfConnect(t *testing.T, tr mcp.Transport, protocol string) *mcp.ClientSession {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "perf", Version: "1"}, nil).Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != protocol {
+		t.Fatalf("%T: the server speaks protocol %s, want %s", tr, got, protocol)
+	}
 	return cs
 }
 
@@ -303,15 +339,33 @@ func perfWaitListening(t *testing.T, addr string) {
 }
 
 // perfIdleSessions opens perfIdle HTTP sessions to a fresh gateway, each
-// initialised and then idle, and reports the growth of the server's RSS
-// per session (after a warm-up of ten, so one-off allocations are left
-// out).
-func perfIdleSessions(t *testing.T, bin string) perfRow {
+// initialised on protocol 2025-11-25 (2026-07-28 has no sessions to hold)
+// and then idle, and reports the growth of the server's RSS per session
+// (after a warm-up of ten, so one-off allocations are left out); and the
+// same of an everything-server on a stateful handler, the floor: what
+// the go-sdk's own server holds per session.
+func perfIdleSessions(t *testing.T, bin string) []perfRow {
 	url, pid := perfStartHTTPServerPID(t, bin)
+	gateway := perfRSSPerSession(t, url, pid)
+	floorURL, floorPID := perfStartEverythingHTTPPID(t, bin, perfProtocolSessions)
+	floor := perfRSSPerSession(t, floorURL, floorPID)
+	what := fmt.Sprintf("RSS per open idle HTTP %s session (%d)", perfProtocolSessions, perfIdle)
+	return []perfRow{
+		{what + ": gateway", fmt.Sprintf("%.1f KiB", gateway/1024), "<= 32 KiB"},
+		{what + ": floor", fmt.Sprintf("%.1f KiB", floor/1024), "floor: the go-sdk's own server"},
+	}
+}
+
+// perfRSSPerSession opens perfIdle sessions to the server at url, whose
+// process is pid, and returns the growth of its RSS per session, in bytes.
+func perfRSSPerSession(t *testing.T, url string, pid int) float64 {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * perfIdle}}
 	open := func(n int) {
 		for range n {
-			perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1})
+			cs := perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: client, MaxRetries: -1}, perfProtocolSessions)
+			if cs.ID() == "" {
+				t.Fatal("an idle session without a session id: the server held none")
+			}
 		}
 	}
 	open(10)
@@ -319,9 +373,7 @@ func perfIdleSessions(t *testing.T, bin string) perfRow {
 	before := perfRSS(t, pid)
 	open(perfIdle)
 	time.Sleep(2 * time.Second) // standalone SSE streams settle
-	after := perfRSS(t, pid)
-	per := float64(after-before) / perfIdle
-	return perfRow{fmt.Sprintf("RSS per open idle HTTP session (%d)", perfIdle), fmt.Sprintf("%.1f KiB", per/1024), "<= 32 KiB"}
+	return float64(perfRSS(t, pid)-before) / perfIdle
 }
 
 // perfRSS reads VmRSS of pid, in bytes.
