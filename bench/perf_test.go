@@ -80,6 +80,7 @@ func TestPerf(t *testing.T) {
 	if only == "" {
 		for _, w := range []perfWire{
 			{"stdio", perfProtocolSessionless},
+			{"stdio", perfProtocolSessions},
 			{"http", perfProtocolSessionless},
 			{"http", perfProtocolSessions},
 		} {
