@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/toolprof/toolprof/internal/ownfile"
 )
 
 // resultsTitle is the first line of every results document WriteResults
@@ -21,30 +21,26 @@ const resultsTitle = "# Token cost of the initialize + tools/list exchange, per 
 // markdown table headed by bench's columns). Anything else, such as a
 // hand-written note or the profiles file named by a slip, would be lost.
 func CheckReplace(path string) error {
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("bench: --out %s: %w", path, err)
-	case !isReport(b):
-		return fmt.Errorf("bench: --out %s exists and is no report profiler bench wrote (JSON, a results document, or a table headed %q), which writing would replace: remove it or name another file",
-			path, strings.Join(leadColumns, " | "))
-	}
-	return nil
+	return ownfile.Check(path, ownReport, ownfile.Wording{
+		Unreadable: func(err error) error { return fmt.Errorf("bench: --out %s: %w", path, err) },
+		Foreign: func(error) error {
+			return fmt.Errorf("bench: --out %s exists and is no report profiler bench wrote (JSON, a results document, or a table headed %q), which writing would replace: remove it or name another file",
+				path, strings.Join(leadColumns, " | "))
+		},
+	})
 }
 
 // leadColumns are the first header cells of every table and markdown
 // report (cells).
 var leadColumns = []string{"profile", "tools", "model anthropic", "model openai"}
 
-// isReport reports whether b is a report bench writes.
-func isReport(b []byte) bool {
+// ownReport says why b is no report bench writes; nil when it is one.
+func ownReport(b []byte) error {
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
-		return isJSONReport(b)
+		return ownJSONReport(b)
 	}
 	if bytes.HasPrefix(b, []byte(resultsTitle)) {
-		return true
+		return nil
 	}
 	// A table's header is its first or second line (under a border); a
 	// markdown table's the first.
@@ -57,36 +53,26 @@ func isReport(b []byte) bool {
 			}
 		}
 		if len(cells) >= len(leadColumns) && slices.Equal(cells[:len(leadColumns)], leadColumns) {
-			return true
+			return nil
 		}
 	}
-	return false
+	return errors.New("no JSON object, results title or table header")
 }
 
-// isJSONReport reports whether b is a JSON report bench wrote: an object
-// with every key a Report encodes (sessions may be absent) and no other,
-// which DecodeReport reads. DecodeReport alone takes any object with a
-// "profiles" array of named entries, which other tools' files hold.
-func isJSONReport(b []byte) bool {
-	var got map[string]json.RawMessage
-	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&got); err != nil {
-		return false
+// ownJSONReport says why b is no JSON report bench wrote: an object with
+// every key a Report encodes (sessions may be absent) and no other, which
+// DecodeReport reads. DecodeReport alone takes any object with a
+// "profiles" array of named entries, which other tools' files hold. Only
+// the first JSON value counts, as for DecodeReport: a report with a line
+// added by hand is still bench's.
+func ownJSONReport(b []byte) error {
+	var first json.RawMessage
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&first); err != nil {
+		return err
 	}
-	zero, err := json.Marshal(Report{})
-	var want map[string]json.RawMessage
-	if err != nil || json.Unmarshal(zero, &want) != nil {
-		return false
+	if err := ownfile.JSONLike(Report{}, "sessions")(first); err != nil {
+		return err
 	}
-	for k := range want {
-		if _, ok := got[k]; !ok {
-			return false
-		}
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok && k != "sessions" {
-			return false
-		}
-	}
-	_, err = DecodeReport(bytes.NewReader(b))
-	return err == nil
+	_, err := DecodeReport(bytes.NewReader(b))
+	return err
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io/fs"
-	"os"
+
+	"github.com/toolprof/toolprof/internal/ownfile"
 )
 
 // plotSoftware is the PNG tEXt "Software" value Plot writes: what says an
@@ -59,14 +59,18 @@ func isPlot(b []byte) bool {
 // is there, or a plot derive drew is (Plot marks its PNG). Anything else,
 // such as a figure drawn by hand or by another tool, would be lost.
 func CheckPlotReplace(path string) error {
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("derive: --plot %s: %w", path, err)
-	case !isPlot(b):
-		return fmt.Errorf("derive: --plot %s exists and is no plot derive drew (no PNG with a tEXt Software %q chunk), which writing would replace: remove it or name another file", path, plotSoftware)
+	return ownfile.Check(path, ownPlot, ownfile.Wording{
+		Unreadable: func(err error) error { return fmt.Errorf("derive: --plot %s: %w", path, err) },
+		Foreign: func(error) error {
+			return fmt.Errorf("derive: --plot %s exists and is no plot derive drew (no PNG with a tEXt Software %q chunk), which writing would replace: remove it or name another file", path, plotSoftware)
+		},
+	})
+}
+
+// ownPlot says why b is no plot derive drew; nil when it is one.
+func ownPlot(b []byte) error {
+	if !isPlot(b) {
+		return errors.New("no PNG with derive's tEXt Software chunk")
 	}
 	return nil
 }

@@ -3,15 +3,14 @@ package generate
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/internal/ownfile"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -54,19 +53,18 @@ func (cfg *Config) checkOut() error {
 		return fmt.Errorf("derive: --out %s is the hand-written %s derive reads decisions from, which writing would replace; name the generated file, such as %s",
 			cfg.Out, profiles.PolicyFile, filepath.Join(filepath.Dir(cfg.Out), "profiles.generated.toml"))
 	}
-	b, err := os.ReadFile(cfg.Out)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("derive: --out %s: %w", cfg.Out, err)
-	case bytes.HasPrefix(b, []byte(profiles.Header)):
-		return nil
-	}
-	if _, err := profiles.DecodeFile(bytes.NewReader(b), cfg.Out); err != nil {
-		return fmt.Errorf("derive: --out %s exists and is no profiles file derive wrote (no %q first line, and %v); writing would replace it: remove it or name another file", cfg.Out, profiles.Header, err)
-	}
-	return nil
+	return ownfile.Check(cfg.Out, func(b []byte) error {
+		if bytes.HasPrefix(b, []byte(profiles.Header)) {
+			return nil
+		}
+		_, err := profiles.DecodeFile(bytes.NewReader(b), cfg.Out)
+		return err
+	}, ownfile.Wording{
+		Unreadable: func(err error) error { return fmt.Errorf("derive: --out %s: %w", cfg.Out, err) },
+		Foreign: func(why error) error {
+			return fmt.Errorf("derive: --out %s exists and is no profiles file derive wrote (no %q first line, and %v); writing would replace it: remove it or name another file", cfg.Out, profiles.Header, why)
+		},
+	})
 }
 
 // sameFile reports whether a and b both exist and are one file.

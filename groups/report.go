@@ -2,15 +2,13 @@ package groups
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"text/tabwriter"
 
 	"github.com/toolprof/toolprof/derive"
+	"github.com/toolprof/toolprof/internal/ownfile"
 	"github.com/toolprof/toolprof/profiles"
 )
 
@@ -140,42 +138,10 @@ func round4(v float64) float64 {
 // path: nothing is there, or a groups report is (a JSON object with
 // exactly the keys WriteJSON writes). Anything else would be lost.
 func CheckReplaceReport(path string) error {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("derive: --groups-report %s: %w", path, err)
-	}
-	if why := notReport(b); why != "" {
-		return fmt.Errorf("derive: --groups-report %s exists and is no groups report derive wrote (%s), which writing would replace: remove it or name another file", path, why)
-	}
-	return nil
-}
-
-// notReport says why b is not a report WriteJSON wrote, "" when it is.
-func notReport(b []byte) string {
-	var got map[string]json.RawMessage
-	if err := json.Unmarshal(b, &got); err != nil {
-		return "not a JSON object: " + err.Error()
-	}
-	zero, err := json.Marshal(Result{})
-	if err != nil {
-		return err.Error()
-	}
-	var want map[string]json.RawMessage
-	if err := json.Unmarshal(zero, &want); err != nil {
-		return err.Error()
-	}
-	for k := range want {
-		if _, ok := got[k]; !ok {
-			return fmt.Sprintf("no %q key", k)
-		}
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok {
-			return fmt.Sprintf("unknown key %q", k)
-		}
-	}
-	return ""
+	return ownfile.Check(path, ownfile.JSONLike(Result{}), ownfile.Wording{
+		Unreadable: func(err error) error { return fmt.Errorf("derive: --groups-report %s: %w", path, err) },
+		Foreign: func(why error) error {
+			return fmt.Errorf("derive: --groups-report %s exists and is no groups report derive wrote (%v), which writing would replace: remove it or name another file", path, why)
+		},
+	})
 }

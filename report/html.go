@@ -3,10 +3,8 @@ package report
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolprof/toolprof/internal/atomicfile"
+	"github.com/toolprof/toolprof/internal/ownfile"
 	"github.com/toolprof/toolprof/telemetry"
 )
 
@@ -108,6 +107,14 @@ func (r *Report) Render(b *bytes.Buffer) error {
 // report that Write may replace.
 const pageTitle = "<title>toolprof usage report</title>"
 
+// ownPage says why b is no page Render wrote; nil when it is one.
+func ownPage(b []byte) error {
+	if !bytes.Contains(b, []byte(pageTitle)) {
+		return fmt.Errorf("no %s", pageTitle)
+	}
+	return nil
+}
+
 // Write renders the page into dir/index.html (atomically), creating dir.
 // An index.html already there that is no report (a site's own page) is
 // refused, not replaced.
@@ -120,12 +127,13 @@ func (r *Report) Write(dir string) (string, error) {
 		return "", fmt.Errorf("report: --out %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, IndexFile)
-	switch old, err := os.ReadFile(path); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return "", fmt.Errorf("report: %w", err)
-	case !bytes.Contains(old, []byte(pageTitle)):
-		return "", fmt.Errorf("report: %s exists and is no toolprof usage report, which writing would replace: name another --out directory, or remove it", path)
+	if err := ownfile.Check(path, ownPage, ownfile.Wording{
+		Unreadable: func(err error) error { return fmt.Errorf("report: %w", err) },
+		Foreign: func(error) error {
+			return fmt.Errorf("report: %s exists and is no toolprof usage report, which writing would replace: name another --out directory, or remove it", path)
+		},
+	}); err != nil {
+		return "", err
 	}
 	if err := atomicfile.Write(path, b.Bytes(), 0o644); err != nil {
 		return "", fmt.Errorf("report: %w", err)

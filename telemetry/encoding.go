@@ -12,28 +12,45 @@ import (
 // bytes, because session ids and tool names are replaced by numbers that are
 // local to the segment (buckets session_names and tools hold the names).
 
-// Outcome codes as stored: 0 is no outcome, 1.. follow Outcomes().
-// outcomeOther marks an outcome string outside the known set, stored inline.
-const outcomeOther = 0xff
+// Outcome codes: the byte a call record stores for its outcome. The values
+// are the file format, read back from segments any build wrote: a code
+// never changes or is reused, and a new outcome takes the next free one
+// (Outcomes lists them in code order). Each is written as a number, not by
+// iota, so that reordering the list cannot renumber them; TestOutcomeCodes
+// pins them.
+const (
+	codeNone          byte = 0 // no outcome
+	codeOK            byte = 1
+	codeToolError     byte = 2
+	codeUpstreamError byte = 3
+	codeDenied        byte = 4
+	codeUnknownTool   byte = 5
+	codeCancelled     byte = 6
+	// codeOther marks an outcome outside the known set, its string stored
+	// inline after the code.
+	codeOther byte = 0xff
+)
 
+// outcomeCode is o's stored code: codeOther for an outcome outside the
+// known set.
 func outcomeCode(o Outcome) byte {
 	switch o {
 	case "":
-		return 0
+		return codeNone
 	case OutcomeOK:
-		return 1
+		return codeOK
 	case OutcomeToolError:
-		return 2
+		return codeToolError
 	case OutcomeUpstreamError:
-		return 3
+		return codeUpstreamError
 	case OutcomeDenied:
-		return 4
+		return codeDenied
 	case OutcomeUnknownTool:
-		return 5
+		return codeUnknownTool
 	case OutcomeCancelled:
-		return 6
+		return codeCancelled
 	}
-	return outcomeOther
+	return codeOther
 }
 
 var errShortRecord = errors.New("record ends early")
@@ -76,7 +93,7 @@ func appendCall(b []byte, snum, tool uint32, c *Call) []byte {
 	b = binary.AppendUvarint(b, uint64(max(c.Duration, 0)))
 	code := outcomeCode(c.Outcome)
 	b = append(b, code)
-	if code == outcomeOther {
+	if code == codeOther {
 		b = appendString(b, string(c.Outcome))
 	}
 	b = binary.AppendUvarint(b, uint64(max(c.RequestBytes, 0)))
@@ -167,19 +184,19 @@ func (r *recordReader) string() string {
 // switch, not a table, because it runs once per call record read.
 func outcomeOfCode(code byte) (Outcome, bool) {
 	switch code {
-	case 0:
+	case codeNone:
 		return "", true
-	case 1:
+	case codeOK:
 		return OutcomeOK, true
-	case 2:
+	case codeToolError:
 		return OutcomeToolError, true
-	case 3:
+	case codeUpstreamError:
 		return OutcomeUpstreamError, true
-	case 4:
+	case codeDenied:
 		return OutcomeDenied, true
-	case 5:
+	case codeUnknownTool:
 		return OutcomeUnknownTool, true
-	case 6:
+	case codeCancelled:
 		return OutcomeCancelled, true
 	}
 	return "", false
@@ -187,7 +204,7 @@ func outcomeOfCode(code byte) (Outcome, bool) {
 
 func (r *recordReader) outcome() Outcome {
 	code := r.byte()
-	if code == outcomeOther {
+	if code == codeOther {
 		return Outcome(r.string())
 	}
 	o, ok := outcomeOfCode(code)
@@ -226,12 +243,12 @@ func decodeCallUsage(v []byte) (snum, tool uint32, denied, unknown bool, err err
 		return 0, 0, false, false, errWideNumber
 	}
 	code := v[i]
-	switch code { // outcomeCode's, pinned by TestOutcomeCodes
-	case 4:
+	switch code {
+	case codeDenied:
 		denied = true
-	case 5:
+	case codeUnknownTool:
 		unknown = true
-	case outcomeOther:
+	case codeOther:
 		n, m := binary.Uvarint(v[i+1:])
 		j := i + 1 + m
 		if m <= 0 || uint64(len(v)-j) < n {

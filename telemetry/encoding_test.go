@@ -11,25 +11,53 @@ import (
 // that decodes back to it; the codes are the stored format, so they must
 // not move.
 func TestOutcomeCodes(t *testing.T) {
+	// The numbers are the file format, written out here rather than taken
+	// from the constants so that renumbering one fails.
+	pinned := []struct {
+		o     Outcome
+		code  byte
+		named byte
+	}{
+		{"", 0, codeNone},
+		{OutcomeOK, 1, codeOK},
+		{OutcomeToolError, 2, codeToolError},
+		{OutcomeUpstreamError, 3, codeUpstreamError},
+		{OutcomeDenied, 4, codeDenied},
+		{OutcomeUnknownTool, 5, codeUnknownTool},
+		{OutcomeCancelled, 6, codeCancelled},
+	}
+	if all := append([]Outcome{""}, Outcomes()...); len(all) != len(pinned) {
+		t.Fatalf("Outcomes() lists %d outcomes and no outcome, %d are pinned here: pin the new one's code", len(all), len(pinned))
+	}
 	seen := map[byte]Outcome{}
-	for i, o := range append([]Outcome{""}, Outcomes()...) {
-		code := outcomeCode(o)
-		if code != byte(i) {
-			t.Errorf("outcome %q has code %d, want %d (stored codes must not move)", o, code, i)
+	for i, p := range pinned {
+		if p.named != p.code {
+			t.Errorf("the constant for %q is %d, want %d (stored codes must not move)", p.o, p.named, p.code)
 		}
-		if prev, dup := seen[code]; dup {
-			t.Errorf("outcomes %q and %q share code %d", prev, o, code)
+		if code := outcomeCode(p.o); code != p.code {
+			t.Errorf("outcome %q has code %d, want %d (stored codes must not move)", p.o, code, p.code)
 		}
-		seen[code] = o
-		if back, ok := outcomeOfCode(code); !ok || back != o {
-			t.Errorf("code %d decodes to %q, %v; want %q", code, back, ok, o)
+		if i > 0 && Outcomes()[i-1] != p.o {
+			t.Errorf("Outcomes()[%d] = %q, want %q: Outcomes lists them in code order", i-1, Outcomes()[i-1], p.o)
+		}
+		if prev, dup := seen[p.code]; dup {
+			t.Errorf("outcomes %q and %q share code %d", prev, p.o, p.code)
+		}
+		seen[p.code] = p.o
+		if back, ok := outcomeOfCode(p.code); !ok || back != p.o {
+			t.Errorf("code %d decodes to %q, %v; want %q", p.code, back, ok, p.o)
 		}
 	}
-	if code := outcomeCode("something_new"); code != outcomeOther {
-		t.Errorf("an unknown outcome has code %d, want outcomeOther (stored inline)", code)
+	if codeOther != 0xff {
+		t.Errorf("codeOther = %#x, want 0xff (stored codes must not move)", codeOther)
 	}
-	if _, ok := outcomeOfCode(7); ok {
-		t.Error("code 7 decodes; want unknown")
+	if code := outcomeCode("something_new"); code != codeOther {
+		t.Errorf("an unknown outcome has code %d, want codeOther (stored inline)", code)
+	}
+	for _, code := range []byte{7, codeOther} {
+		if _, ok := outcomeOfCode(code); ok {
+			t.Errorf("code %d decodes; want unknown", code)
+		}
 	}
 }
 

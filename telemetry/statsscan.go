@@ -52,7 +52,7 @@ func scanForStats(ctx context.Context, dirs []string, w Window) (*Snapshot, erro
 	}
 	snap := &Snapshot{ToolCalls: map[string]int{}}
 	snap.outcomeNames = make([]Outcome, 0, 8)
-	for code := byte(0); ; code++ {
+	for code := codeNone; ; code++ {
 		o, ok := outcomeOfCode(code)
 		if !ok {
 			break
@@ -257,7 +257,7 @@ func (st *statsScan) readSegment(ctx context.Context, tx *bolt.Tx, path string, 
 // outcomeID is the id of o in snap.outcomeNames: its stored code for the
 // coded outcomes, else one given at first sight.
 func (st *statsScan) outcomeID(o Outcome, snap *Snapshot) int32 {
-	if code := outcomeCode(o); code != outcomeOther {
+	if code := outcomeCode(o); code != codeOther {
 		return int32(code)
 	}
 	id, ok := st.otherIDs[o]

@@ -297,7 +297,7 @@ func decodeTraceLine(text []byte, in *interner, slab *[]TraceCall) (TraceSession
 		}
 		// The stored codes are the valid outcomes (TestOutcomeCodes): no
 		// list is made per call to check one.
-		if c.Outcome != "" && outcomeCode(Outcome(c.Outcome)) == outcomeOther {
+		if c.Outcome != "" && outcomeCode(Outcome(c.Outcome)) == codeOther {
 			return ts, fmt.Errorf(`calls[%d]: outcome %q: want one of %v`, i, c.Outcome, Outcomes())
 		}
 	}
