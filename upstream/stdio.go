@@ -98,7 +98,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	g.stray = t.stray
 	// The guard bounds every line, so no cap of the connection's own,
 	// which would end the session, is needed.
-	return newStdioConn(io.NopCloser(g), &stdioProcess{cmd: t.cmd, stdin: stdin, terminate: t.terminate}), nil
+	return newStdioConn(io.NopCloser(g), g, &stdioProcess{cmd: t.cmd, stdin: stdin, terminate: t.terminate}), nil
 }
 
 // stdioProcess is the server's stdin; closing it ends the process as the
@@ -189,9 +189,30 @@ func newLineGuard(r io.Reader, limit int, dropped func(int64)) *lineGuard {
 }
 
 func (g *lineGuard) Read(p []byte) (int, error) {
+	if err := g.fill(); err != nil {
+		return 0, err
+	}
+	n := copy(p, g.out)
+	g.out = g.out[n:]
+	return n, nil
+}
+
+// readLine is the rest of the current line, or the next line, whole.
+func (g *lineGuard) readLine() ([]byte, error) {
+	if err := g.fill(); err != nil {
+		return nil, err
+	}
+	line := g.out
+	g.out = nil
+	return line, nil
+}
+
+// fill gathers the next line that can be JSON into out, unless out holds
+// some of a line still.
+func (g *lineGuard) fill() error {
 	for len(g.out) == 0 {
 		if g.err != nil {
-			return 0, g.err
+			return g.err
 		}
 		g.next()
 		if line := g.out[:contentLen(g.out)]; !startsJSON(line) {
@@ -201,9 +222,7 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 			g.out = nil
 		}
 	}
-	n := copy(p, g.out)
-	g.out = g.out[n:]
-	return n, nil
+	return nil
 }
 
 // startsJSON reports whether line can be a JSON-RPC message or batch: its

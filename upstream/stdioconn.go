@@ -22,8 +22,9 @@ import (
 // with jsonrpcwire.DecodePlain, and only what that leaves (error answers,
 // unusual shapes, batches' elements) by the SDK's jsonrpc.DecodeMessage.
 type stdioConn struct {
-	r io.ReadCloser  // the server's stdout, through its lineGuard
-	w io.WriteCloser // the server's stdin (stdioProcess)
+	r     io.ReadCloser  // the server's stdout, through its lineGuard
+	lines lineSource     // r, a line at a time
+	w     io.WriteCloser // the server's stdin (stdioProcess)
 
 	writeMu sync.Mutex
 
@@ -54,8 +55,13 @@ type stdioBatch struct {
 	responses  []*jsonrpc.Response
 }
 
-func newStdioConn(r io.ReadCloser, w io.WriteCloser) *stdioConn {
-	c := &stdioConn{r: r, w: w, incoming: make(chan rawOrErr), closed: make(chan struct{})}
+// newStdioConn reads r a line at a time: through lines when it is not
+// nil (the lineGuard r reads), else through a buffer of its own.
+func newStdioConn(r io.ReadCloser, lines lineSource, w io.WriteCloser) *stdioConn {
+	if lines == nil {
+		lines = newBufferedLines(r)
+	}
+	c := &stdioConn{r: r, lines: lines, w: w, incoming: make(chan rawOrErr), closed: make(chan struct{})}
 	go c.readLoop()
 	return c
 }
@@ -63,23 +69,12 @@ func newStdioConn(r io.ReadCloser, w io.WriteCloser) *stdioConn {
 // readLoop reads one JSON value at a time as the SDK's connection does,
 // a value followed by anything but a line ending being an error.
 func (c *stdioConn) readLoop() {
-	dec := json.NewDecoder(c.r)
+	values := &valueReader{lines: c.lines}
 	for {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if err == nil {
-			var tr [1]byte
-			if n, readErr := dec.Buffered().Read(tr[:]); n > 0 {
-				if tr[0] != '\n' && tr[0] != '\r' {
-					err = errors.New("invalid trailing data at the end of stream")
-				}
-			} else if readErr != nil && readErr != io.EOF {
-				err = readErr
-			}
-		}
+		raw, err := values.next()
 		v := rawOrErr{raw: raw, err: err}
 		if rl := c.relay.Load(); rl != nil && err == nil {
-			if msg, _, ok := jsonrpcwire.DecodeValid(raw); ok { // the decoder read one value
+			if msg, _, ok := jsonrpcwire.DecodeValid(raw); ok { // one value, checked
 				if resp, isResp := msg.(*jsonrpc.Response); isResp && rl.deliver(resp) {
 					continue
 				}

@@ -1,0 +1,129 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+)
+
+// A lineSource hands out a stream a line at a time, its line ending
+// included (none on a last line cut off by the end); the line is valid
+// until the next call. A line and an error never come together: the
+// error is the next call's.
+type lineSource interface {
+	readLine() ([]byte, error)
+}
+
+// valueReader reads a stdio server's output one JSON value at a time as
+// the SDK's connection does: through a json.Decoder, a value followed by
+// anything but a line ending being an error. It does so a line at a time
+// while each line holds one value and nothing after it, which is how MCP's
+// stdio framing says a server writes, so that a line is scanned once
+// (json.Valid) rather than by the decoder and again for its RawMessage.
+// The first line that holds anything else, and the rest of the stream
+// after it, go through the decoder: what it reads is then byte for byte
+// what the SDK's would have.
+type valueReader struct {
+	lines lineSource
+	dec   *json.Decoder // from the first line that is not one value
+}
+
+// next reads the next value, a copy of its own.
+func (v *valueReader) next() (json.RawMessage, error) {
+	if v.dec != nil {
+		return v.decode()
+	}
+	for {
+		line, err := v.lines.readLine()
+		if err != nil {
+			return nil, err
+		}
+		body := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		value := bytes.TrimLeft(body, " \t\r\n") // the decoder skips white space
+		if len(value) == 0 {
+			continue
+		}
+		// The value must end the line: after it the decoder takes only a
+		// line ending, and json.Valid would take any white space.
+		if last := value[len(value)-1]; last != ' ' && last != '\t' && last != '\r' && last != '\n' && json.Valid(value) {
+			return bytes.Clone(value), nil
+		}
+		v.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(bytes.Clone(line)), &lineReader{lines: v.lines}))
+		return v.decode()
+	}
+}
+
+// decode is the SDK's read of one value: the decoder's, and an error when
+// what follows it in the decoder's buffer is not a line ending.
+func (v *valueReader) decode() (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := v.dec.Decode(&raw); err != nil {
+		return nil, err
+	}
+	var tr [1]byte
+	if n, err := v.dec.Buffered().Read(tr[:]); n > 0 {
+		if tr[0] != '\n' && tr[0] != '\r' {
+			return nil, errors.New("invalid trailing data at the end of stream")
+		}
+	} else if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// lineReader is a lineSource as an io.Reader, for the decoder.
+type lineReader struct {
+	lines lineSource
+	rest  []byte // of the last line; read again only once it is handed out
+}
+
+func (r *lineReader) Read(p []byte) (int, error) {
+	if len(r.rest) == 0 {
+		line, err := r.lines.readLine()
+		if err != nil {
+			return 0, err
+		}
+		r.rest = line
+	}
+	n := copy(p, r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
+}
+
+// bufferedLines is a lineSource over any reader, for connections without a
+// lineGuard.
+type bufferedLines struct {
+	r    *bufio.Reader
+	line []byte
+	err  error
+}
+
+func newBufferedLines(r io.Reader) *bufferedLines {
+	return &bufferedLines{r: bufio.NewReader(r)}
+}
+
+func (b *bufferedLines) readLine() ([]byte, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	b.line = b.line[:0]
+	for {
+		chunk, err := b.r.ReadSlice('\n')
+		if len(b.line) == 0 && err == nil {
+			return chunk, nil
+		}
+		b.line = append(b.line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			b.err = err
+			if len(b.line) == 0 {
+				return nil, err
+			}
+		}
+		return b.line, nil
+	}
+}
