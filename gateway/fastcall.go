@@ -37,6 +37,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -248,13 +249,17 @@ type callParamsMeta struct {
 
 // decodeCallParamsMeta is decodeCallParams of data whose _meta decodes to
 // meta, without decoding it again: the same decoder reads the rest, and
-// the params get a copy of meta of their own.
+// the params get a map of their own with meta's members, so that a
+// handler setting or deleting one changes no other call's. The members'
+// values (clientInfo, clientCapabilities) are shared: the handlers read
+// them and never change them, as they never change a request's _meta
+// but copy it (forward, the upstream's forwardMeta).
 func decodeCallParamsMeta(data []byte, meta mcp.Meta) (*mcp.CallToolParamsRaw, bool) {
 	var p *callParamsMeta
 	if _, err := segjson.Parse(data, &p, segjson.DontMatchCaseInsensitiveStructFields); err != nil || p == nil {
 		return nil, false
 	}
-	return &mcp.CallToolParamsRaw{Meta: cloneJSON(map[string]any(meta)).(map[string]any), Name: p.Name, Arguments: p.Arguments}, true
+	return &mcp.CallToolParamsRaw{Meta: maps.Clone(meta), Name: p.Name, Arguments: p.Arguments}, true
 }
 
 // cloneJSON is a deep copy of v, a value decoded from JSON into any.
