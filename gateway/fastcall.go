@@ -37,6 +37,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -248,13 +249,17 @@ type callParamsMeta struct {
 
 // decodeCallParamsMeta is decodeCallParams of data whose _meta decodes to
 // meta, without decoding it again: the same decoder reads the rest, and
-// the params get a copy of meta of their own.
+// the params get a map of their own with meta's members, so that a
+// handler setting or deleting one changes no other call's. The members'
+// values (clientInfo, clientCapabilities) are shared: the handlers read
+// them and never change them, as they never change a request's _meta
+// but copy it (forward, the upstream's forwardMeta).
 func decodeCallParamsMeta(data []byte, meta mcp.Meta) (*mcp.CallToolParamsRaw, bool) {
 	var p *callParamsMeta
 	if _, err := segjson.Parse(data, &p, segjson.DontMatchCaseInsensitiveStructFields); err != nil || p == nil {
 		return nil, false
 	}
-	return &mcp.CallToolParamsRaw{Meta: cloneJSON(map[string]any(meta)).(map[string]any), Name: p.Name, Arguments: p.Arguments}, true
+	return &mcp.CallToolParamsRaw{Meta: maps.Clone(meta), Name: p.Name, Arguments: p.Arguments}, true
 }
 
 // cloneJSON is a deep copy of v, a value decoded from JSON into any.
@@ -356,15 +361,22 @@ func (g *Gateway) encodeResult(res mcp.Result, sessionless bool) (json.RawMessag
 		g.logger.Error("tools/call result not answered: a 2026-07-28 result without its encoding", "type", fmt.Sprintf("%T", res))
 		return nil, false
 	}
-	var buf bytes.Buffer
 	if w, isWire := res.(*wireResult); isWire && w.wire != nil {
 		// What the encoder makes of its MarshalJSON: the bytes compacted.
+		// They are valid JSON (the upstream's, which its connection
+		// decoded, or the gateway's own encoding), so bytes that are
+		// compact already are what compacting makes of them.
+		if compactJSON(w.wire) {
+			return w.wire, true
+		}
+		var buf bytes.Buffer
 		if err := json.Compact(&buf, w.wire); err != nil {
 			g.logger.Error("tools/call result not answered: it cannot be encoded", "error", err)
 			return nil, false
 		}
 		return buf.Bytes(), true
 	}
+	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
@@ -372,6 +384,36 @@ func (g *Gateway) encodeResult(res mcp.Result, sessionless bool) (json.RawMessag
 		return nil, false
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), true
+}
+
+// compactJSON reports whether data, valid JSON, has no whitespace outside
+// its strings: json.Compact would leave it as it is.
+func compactJSON(data []byte) bool {
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			return false
+		case '"':
+			// To the closing quote: the first one after an even number of
+			// backslashes.
+			for {
+				i++
+				q := bytes.IndexByte(data[i:], '"')
+				if q < 0 {
+					return false // not valid JSON
+				}
+				n := 0
+				for k := i + q - 1; k >= i && data[k] == '\\'; k-- {
+					n++
+				}
+				i += q
+				if n%2 == 0 {
+					break
+				}
+			}
+		}
+	}
+	return true
 }
 
 // cancelled cancels the call in flight here that a client's

@@ -2,10 +2,12 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -504,6 +506,22 @@ var fastScenarios = []fastScenario{
 		},
 	},
 	{
+		// Results as an upstream wrote them: compact, which is sent as it
+		// is, and spaced, which is compacted as the SDK's encoder does.
+		name: "upstream bytes",
+		up: func(t *testing.T, ref *atomic.Pointer[Gateway]) Upstream {
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return relaySet(t, ref, nil, exe, fakeUpstreamArg)
+		},
+		profile: "full",
+		steps: func(p string) []step {
+			return []step{call(p, 1, "ok", `{}`), call(p, 2, "spaced", `{}`), call(p, 3, "failed", `{}`), call(p, 4, "spaced", `{}`)}
+		},
+	},
+	{
 		name: "upstream unavailable",
 		up: func(*testing.T, *atomic.Pointer[Gateway]) Upstream {
 			return NewCatalogUpstream(everythingCatalog())
@@ -731,7 +749,7 @@ func drawJSON(t *rapid.T, depth int, label string) any {
 
 // TestPropertyLearnedMetaDecodesAsTheSDK: params whose _meta the fast path
 // decoded before decode, without decoding it again, to what the SDK's
-// decoder makes of them, and each call's _meta is a copy of its own.
+// decoder makes of them, and each call's _meta is a map of its own.
 func TestPropertyLearnedMetaDecodesAsTheSDK(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		meta := map[string]any{}
@@ -764,7 +782,12 @@ func TestPropertyLearnedMetaDecodesAsTheSDK(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("params %s:\nlearned: %#v\nSDK:     %#v", data, got, want)
 		}
-		mutateJSON(map[string]any(got.Meta)) // a call changing its _meta changes no other's
+		// A call setting and deleting its _meta's members changes no
+		// other's.
+		for k := range got.Meta {
+			delete(got.Meta, k)
+		}
+		got.Meta["changed"] = true
 		again, _ := decodeCallParamsMeta(data, learned.Meta)
 		if !reflect.DeepEqual(again, want) {
 			t.Fatalf("params %s after a call changed its _meta:\nlearned: %#v\nSDK:     %#v", data, again, want)
@@ -772,19 +795,30 @@ func TestPropertyLearnedMetaDecodesAsTheSDK(t *testing.T) {
 	})
 }
 
-// mutateJSON changes every object and array in v, a value decoded from
-// JSON.
-func mutateJSON(v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		for _, e := range v {
-			mutateJSON(e)
+// compactJSON says of any JSON value, compact or spaced, what json.Compact
+// says: that compacting leaves its bytes as they are.
+func TestPropertyCompactJSONAsCompact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		// With a string holding spaces, quotes and backslashes, which
+		// drawJSON's have not all.
+		v := []any{drawJSON(t, 3, "value"), rapid.SampledFrom([]string{"a b", ` "q" `, `\ " \`, `\`}).Draw(t, "string")}
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
 		}
-		v["changed"] = true
-	case []any:
-		for i, e := range v {
-			mutateJSON(e)
-			v[i] = "changed"
+		if rapid.Bool().Draw(t, "spaced") {
+			var b bytes.Buffer
+			if err := json.Indent(&b, data, rapid.SampledFrom([]string{"", " "}).Draw(t, "prefix"), rapid.SampledFrom([]string{"", " ", "\t"}).Draw(t, "indent")); err != nil {
+				t.Fatal(err)
+			}
+			data = b.Bytes()
 		}
-	}
+		var c bytes.Buffer
+		if err := json.Compact(&c, data); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := compactJSON(data), bytes.Equal(c.Bytes(), data); got != want {
+			t.Fatalf("compactJSON(%s) = %v, json.Compact leaves it as it is: %v", data, got, want)
+		}
+	})
 }

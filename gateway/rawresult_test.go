@@ -30,6 +30,9 @@ var fakeResults = map[string]string{
 	"structured": `{"structuredContent":{"z":1,"a":[1.50,"x",null]},"content":[{"type":"text","text":"{\"z\":1}"}]}`,
 	"announced":  `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"1"}},"content":[{"type":"text","text":"x"}]}`,
 	"no-content": `{"structuredContent":{"a":1}}`,
+	// Whitespace between tokens, a client's encoder takes out; quotes,
+	// backslashes and spaces in strings, it leaves.
+	"spaced": "{ \"content\" : [ {\"type\":\"text\",\t\"text\":\"a \\\" b \\\\\"} ] ,\"isError\":false }",
 }
 
 func TestMain(m *testing.M) {
