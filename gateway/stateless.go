@@ -33,7 +33,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/telemetry"
@@ -125,14 +124,12 @@ func bodyProtocol(body []byte) (id json.RawMessage, version string, plain jsonrp
 			ID     json.RawMessage `json:"id"`
 			Params json.RawMessage `json:"params"`
 		}
-		// Read with the SDK's decoder and options, so that the answer
-		// carries the id it would and the version checked is in the
-		// params it serves: encoding/json would take a member "ID" or
-		// "Params" for them.
+		// Read as the SDK reads it (jsonrpcwire.UnmarshalAsSDK): the
+		// answer carries its id, the version checked is in its params.
 		if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
 			return nil, "", nil
 		}
-		if _, err := segjson.Parse(body, &m, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		if err := jsonrpcwire.UnmarshalAsSDK(body, &m); err != nil {
 			return nil, "", nil
 		}
 		id, params = m.ID, m.Params
@@ -143,7 +140,7 @@ func bodyProtocol(body []byte) (id json.RawMessage, version string, plain jsonrp
 	if len(params) == 0 || !json.Valid(params) {
 		return id, "", plain
 	}
-	if _, err := segjson.Parse(params, &p, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+	if err := jsonrpcwire.UnmarshalAsSDK(params, &p); err != nil {
 		return id, "", plain
 	}
 	if raw, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {

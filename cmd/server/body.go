@@ -10,7 +10,7 @@ import (
 	"os"
 	"strconv"
 
-	segjson "github.com/segmentio/encoding/json"
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 )
 
 // JSON-RPC error codes of a body refused before the SDK sees it.
@@ -69,7 +69,7 @@ type postBody struct {
 	// the batch), and msgs is empty.
 	odd bool
 	// msgs holds the message or the batch's members, as the SDK's decoder
-	// reads them (names match exactly, the last of several wins).
+	// reads them (jsonrpcwire.UnmarshalAsSDK).
 	msgs []bodyMessage
 }
 
@@ -94,10 +94,9 @@ func (m bodyMessage) method() (name string, ok bool) {
 // inspectBody decodes body once and returns what the checks read of it,
 // or a JSON-RPC error code and message unless it is one JSON object or
 // array, surrounded by white space only, whose ids can be answered (checkIDs).
-// encoding/json checks it is one value; the members are then read with
-// the SDK's decoder and its options, so that every check sees the id and
-// method the SDK serves: encoding/json would take a member "ID" or
-// "Method" for them, which the SDK ignores.
+// encoding/json checks it is one value; the members are then read as the
+// SDK reads them (jsonrpcwire.UnmarshalAsSDK), so that every check sees
+// the id and method the SDK serves.
 func inspectBody(body []byte) (*postBody, int, string) {
 	first := bytes.TrimLeft(body, " \t\r\n")
 	if len(first) == 0 || (first[0] != '{' && first[0] != '[') || !json.Valid(body) {
@@ -106,14 +105,14 @@ func inspectBody(body []byte) (*postBody, int, string) {
 	}
 	if first[0] == '{' {
 		var m bodyMessage
-		if _, err := segjson.Parse(body, &m, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		if err := jsonrpcwire.UnmarshalAsSDK(body, &m); err != nil {
 			// The SDK's decoder, reading more members, refuses it too.
 			return nil, codeParseError, fmt.Sprintf("Parse error: the request body is not a JSON-RPC message: %v", err)
 		}
 		return decoded(&postBody{msgs: []bodyMessage{m}})
 	}
 	var msgs []bodyMessage
-	if _, err := segjson.Parse(body, &msgs, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+	if err := jsonrpcwire.UnmarshalAsSDK(body, &msgs); err != nil {
 		// Valid JSON: a member is not an object.
 		return &postBody{batch: true, odd: true}, 0, ""
 	}
