@@ -42,7 +42,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/telemetry"
@@ -228,11 +227,10 @@ func (c *fastConn) plain(req *jsonrpc.Request) (meta string, params *mcp.CallToo
 	return "", params, true
 }
 
-// decodeCallParams decodes params as the SDK's unmarshalParams does: the
-// same decoder (its Decoder parses one value with these flags), without
-// its buffer.
+// decodeCallParams decodes params as the SDK's unmarshalParams does
+// (jsonrpcwire.UnmarshalAsSDK), without its decoder's buffer.
 func decodeCallParams(data []byte) (params *mcp.CallToolParamsRaw, ok bool) {
-	if _, err := segjson.Parse(data, &params, segjson.DontMatchCaseInsensitiveStructFields); err != nil || params == nil {
+	if err := jsonrpcwire.UnmarshalAsSDK(data, &params); err != nil || params == nil {
 		return nil, false
 	}
 	return params, true
@@ -256,7 +254,7 @@ type callParamsMeta struct {
 // but copy it (forward, the upstream's forwardMeta).
 func decodeCallParamsMeta(data []byte, meta mcp.Meta) (*mcp.CallToolParamsRaw, bool) {
 	var p *callParamsMeta
-	if _, err := segjson.Parse(data, &p, segjson.DontMatchCaseInsensitiveStructFields); err != nil || p == nil {
+	if err := jsonrpcwire.UnmarshalAsSDK(data, &p); err != nil || p == nil {
 		return nil, false
 	}
 	return &mcp.CallToolParamsRaw{Meta: maps.Clone(meta), Name: p.Name, Arguments: p.Arguments}, true

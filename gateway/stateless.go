@@ -33,7 +33,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 	"github.com/toolprof/toolprof/telemetry"
@@ -59,7 +58,8 @@ const protocolHeader = "Mcp-Protocol-Version"
 // 2026-07-28 and later. A POST whose body names a protocol version in
 // _meta that the header does not (or that is sent without the header) is
 // answered -32020 as the SDK does, counted in Health.Refused, and ok is
-// false. r's body is then a reader of the bytes read, and msg their
+// false. The body is the one WithDecodedBody handed over, else it is read
+// and decoded here. r's body is then a reader of its bytes, and msg their
 // message when jsonrpcwire.DecodePlain reads them (nil otherwise), so
 // that the fast path does not decode them again.
 func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody int64) (stateless bool, msg jsonrpc.Message, ok bool) {
@@ -68,7 +68,15 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 	if r.Method != http.MethodPost {
 		return header >= protocolSessionless, nil, true
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	d, _ := r.Context().Value(decodedBodyKey{}).(*jsonrpcwire.Body)
+	handed := d != nil
+	var body []byte
+	var err error
+	if handed {
+		body = d.Data
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	}
 	r.Body.Close()
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -79,8 +87,20 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
 		return false, nil, false
 	}
+	if int64(len(body)) > maxBody { // handed over, read under another limit
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", maxBody), http.StatusRequestEntityTooLarge)
+		return false, nil, false
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	id, version, plainMsg := bodyProtocol(body)
+	if !handed {
+		d = bodyProtocol(body)
+	}
+	var id json.RawMessage
+	var version string
+	var plainMsg jsonrpc.Message
+	if d != nil {
+		id, version, plainMsg = d.ID(), d.Version, d.Plain
+	}
 	// The span's id is the SDK's: taken from a message it reads the same
 	// way. encoding/json would match a member "ID" for "id".
 	if plainMsg != nil && len(id) > 0 {
@@ -108,50 +128,31 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 	return false, nil, false
 }
 
-// bodyProtocol is the id and _meta protocol version of a single JSON-RPC
-// message; "" for a batch or anything that does not parse (the SDK answers
-// those). plain is the message when the SDK reads it the same way
-// (jsonrpcwire.DecodePlain), so that id is the SDK's; for another (plain
-// nil) the id is what the SDK's decoder reads, for the error answer.
-func bodyProtocol(body []byte) (id json.RawMessage, version string, plain jsonrpc.Message) {
-	var params json.RawMessage
-	if msg, raw, ok := jsonrpcwire.DecodePlain(body); ok {
-		id, plain = raw, msg
-		if req, isReq := msg.(*jsonrpc.Request); isReq {
-			params = req.Params
-		}
-	} else {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Params json.RawMessage `json:"params"`
-		}
-		// Read with the SDK's decoder and options, so that the answer
-		// carries the id it would and the version checked is in the
-		// params it serves: encoding/json would take a member "ID" or
-		// "Params" for them.
-		if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
-			return nil, "", nil
-		}
-		if _, err := segjson.Parse(body, &m, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-			return nil, "", nil
-		}
-		id, params = m.ID, m.Params
+// decodedBodyKey is the request context key of the POST body
+// WithDecodedBody hands over.
+type decodedBodyKey struct{}
+
+// WithDecodedBody returns ctx carrying b, the request's POST body as
+// jsonrpcwire.DecodeBody decoded it, for the gateway's HTTP handler: it
+// then neither reads the request's body nor decodes it again, and serves
+// b.Data as the body. A request made with ctx for another body must carry
+// that body's decode instead, or nil: the handler then reads and decodes
+// the body itself.
+func WithDecodedBody(ctx context.Context, b *jsonrpcwire.Body) context.Context {
+	return context.WithValue(ctx, decodedBodyKey{}, b)
+}
+
+// bodyProtocol is body decoded, when it is a single JSON-RPC message (nil
+// for a batch or anything that does not parse: the SDK answers those).
+func bodyProtocol(body []byte) *jsonrpcwire.Body {
+	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return nil
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
+	d, err := jsonrpcwire.DecodeBody(body)
+	if err != nil {
+		return nil
 	}
-	if len(params) == 0 || !json.Valid(params) {
-		return id, "", plain
-	}
-	if _, err := segjson.Parse(params, &p, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-		return id, "", plain
-	}
-	if raw, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
-		if json.Unmarshal(raw, &version) != nil {
-			version = string(raw) // not a string: never equal to a header
-		}
-	}
-	return id, version, plain
+	return d
 }
 
 // sessionless reports whether req follows protocol 2026-07-28 or later:

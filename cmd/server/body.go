@@ -10,7 +10,7 @@ import (
 	"os"
 	"strconv"
 
-	segjson "github.com/segmentio/encoding/json"
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 )
 
 // JSON-RPC error codes of a body refused before the SDK sees it.
@@ -24,9 +24,9 @@ const (
 // object or array (one message or one batch): the SDK decodes the first
 // JSON value of a body and silently drops whatever follows. It answers the
 // client itself and returns false when the body is refused; otherwise r's
-// body is the bytes read, and pb what the later checks read of them (nil
-// for a request other than a POST).
-func (h *hardening) readBody(w http.ResponseWriter, r *http.Request) (pb *postBody, ok bool) {
+// body is the bytes read, and pb their one decode, which the later checks
+// and the gateway read (nil for a request other than a POST).
+func (h *hardening) readBody(w http.ResponseWriter, r *http.Request) (pb *jsonrpcwire.Body, ok bool) {
 	limit := h.bodyLimit()
 	if r.ContentLength > limit {
 		http.Error(w, fmt.Sprintf("request body of %d bytes exceeds %d bytes (--max-body-bytes)", r.ContentLength, limit), http.StatusRequestEntityTooLarge)
@@ -61,68 +61,23 @@ func (h *hardening) readBody(w http.ResponseWriter, r *http.Request) (pb *postBo
 	return pb, true
 }
 
-// postBody is what the checks read of a POST's body: the members of its
-// message (or of each batch member), decoded once for all of them.
-type postBody struct {
-	batch bool // a JSON array
-	// odd: a batch member is neither an object nor null (the SDK refuses
-	// the batch), and msgs is empty.
-	odd bool
-	// msgs holds the message or the batch's members, as the SDK's decoder
-	// reads them (names match exactly, the last of several wins).
-	msgs []bodyMessage
-}
-
-// bodyMessage is what the checks read of a message.
-type bodyMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method json.RawMessage `json:"method"`
-}
-
-// method is m's method when it is absent, null or a string; ok is false
-// for another JSON value.
-func (m bodyMessage) method() (name string, ok bool) {
-	if len(m.Method) == 0 || m.Method[0] == 'n' {
-		return "", true
-	}
-	if m.Method[0] != '"' {
-		return "", false
-	}
-	return name, json.Unmarshal(m.Method, &name) == nil
-}
-
-// inspectBody decodes body once and returns what the checks read of it,
-// or a JSON-RPC error code and message unless it is one JSON object or
-// array, surrounded by white space only, whose ids can be answered (checkIDs).
-// encoding/json checks it is one value; the members are then read with
-// the SDK's decoder and its options, so that every check sees the id and
-// method the SDK serves: encoding/json would take a member "ID" or
-// "Method" for them, which the SDK ignores.
-func inspectBody(body []byte) (*postBody, int, string) {
+// inspectBody decodes body once (jsonrpcwire.DecodeBody, which reads the
+// members as the SDK does, so that every check sees the id and method the
+// SDK serves) and returns it, or a JSON-RPC error code and message unless
+// it is one JSON object or array, surrounded by white space only, whose
+// ids can be answered (checkIDs). encoding/json checks it is one value.
+func inspectBody(body []byte) (*jsonrpcwire.Body, int, string) {
 	first := bytes.TrimLeft(body, " \t\r\n")
 	if len(first) == 0 || (first[0] != '{' && first[0] != '[') || !json.Valid(body) {
 		code, msg := oneJSONValueError(body)
 		return nil, code, msg
 	}
-	if first[0] == '{' {
-		var m bodyMessage
-		if _, err := segjson.Parse(body, &m, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-			// The SDK's decoder, reading more members, refuses it too.
-			return nil, codeParseError, fmt.Sprintf("Parse error: the request body is not a JSON-RPC message: %v", err)
-		}
-		return decoded(&postBody{msgs: []bodyMessage{m}})
+	pb, err := jsonrpcwire.DecodeBody(body)
+	if err != nil {
+		// The SDK's decoder, reading more members, refuses it too.
+		return nil, codeParseError, fmt.Sprintf("Parse error: the request body is not a JSON-RPC message: %v", err)
 	}
-	var msgs []bodyMessage
-	if _, err := segjson.Parse(body, &msgs, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-		// Valid JSON: a member is not an object.
-		return &postBody{batch: true, odd: true}, 0, ""
-	}
-	return decoded(&postBody{batch: true, msgs: msgs})
-}
-
-// decoded is pb, or nil and the refusal of an id checkIDs refuses.
-func decoded(pb *postBody) (*postBody, int, string) {
-	if code, msg := checkIDs(pb.msgs); code != 0 {
+	if code, msg := checkIDs(pb.Msgs); code != 0 {
 		return nil, code, msg
 	}
 	return pb, 0, ""
@@ -152,7 +107,7 @@ func oneJSONValueError(body []byte) (int, string) {
 // 2^53+1 as 2^53, and the client would take the answer for another
 // request. MCP ids are strings or integers; integers a float64 holds
 // exactly, written as int64 writes them, pass.
-func checkIDs(msgs []bodyMessage) (int, string) {
+func checkIDs(msgs []jsonrpcwire.BodyMessage) (int, string) {
 	for _, m := range msgs {
 		id := string(m.ID)
 		if id == "" || id[0] == '"' || id == "null" {

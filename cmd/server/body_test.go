@@ -1,8 +1,17 @@
 package main
 
 import (
+	"context"
+	"io"
+	nethttp "net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolprof/toolprof/catalog"
+	"github.com/toolprof/toolprof/gateway"
 )
 
 // The one decode of a POST body gives each check what the SDK reads of
@@ -73,5 +82,34 @@ func TestInspectBody(t *testing.T) {
 		if ok != (c.reqID != "") || string(rid) != c.reqID {
 			t.Errorf("%s: requestID = %s, %v; want %q", c.name, rid, ok, c.reqID)
 		}
+	}
+}
+
+// The handler hands its decode of a POST body to the gateway, which
+// serves it rather than reading the body again: here a handler between
+// the two swaps the body for one whose protocol version disagrees with
+// the header, and the gateway still serves the body the handler read.
+func TestBodyDecodedOnce(t *testing.T) {
+	cat := &catalog.Catalog{Tools: []*mcp.Tool{{Name: "t", InputSchema: map[string]any{"type": "object"}}}}
+	g, err := gateway.New(context.Background(), gateway.Options{Upstream: gateway.NewCatalogUpstream(cat)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	body := func(v string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	}
+	inner := g.HTTPHandler()
+	swap := nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		r.Body = io.NopCloser(strings.NewReader(body("2025-11-25")))
+		inner.ServeHTTP(w, r)
+	})
+	hard := &hardening{maxBodyBytes: defaultMaxBodyBytes}
+	srv := httptest.NewServer(hard.handler(swap))
+	defer srv.Close()
+	status, _, got := rawPost(t, srv.URL+"/mcp", strings.NewReader(body("2026-07-28")), -1,
+		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+	if status != nethttp.StatusOK || !strings.Contains(got, `"id":7,"result":{`) {
+		t.Errorf("%d %s; want 200 and the tools list", status, got)
 	}
 }

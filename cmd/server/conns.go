@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 )
 
 // connTracker caps the HTTP server's connections (--max-connections). A
@@ -124,7 +126,7 @@ func newAdmission(maxSessions, maxConnections int, open func() int) *admission {
 // admit answers r, whose body readBody read as pb, with 503 and returns
 // false when serving it would pass a cap; otherwise the caller serves r,
 // then calls done.
-func (a *admission) admit(w http.ResponseWriter, r *http.Request, pb *postBody) (done func(), ok bool) {
+func (a *admission) admit(w http.ResponseWriter, r *http.Request, pb *jsonrpcwire.Body) (done func(), ok bool) {
 	switch {
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/mcp") && a.maxStreams > 0:
 		a.mu.Lock()
@@ -169,25 +171,25 @@ func (a *admission) admit(w http.ResponseWriter, r *http.Request, pb *postBody) 
 // session uncounted because this decoder and the SDK's disagree. id is the
 // initialize's id (null when there is none); batch says to answer a
 // refusal as a batch.
-func initializeID(pb *postBody) (id json.RawMessage, batch, ok bool) {
+func initializeID(pb *jsonrpcwire.Body) (id json.RawMessage, batch, ok bool) {
 	if pb == nil {
 		return nil, false, true
 	}
-	var found *bodyMessage
-	for i, m := range pb.msgs {
-		method, isString := m.method()
+	var found *jsonrpcwire.BodyMessage
+	for i, m := range pb.Msgs {
+		method, isString := m.MethodName()
 		if !isString {
-			return nil, pb.batch, true
+			return nil, pb.Batch, true
 		}
 		if method == "initialize" && found == nil {
-			found = &pb.msgs[i]
+			found = &pb.Msgs[i]
 		}
 	}
 	switch {
-	case pb.odd:
+	case pb.Odd:
 		return nil, true, true
 	case found == nil:
-		return nil, pb.batch, false
+		return nil, pb.Batch, false
 	}
-	return found.ID, pb.batch, true
+	return found.ID, pb.Batch, true
 }

@@ -18,16 +18,19 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/toolprof/toolprof/gateway"
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 )
 
 // requestID returns the id of pb when it is one JSON-RPC request (not a
 // notification, a response, a batch or initialize).
-func requestID(pb *postBody) (json.RawMessage, bool) {
-	if pb == nil || pb.batch || len(pb.msgs) != 1 {
+func requestID(pb *jsonrpcwire.Body) (json.RawMessage, bool) {
+	if pb == nil || pb.Batch || len(pb.Msgs) != 1 {
 		return nil, false
 	}
-	msg := pb.msgs[0]
-	method, ok := msg.method()
+	msg := pb.Msgs[0]
+	method, ok := msg.MethodName()
 	if !ok || method == "" || method == "initialize" || len(msg.ID) == 0 || string(msg.ID) == "null" {
 		return nil, false
 	}
@@ -45,7 +48,7 @@ func (d *discardResponse) WriteHeader(int)             {}
 // serveCancelling serves r, whose body readBody read as pb, with next,
 // and cancels a request of an established session whose connection closes
 // before next has answered.
-func serveCancelling(next http.Handler, w http.ResponseWriter, r *http.Request, pb *postBody) {
+func serveCancelling(next http.Handler, w http.ResponseWriter, r *http.Request, pb *jsonrpcwire.Body) {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") == "" {
 		next.ServeHTTP(w, r)
 		return
@@ -62,7 +65,10 @@ func serveCancelling(next http.Handler, w http.ResponseWriter, r *http.Request, 
 	// session ignores.
 	stop := context.AfterFunc(r.Context(), func() {
 		note := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the client's connection closed"}}`, id)
-		cancel := r.Clone(context.WithoutCancel(r.Context()))
+		// r's context hands the gateway r's decoded body: the note's
+		// replaces it (nil, which the gateway decodes, if it failed).
+		nb, _ := jsonrpcwire.DecodeBody([]byte(note))
+		cancel := r.Clone(gateway.WithDecodedBody(context.WithoutCancel(r.Context()), nb))
 		cancel.Body = io.NopCloser(strings.NewReader(note))
 		cancel.ContentLength = int64(len(note))
 		next.ServeHTTP(&discardResponse{h: http.Header{}}, cancel)

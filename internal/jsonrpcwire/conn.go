@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // DefaultMaxFrameBytes bounds one inbound message (one line) when
@@ -347,9 +346,8 @@ func (c *Conn) decodeOne(data []byte) (jsonrpc.Message, []byte) {
 			Method *string         `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
-		// The SDK's decoder and options: encoding/json would take a
-		// member "ID" for the id, and the answer would carry it.
-		if _, err := segjson.Parse(data, &w, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		// As the SDK reads it (UnmarshalAsSDK): the answer carries its id.
+		if err := UnmarshalAsSDK(data, &w); err != nil {
 			return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: not a JSON-RPC message object")
 		}
 		var err error

@@ -41,35 +41,41 @@ func DecodePlain(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bo
 // DecodeValid is DecodePlain of data known to be one valid JSON value,
 // such as a json.Decoder reads, which is not checked again.
 func DecodeValid(data []byte) (msg jsonrpc.Message, rawID json.RawMessage, ok bool) {
-	if nestedDeeper(data, sdkMaxDepth) {
+	msg, members, ok := decodeValid(data)
+	if !ok {
 		return nil, nil, false
 	}
-	var members [5]json.RawMessage
-	if !memberValues(data, []string{"jsonrpc", "id", "method", "params", "result"}, members[:]) {
-		return nil, nil, false
+	return msg, members[1], true
+}
+
+// decodeValid is DecodeValid, with the values of the message's members
+// jsonrpc, id, method, params and result, as slices of data.
+func decodeValid(data []byte) (msg jsonrpc.Message, members [5]json.RawMessage, ok bool) {
+	if nestedDeeper(data, sdkMaxDepth) || !memberValues(data, []string{"jsonrpc", "id", "method", "params", "result"}, members[:]) {
+		return nil, members, false
 	}
 	version, id, method, params, result := members[0], members[1], members[2], members[3], members[4]
 	if string(version) != `"2.0"` || string(params) == "null" || string(result) == "null" {
-		return nil, nil, false
+		return nil, members, false
 	}
 	jid, ok := plainID(id)
 	if !ok {
-		return nil, nil, false
+		return nil, members, false
 	}
 	if method == nil {
 		if result == nil || !jid.IsValid() {
-			return nil, nil, false
+			return nil, members, false
 		}
-		return &jsonrpc.Response{ID: jid, Result: result}, id, true
+		return &jsonrpc.Response{ID: jid, Result: result}, members, true
 	}
 	if result != nil {
-		return nil, nil, false
+		return nil, members, false
 	}
 	name, ok := methodName(method)
 	if !ok {
-		return nil, nil, false
+		return nil, members, false
 	}
-	return &jsonrpc.Request{ID: jid, Method: name, Params: params}, id, true
+	return &jsonrpc.Request{ID: jid, Method: name, Params: params}, members, true
 }
 
 // skipSpace is the index of the first byte of data at or after i that is

@@ -1,0 +1,49 @@
+package gateway
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/toolprof/toolprof/internal/jsonrpcwire"
+)
+
+// TestDecodedBodyHandedOver: a body handed over with WithDecodedBody is
+// the one served; the bytes on the wire are neither read nor decoded. The
+// wire's body here differs from the handed one in its id and protocol
+// version, so every answer shows which the gateway read.
+func TestDecodedBodyHandedOver(t *testing.T) {
+	g := newGateway(t, Options{Upstream: NewCatalogUpstream(everythingCatalog())})
+	handler := g.HTTPHandler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if handed := r.Header.Get("X-Handed-Body"); handed != "" {
+			d, err := jsonrpcwire.DecodeBody([]byte(handed))
+			if err != nil {
+				t.Errorf("DecodeBody(%s): %v", handed, err)
+			}
+			r = r.WithContext(WithDecodedBody(r.Context(), d))
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	body := func(id, v string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	}
+	for _, tt := range []struct {
+		name, wire, handed string
+		status             int
+		want               string
+	}{
+		{"handed disagrees", body("7", "2026-07-28"), body("8", "2025-11-25"), 400, `"id":8,"error":{"code":-32020`},
+		{"handed agrees", body("7", "2025-11-25"), body("8", "2026-07-28"), 200, `"id":8,"result":{`},
+		{"none handed", body("7", "2025-11-25"), "", 400, `"id":7,"error":{"code":-32020`},
+	} {
+		status, got := rawPost(t, srv.URL+"/mcp", tt.wire, map[string]string{
+			protocolHeader: "2026-07-28", "Mcp-Method": "tools/list", "X-Handed-Body": tt.handed,
+		})
+		if status != tt.status || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %d %s, want %d with %s", tt.name, status, got, tt.status, tt.want)
+		}
+	}
+}
