@@ -107,7 +107,12 @@ func (g *Gateway) httpHandler(fp *httpFast) http.Handler {
 		handlers[k] = h
 		return h, nil
 	}
-	serve := func(w http.ResponseWriter, r *http.Request, profile string, named bool) {
+	// route picks the handler of r and the request to give it, or answers r
+	// itself (nil). It returns before the handler runs, so that its frame is
+	// off the stack of a request the handler holds open: a session's SSE
+	// stream, idle for as long as the session, whose goroutine's stack the
+	// runtime shrinks only while less than a quarter of it is in use.
+	route := func(w http.ResponseWriter, r *http.Request, profile string, named bool) (http.Handler, *http.Request) {
 		var err error
 		if cred, ok := r.Context().Value(credentialKey{}).(tokens.Entry); ok {
 			profile, err = g.credentialProfile(profile, named, cred)
@@ -119,7 +124,7 @@ func (g *Gateway) httpHandler(fp *httpFast) http.Handler {
 			var ok bool
 			sessionless, msg, ok = g.routeProtocol(w, r, maxBody)
 			if !ok {
-				return
+				return nil, nil
 			}
 			h, err = handler(handlerKey{profile, sessionless})
 		}
@@ -130,55 +135,72 @@ func (g *Gateway) httpHandler(fp *httpFast) http.Handler {
 				status = http.StatusForbidden
 			}
 			http.Error(w, err.Error(), status)
-			return
+			return nil, nil
 		}
 		if g.refuseBatch(w, r) { // batch.go
-			return
+			return nil, nil
 		}
 		if fp != nil && sessionless {
 			var taken bool
 			if r, taken = fp.serve(w, r, profile, msg); taken {
-				return
+				return nil, nil
 			}
 		}
-		h.ServeHTTP(w, r)
+		return h, r
 	}
-	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		serve(w, r, g.cat().resolved.Default, false)
-	})
-	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+	routeNamed := func(w http.ResponseWriter, r *http.Request) (http.Handler, *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/mcp/")
 		if name == "" || strings.Contains(name, "/") {
 			http.Error(w, "want /mcp or /mcp/PROFILE; profiles: "+strings.Join(g.servable(), ", "), http.StatusNotFound)
-			return
+			return nil, nil
 		}
-		serve(w, r, name, true)
+		return route(w, r, name, true)
+	}
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if h, r := route(w, r, g.cat().resolved.Default, false); h != nil {
+			h.ServeHTTP(w, r)
+		}
+	})
+	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+		if h, r := routeNamed(w, r); h != nil {
+			h.ServeHTTP(w, r)
+		}
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The SDK checks the Host of /mcp requests only; /healthz and the
-		// 404s would answer a rebound name too.
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
-			if isLoopback(local.String()) && !isLoopback(r.Host) {
-				http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
-				return
-			}
+		if r, ok := g.admitHTTP(w, r, origins); ok {
+			mux.ServeHTTP(w, r)
 		}
-		if o := r.Header.Values("Origin"); len(o) > 0 {
-			k, ok := originKey(o[0])
-			if len(o) > 1 || !ok || !(origins[k] || isLoopback(hostOf(k))) {
-				http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (loopback origins are, and those the server lists: server --allow-origin)", strings.Join(o, ", ")), http.StatusForbidden)
-				return
-			}
-		}
-		if g.opts.HTTP.Tokens != nil {
-			cred, ok := g.authenticate(w, r)
-			if !ok {
-				return
-			}
-			r = r.WithContext(context.WithValue(r.Context(), credentialKey{}, cred))
-		}
-		mux.ServeHTTP(w, r)
 	})
+}
+
+// admitHTTP checks the Host, Origin and (with Options.HTTP.Tokens) the
+// bearer token of r, answering a refused request itself, and returns r
+// with its credential. It returns before the request is served, so that
+// its frame is off the stack of a request held open (route).
+func (g *Gateway) admitHTTP(w http.ResponseWriter, r *http.Request, origins map[string]bool) (*http.Request, bool) {
+	// The SDK checks the Host of /mcp requests only; /healthz and the
+	// 404s would answer a rebound name too.
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
+		if isLoopback(local.String()) && !isLoopback(r.Host) {
+			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return r, false
+		}
+	}
+	if o := r.Header.Values("Origin"); len(o) > 0 {
+		k, ok := originKey(o[0])
+		if len(o) > 1 || !ok || !(origins[k] || isLoopback(hostOf(k))) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (loopback origins are, and those the server lists: server --allow-origin)", strings.Join(o, ", ")), http.StatusForbidden)
+			return r, false
+		}
+	}
+	if g.opts.HTTP.Tokens != nil {
+		cred, ok := g.authenticate(w, r)
+		if !ok {
+			return r, false
+		}
+		r = r.WithContext(context.WithValue(r.Context(), credentialKey{}, cred))
+	}
+	return r, true
 }
 
 // credentialKey is the request context key of the authenticated
