@@ -145,9 +145,12 @@ load:
 
 # make perf: the performance table of the built binaries (bench/perf_test.go):
 # tools/call p50 and p99 through the gateway against the same client calling
-# the everything-server directly, over stdio and HTTP, in interleaved
-# rounds, with the floor (bin/relayfloor: a plain byte relay on stdio, an
-# httputil.ReverseProxy on HTTP) in the same rounds; the server's RSS per open idle HTTP session (500 held); profiler
+# the everything-server directly, over stdio and HTTP, each at protocol
+# 2026-07-28 and 2025-11-25 (every side's client asks for it), in
+# interleaved rounds, with the floor (bin/relayfloor: a plain byte relay on
+# stdio, an httputil.ReverseProxy on HTTP) in the same rounds; the server's
+# RSS per open idle 2025-11-25 HTTP session (500 held) beside the go-sdk
+# server's own; profiler
 # import, derive and stats of sessiongen traces (300 tools) at each of
 # PERF_SESSIONS, with wall time, peak RSS and the cost per session of the
 # largest against the smallest. The 1M run needs about 1 GB of disk in
