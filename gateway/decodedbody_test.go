@@ -47,3 +47,25 @@ func TestDecodedBodyHandedOver(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyProtocolTakesOneJSONMessage: bodyProtocol decodes a body that is
+// one JSON object with JSON's white space around it, and nothing else.
+func TestBodyProtocolTakesOneJSONMessage(t *testing.T) {
+	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, tt := range []struct {
+		name, body string
+		decoded    bool
+	}{
+		{"plain", ping, true},
+		{"JSON white space", " \t\r\n" + ping + "\r\n", true},
+		{"trailing vertical tab", ping + "\v", false},
+		{"trailing no-break space", ping + "\u00a0", false},
+		{"leading no-break space", "\u00a0" + ping, false},
+		{"batch", "[" + ping + "]", false},
+	} {
+		d := bodyProtocol([]byte(tt.body))
+		if (d != nil) != tt.decoded || (d != nil && d.Plain == nil) {
+			t.Errorf("%s: bodyProtocol(%q) = %+v, want decoded %v (with its plain message)", tt.name, tt.body, d, tt.decoded)
+		}
+	}
+}

@@ -145,7 +145,9 @@ func WithDecodedBody(ctx context.Context, b *jsonrpcwire.Body) context.Context {
 // bodyProtocol is body decoded, when it is a single JSON-RPC message (nil
 // for a batch or anything that does not parse: the SDK answers those).
 func bodyProtocol(body []byte) *jsonrpcwire.Body {
-	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+	// JSON's white space only: bytes.TrimSpace would take a body ending
+	// in \v or U+00A0, which JSON refuses, for one message.
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '{' || !json.Valid(body) {
 		return nil
 	}
 	d, err := jsonrpcwire.DecodeBody(body)
