@@ -23,8 +23,12 @@ type lineSource interface {
 // stdio framing says a server writes, so that a line is scanned once
 // (json.Valid) rather than by the decoder and again for its RawMessage.
 // The first line that holds anything else, and the rest of the stream
-// after it, go through the decoder: what it reads is then byte for byte
-// what the SDK's would have.
+// after it, go through the decoder as the SDK's connection reads. Its
+// values are the decoder's; whether it refuses white space or a second
+// value after a value on one line depends, with the SDK as here, on what
+// the decoder has buffered when the value ends, which for lines longer
+// than its smallest read (512 bytes) differs with the reads before.
+// Only a server that does not follow the framing meets the difference.
 type valueReader struct {
 	lines lineSource
 	dec   *json.Decoder // from the first line that is not one value
