@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -66,6 +67,32 @@ func TestBodyProtocolTakesOneJSONMessage(t *testing.T) {
 		d := bodyProtocol([]byte(tt.body))
 		if (d != nil) != tt.decoded || (d != nil && d.Plain == nil) {
 			t.Errorf("%s: bodyProtocol(%q) = %+v, want decoded %v (with its plain message)", tt.name, tt.body, d, tt.decoded)
+		}
+	}
+}
+
+// TestHandedBodyOverTheLimit: a body handed over was read under the
+// caller's limit; one over the gateway's own is refused as a read one is.
+func TestHandedBodyOverTheLimit(t *testing.T) {
+	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	d, err := jsonrpcwire.DecodeBody([]byte(ping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{}
+	for _, tt := range []struct {
+		limit  int64
+		status int
+	}{{int64(len(ping)), http.StatusOK}, {int64(len(ping)) - 1, http.StatusRequestEntityTooLarge}} {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}"))
+		r = r.WithContext(WithDecodedBody(r.Context(), d))
+		w := httptest.NewRecorder()
+		_, _, ok := g.routeProtocol(w, r, tt.limit)
+		if status := w.Result().StatusCode; ok != (tt.status == http.StatusOK) || status != tt.status {
+			t.Errorf("limit %d: ok %v, status %d; want %d", tt.limit, ok, status, tt.status)
+		}
+		if want := fmt.Sprintf("request body exceeds %d bytes\n", tt.limit); tt.status != http.StatusOK && w.Body.String() != want {
+			t.Errorf("limit %d: %q, want %q", tt.limit, w.Body.String(), want)
 		}
 	}
 }
