@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,20 +12,29 @@ import (
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 )
 
-// TestDecodedBodyHandedOver: a body handed over with WithDecodedBody is
-// the one served; the bytes on the wire are neither read nor decoded. The
-// wire's body here differs from the handed one in its id and protocol
-// version, so every answer shows which the gateway read.
+// TestDecodedBodyHandedOver: a body that carries its decode (DecodedBody)
+// is served without being read or decoded again, and a body put in its
+// place is decoded afresh. The decode handed over here differs from its
+// bytes in its id and protocol version, so every answer shows which the
+// gateway read.
 func TestDecodedBodyHandedOver(t *testing.T) {
 	g := newGateway(t, Options{Upstream: NewCatalogUpstream(everythingCatalog())})
 	handler := g.HTTPHandler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if handed := r.Header.Get("X-Handed-Body"); handed != "" {
+		if handed := r.Header.Get("X-Handed-Decode"); handed != "" {
+			wire, err := io.ReadAll(r.Body)
+			if err != nil {
+				t.Error(err)
+			}
 			d, err := jsonrpcwire.DecodeBody([]byte(handed))
 			if err != nil {
 				t.Errorf("DecodeBody(%s): %v", handed, err)
 			}
-			r = r.WithContext(WithDecodedBody(r.Context(), d))
+			d.Data = wire // the bytes served, which the decode disagrees with
+			r.Body = DecodedBody(d)
+			if r.Header.Get("X-Replace-Body") != "" {
+				r.Body = io.NopCloser(bytes.NewReader(wire))
+			}
 		}
 		handler.ServeHTTP(w, r)
 	}))
@@ -32,16 +43,17 @@ func TestDecodedBodyHandedOver(t *testing.T) {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	}
 	for _, tt := range []struct {
-		name, wire, handed string
-		status             int
-		want               string
+		name, wire, handed, replace string
+		status                      int
+		want                        string
 	}{
-		{"handed disagrees", body("7", "2026-07-28"), body("8", "2025-11-25"), 400, `"id":8,"error":{"code":-32020`},
-		{"handed agrees", body("7", "2025-11-25"), body("8", "2026-07-28"), 200, `"id":8,"result":{`},
-		{"none handed", body("7", "2025-11-25"), "", 400, `"id":7,"error":{"code":-32020`},
+		{"decode says 2025-11-25", body("7", "2026-07-28"), body("8", "2025-11-25"), "", 400, `"id":8,"error":{"code":-32020`},
+		{"decode of its bytes", body("7", "2026-07-28"), body("7", "2026-07-28"), "", 200, `"id":7,"result":{`},
+		{"none handed", body("7", "2025-11-25"), "", "", 400, `"id":7,"error":{"code":-32020`},
+		{"body replaced", body("7", "2025-11-25"), body("8", "2026-07-28"), "yes", 400, `"id":7,"error":{"code":-32020`},
 	} {
 		status, got := rawPost(t, srv.URL+"/mcp", tt.wire, map[string]string{
-			protocolHeader: "2026-07-28", "Mcp-Method": "tools/list", "X-Handed-Body": tt.handed,
+			protocolHeader: "2026-07-28", "Mcp-Method": "tools/list", "X-Handed-Decode": tt.handed, "X-Replace-Body": tt.replace,
 		})
 		if status != tt.status || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: %d %s, want %d with %s", tt.name, status, got, tt.status, tt.want)
@@ -84,8 +96,7 @@ func TestHandedBodyOverTheLimit(t *testing.T) {
 		limit  int64
 		status int
 	}{{int64(len(ping)), http.StatusOK}, {int64(len(ping)) - 1, http.StatusRequestEntityTooLarge}} {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}"))
-		r = r.WithContext(WithDecodedBody(r.Context(), d))
+		r := httptest.NewRequest(http.MethodPost, "/mcp", DecodedBody(d))
 		w := httptest.NewRecorder()
 		_, _, ok := g.routeProtocol(w, r, tt.limit)
 		if status := w.Result().StatusCode; ok != (tt.status == http.StatusOK) || status != tt.status {

@@ -58,22 +58,22 @@ const protocolHeader = "Mcp-Protocol-Version"
 // 2026-07-28 and later. A POST whose body names a protocol version in
 // _meta that the header does not (or that is sent without the header) is
 // answered -32020 as the SDK does, counted in Health.Refused, and ok is
-// false. The body is the one WithDecodedBody handed over, else it is read
-// and decoded here. r's body is then a reader of its bytes, and msg their
-// message when jsonrpcwire.DecodePlain reads them (nil otherwise), so
-// that the fast path does not decode them again.
+// false. The body's decode is the one it carries (DecodedBody), else it
+// is read and decoded here. r's body is then a reader of its bytes, and
+// msg their message when jsonrpcwire.DecodePlain reads them (nil
+// otherwise), so that the fast path does not decode them again.
 func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody int64) (stateless bool, msg jsonrpc.Message, ok bool) {
 	header := r.Header.Get(protocolHeader)
 	r.Header.Del(jsonrpcwire.RequestIDHeader) // only the gateway's reaches the handlers
 	if r.Method != http.MethodPost {
 		return header >= protocolSessionless, nil, true
 	}
-	d, _ := r.Context().Value(decodedBodyKey{}).(*jsonrpcwire.Body)
-	handed := d != nil
+	var d *jsonrpcwire.Body
+	db, handed := r.Body.(*decodedBody)
 	var body []byte
 	var err error
 	if handed {
-		body = d.Data
+		d, body = db.decode, db.decode.Data
 	} else {
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	}
@@ -128,18 +128,25 @@ func (g *Gateway) routeProtocol(w http.ResponseWriter, r *http.Request, maxBody 
 	return false, nil, false
 }
 
-// decodedBodyKey is the request context key of the POST body
-// WithDecodedBody hands over.
-type decodedBodyKey struct{}
+// decodedBody is a POST body that carries its decode.
+type decodedBody struct {
+	io.Reader
+	decode *jsonrpcwire.Body
+}
 
-// WithDecodedBody returns ctx carrying b, the request's POST body as
-// jsonrpcwire.DecodeBody decoded it, for the gateway's HTTP handler: it
-// then neither reads the request's body nor decodes it again, and serves
-// b.Data as the body. A request made with ctx for another body must carry
-// that body's decode instead, or nil: the handler then reads and decodes
-// the body itself.
-func WithDecodedBody(ctx context.Context, b *jsonrpcwire.Body) context.Context {
-	return context.WithValue(ctx, decodedBodyKey{}, b)
+func (*decodedBody) Close() error { return nil }
+
+// DecodedBody is a request body of b's bytes that carries b, as
+// jsonrpcwire.DecodeBody decoded them, for the gateway's HTTP handler: it
+// then serves b.Data without reading the body or decoding it again. The
+// decode goes with the body: a handler that puts another body in its
+// place leaves the gateway to read and decode that one, so a decode can
+// never stand for bytes other than its own.
+func DecodedBody(b *jsonrpcwire.Body) io.ReadCloser {
+	if b == nil {
+		return http.NoBody
+	}
+	return &decodedBody{Reader: bytes.NewReader(b.Data), decode: b}
 }
 
 // bodyProtocol is body decoded, when it is a single JSON-RPC message (nil

@@ -192,9 +192,6 @@ func (h *hardening) handler(next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
-		if pb != nil {
-			r = r.WithContext(gateway.WithDecodedBody(r.Context(), pb)) // decoded once
-		}
 		if h.onNewSession != nil && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 			h.onNewSession()
 		}

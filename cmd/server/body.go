@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 )
 
@@ -57,7 +58,8 @@ func (h *hardening) readBody(w http.ResponseWriter, r *http.Request) (pb *jsonrp
 		writeRPCError(w, code, msg)
 		return nil, false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	// The gateway takes the decode with the bytes, and decodes no more.
+	r.Body = gateway.DecodedBody(pb)
 	return pb, true
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	nethttp "net/http"
 	"net/http/httptest"
@@ -85,10 +86,11 @@ func TestInspectBody(t *testing.T) {
 	}
 }
 
-// The handler hands its decode of a POST body to the gateway, which
-// serves it rather than reading the body again: here a handler between
-// the two swaps the body for one whose protocol version disagrees with
-// the header, and the gateway still serves the body the handler read.
+// The handler hands its decode of a POST body to the gateway with the
+// body (gateway.DecodedBody), so the gateway serves it without decoding
+// it again; a handler between the two that swaps the body for another
+// swaps the decode out too, and the gateway checks the body it gets:
+// here one whose protocol version disagrees with the header.
 func TestBodyDecodedOnce(t *testing.T) {
 	cat := &catalog.Catalog{Tools: []*mcp.Tool{{Name: "t", InputSchema: map[string]any{"type": "object"}}}}
 	g, err := gateway.New(context.Background(), gateway.Options{Upstream: gateway.NewCatalogUpstream(cat)})
@@ -100,16 +102,30 @@ func TestBodyDecodedOnce(t *testing.T) {
 		return `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	}
 	inner := g.HTTPHandler()
-	swap := nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
-		r.Body = io.NopCloser(strings.NewReader(body("2025-11-25")))
+	between := nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		if got := fmt.Sprintf("%T", r.Body); got != "*gateway.decodedBody" {
+			t.Errorf("the body passed on is a %s, not one that carries its decode", got)
+		}
+		if r.Header.Get("X-Swap") != "" {
+			r.Body = io.NopCloser(strings.NewReader(body("2025-11-25")))
+		}
 		inner.ServeHTTP(w, r)
 	})
 	hard := &hardening{maxBodyBytes: defaultMaxBodyBytes}
-	srv := httptest.NewServer(hard.handler(swap))
+	srv := httptest.NewServer(hard.handler(between))
 	defer srv.Close()
-	status, _, got := rawPost(t, srv.URL+"/mcp", strings.NewReader(body("2026-07-28")), -1,
-		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
-	if status != nethttp.StatusOK || !strings.Contains(got, `"id":7,"result":{`) {
-		t.Errorf("%d %s; want 200 and the tools list", status, got)
+	for _, tt := range []struct {
+		swap   string
+		status int
+		want   string
+	}{
+		{"", nethttp.StatusOK, `"id":7,"result":{`},
+		{"yes", nethttp.StatusBadRequest, `"id":7,"error":{"code":-32020`},
+	} {
+		status, _, got := rawPost(t, srv.URL+"/mcp", strings.NewReader(body("2026-07-28")), -1,
+			map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", "X-Swap": tt.swap})
+		if status != tt.status || !strings.Contains(got, tt.want) {
+			t.Errorf("swap %q: %d %s; want %d with %s", tt.swap, status, got, tt.status, tt.want)
+		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/toolprof/toolprof/gateway"
 	"github.com/toolprof/toolprof/internal/jsonrpcwire"
 )
 
@@ -65,10 +64,7 @@ func serveCancelling(next http.Handler, w http.ResponseWriter, r *http.Request, 
 	// session ignores.
 	stop := context.AfterFunc(r.Context(), func() {
 		note := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"the client's connection closed"}}`, id)
-		// r's context hands the gateway r's decoded body: the note's
-		// replaces it (nil, which the gateway decodes, if it failed).
-		nb, _ := jsonrpcwire.DecodeBody([]byte(note))
-		cancel := r.Clone(gateway.WithDecodedBody(context.WithoutCancel(r.Context()), nb))
+		cancel := r.Clone(context.WithoutCancel(r.Context()))
 		cancel.Body = io.NopCloser(strings.NewReader(note))
 		cancel.ContentLength = int64(len(note))
 		next.ServeHTTP(&discardResponse{h: http.Header{}}, cancel)
