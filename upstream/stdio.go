@@ -197,7 +197,10 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readLine is the rest of the current line, or the next line, whole.
+// readLine is the rest of the current line, or the next line, whole: its
+// line ending included (none on a last line cut off by the end), valid
+// until the next read. A line and an error never come together: the
+// error is the next call's.
 func (g *lineGuard) readLine() ([]byte, error) {
 	if err := g.fill(); err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ import (
 // unusual shapes, batches' elements) by the SDK's jsonrpc.DecodeMessage.
 type stdioConn struct {
 	r     io.ReadCloser  // the server's stdout, through its lineGuard
-	lines lineSource     // r, a line at a time
+	lines *lineGuard     // r, a line at a time
 	w     io.WriteCloser // the server's stdin (stdioProcess)
 
 	writeMu sync.Mutex
@@ -55,12 +55,9 @@ type stdioBatch struct {
 	responses  []*jsonrpc.Response
 }
 
-// newStdioConn reads r a line at a time: through lines when it is not
-// nil (the lineGuard r reads), else through a buffer of its own.
-func newStdioConn(r io.ReadCloser, lines lineSource, w io.WriteCloser) *stdioConn {
-	if lines == nil {
-		lines = newBufferedLines(r)
-	}
+// newStdioConn reads r a line at a time through lines, the lineGuard
+// over r; closing the connection closes r and w.
+func newStdioConn(r io.ReadCloser, lines *lineGuard, w io.WriteCloser) *stdioConn {
 	c := &stdioConn{r: r, lines: lines, w: w, incoming: make(chan rawOrErr), closed: make(chan struct{})}
 	go c.readLoop()
 	return c

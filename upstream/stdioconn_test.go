@@ -22,7 +22,7 @@ func pipeConn(t *testing.T) (c *stdioConn, toConn *io.PipeWriter, fromConn *bufi
 	t.Helper()
 	outR, outW := io.Pipe() // the server's stdout
 	inR, inW := io.Pipe()   // the server's stdin
-	c = newStdioConn(outR, nil, inW)
+	c = newStdioConn(outR, newLineGuard(outR, 0, nil), inW)
 	t.Cleanup(func() { outW.Close(); inR.Close(); c.Close() })
 	return c, outW, bufio.NewReader(inR)
 }
@@ -205,7 +205,7 @@ func TestRelayWritesAsTheSDK(t *testing.T) {
 		outR, outW := io.Pipe()
 		inR, inW := io.Pipe()
 		defer outW.Close()
-		c := newStdioConn(outR, nil, inW)
+		c := newStdioConn(outR, newLineGuard(outR, 0, nil), inW)
 		defer c.Close()
 		got := make(chan string, 1)
 		go func() {

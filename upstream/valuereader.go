@@ -1,20 +1,11 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 )
-
-// A lineSource hands out a stream a line at a time, its line ending
-// included (none on a last line cut off by the end); the line is valid
-// until the next call. A line and an error never come together: the
-// error is the next call's.
-type lineSource interface {
-	readLine() ([]byte, error)
-}
 
 // valueReader reads a stdio server's output one JSON value at a time as
 // the SDK's connection does: through a json.Decoder, a value followed by
@@ -30,7 +21,7 @@ type lineSource interface {
 // than its smallest read (512 bytes) differs with the reads before.
 // Only a server that does not follow the framing meets the difference.
 type valueReader struct {
-	lines lineSource
+	lines *lineGuard
 	dec   *json.Decoder // from the first line that is not one value
 }
 
@@ -54,7 +45,7 @@ func (v *valueReader) next() (json.RawMessage, error) {
 		if last := value[len(value)-1]; last != ' ' && last != '\t' && last != '\r' && last != '\n' && json.Valid(value) {
 			return bytes.Clone(value), nil
 		}
-		v.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(bytes.Clone(line)), &lineReader{lines: v.lines}))
+		v.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(bytes.Clone(line)), v.lines))
 		return v.decode()
 	}
 }
@@ -75,59 +66,4 @@ func (v *valueReader) decode() (json.RawMessage, error) {
 		return nil, err
 	}
 	return raw, nil
-}
-
-// lineReader is a lineSource as an io.Reader, for the decoder.
-type lineReader struct {
-	lines lineSource
-	rest  []byte // of the last line; read again only once it is handed out
-}
-
-func (r *lineReader) Read(p []byte) (int, error) {
-	if len(r.rest) == 0 {
-		line, err := r.lines.readLine()
-		if err != nil {
-			return 0, err
-		}
-		r.rest = line
-	}
-	n := copy(p, r.rest)
-	r.rest = r.rest[n:]
-	return n, nil
-}
-
-// bufferedLines is a lineSource over any reader, for connections without a
-// lineGuard.
-type bufferedLines struct {
-	r    *bufio.Reader
-	line []byte
-	err  error
-}
-
-func newBufferedLines(r io.Reader) *bufferedLines {
-	return &bufferedLines{r: bufio.NewReader(r)}
-}
-
-func (b *bufferedLines) readLine() ([]byte, error) {
-	if b.err != nil {
-		return nil, b.err
-	}
-	b.line = b.line[:0]
-	for {
-		chunk, err := b.r.ReadSlice('\n')
-		if len(b.line) == 0 && err == nil {
-			return chunk, nil
-		}
-		b.line = append(b.line, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			b.err = err
-			if len(b.line) == 0 {
-				return nil, err
-			}
-		}
-		return b.line, nil
-	}
 }
