@@ -14,6 +14,9 @@ import (
 // existing file is a plot derive drew, which --plot may replace.
 const plotSoftware = "toolprof profiler derive --plot"
 
+// plotText is the data of the tEXt chunk that carries plotSoftware.
+const plotText = "Software\x00" + plotSoftware
+
 var pngSignature = []byte("\x89PNG\r\n\x1a\n")
 
 // markPNG inserts a tEXt chunk Software=plotSoftware after the IHDR chunk
@@ -23,36 +26,14 @@ func markPNG(png []byte) ([]byte, error) {
 	if len(png) < ihdrEnd || !bytes.HasPrefix(png, pngSignature) || string(png[12:16]) != "IHDR" {
 		return nil, errors.New("plot: the encoder wrote no PNG")
 	}
-	data := append([]byte("Software\x00"), plotSoftware...)
-	chunk := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
+	chunk := binary.BigEndian.AppendUint32(nil, uint32(len(plotText)))
 	chunk = append(chunk, "tEXt"...)
-	chunk = append(chunk, data...)
+	chunk = append(chunk, plotText...)
 	chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
 	out := make([]byte, 0, len(png)+len(chunk))
 	out = append(out, png[:ihdrEnd]...)
 	out = append(out, chunk...)
 	return append(out, png[ihdrEnd:]...), nil
-}
-
-// isPlot reports whether b is a PNG whose chunks before the image data
-// hold the tEXt chunk markPNG writes.
-func isPlot(b []byte) bool {
-	if !bytes.HasPrefix(b, pngSignature) {
-		return false
-	}
-	want := append([]byte("Software\x00"), plotSoftware...)
-	for rest := b[len(pngSignature):]; len(rest) >= 12; {
-		n := binary.BigEndian.Uint32(rest)
-		typ := string(rest[4:8])
-		if uint64(n)+12 > uint64(len(rest)) || typ == "IDAT" {
-			return false
-		}
-		if typ == "tEXt" && bytes.Equal(rest[8:8+n], want) {
-			return true
-		}
-		rest = rest[12+n:]
-	}
-	return false
 }
 
 // CheckPlotReplace reports whether derive --plot may write path: nothing
@@ -67,10 +48,23 @@ func CheckPlotReplace(path string) error {
 	})
 }
 
-// ownPlot says why b is no plot derive drew; nil when it is one.
+// ownPlot says why b is no plot derive drew, nil when it is one: a PNG
+// whose chunks before the image data hold the tEXt chunk markPNG writes.
 func ownPlot(b []byte) error {
-	if !isPlot(b) {
-		return errors.New("no PNG with derive's tEXt Software chunk")
+	errNoMark := errors.New("no PNG with derive's tEXt Software chunk")
+	if !bytes.HasPrefix(b, pngSignature) {
+		return errNoMark
 	}
-	return nil
+	for rest := b[len(pngSignature):]; len(rest) >= 12; {
+		n := binary.BigEndian.Uint32(rest)
+		typ := string(rest[4:8])
+		if uint64(n)+12 > uint64(len(rest)) || typ == "IDAT" {
+			return errNoMark
+		}
+		if typ == "tEXt" && string(rest[8:8+n]) == plotText {
+			return nil
+		}
+		rest = rest[12+n:]
+	}
+	return errNoMark
 }
