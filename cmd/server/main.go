@@ -26,6 +26,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -493,6 +494,16 @@ func serve(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, 
 				return usageError{err}
 			}
 			return err
+		}
+		if ownStdin(stdin) {
+			if n := stdioProcs(os.Getenv); n > 0 {
+				runtime.GOMAXPROCS(n) // stdio.go
+			}
+		}
+		if f, ok := stdin.(*os.File); ok {
+			in := pollable(f)
+			defer in.Close()
+			stdin = in
 		}
 		t := &jsonrpcwire.Transport{Reader: stdin, Writer: stdout, MaxFrameBytes: c.maxFrameBytes}
 		return g.ServeStdio(ctx, "", t)
