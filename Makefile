@@ -148,7 +148,8 @@ load:
 # the everything-server directly, over stdio and HTTP, each at protocol
 # 2026-07-28 and 2025-11-25 (every side's client asks for it), in
 # interleaved rounds, with the floor (bin/relayfloor: a plain byte relay on
-# stdio, an httputil.ReverseProxy on HTTP) in the same rounds; the server's
+# stdio, an httputil.ReverseProxy on HTTP) in the same rounds, and the CPU
+# per call of each process called (its children apart); the server's
 # RSS per open idle 2025-11-25 HTTP session (500 held) beside the go-sdk
 # server's own; profiler
 # import, derive and stats of sessiongen traces (300 tools) at each of

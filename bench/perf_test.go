@@ -149,26 +149,32 @@ func perfCalls(t *testing.T, bin, base string, w perfWire) []perfRow {
 	type side struct {
 		name string
 		cs   *mcp.ClientSession
+		pid  int // the process the client talks to
 		ds   []time.Duration
+		cpu  time.Duration // its CPU time over the timed calls
 	}
-	gateway := func(server string) *mcp.ClientSession {
+	gateway := func(name, server string) *side {
 		if w.transport == "stdio" {
-			return perfConnect(t, &mcp.CommandTransport{Command: perfServerCmd(t, server, "--", everything)}, w.protocol)
+			cmd := perfServerCmd(t, server, "--", everything)
+			return &side{name: name, cs: perfConnect(t, &mcp.CommandTransport{Command: cmd}, w.protocol), pid: cmd.Process.Pid}
 		}
-		return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: perfStartHTTPServer(t, server), MaxRetries: -1}, w.protocol)
+		url, pid := perfStartHTTPServerPID(t, server)
+		return &side{name: name, cs: perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol), pid: pid}
 	}
-	sides := []*side{{name: "gateway", cs: gateway(bin)}}
+	sides := []*side{gateway("gateway", bin)}
 	switch w.transport {
 	case "stdio":
-		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.CommandTransport{Command: exec.Command(everything)}, w.protocol)})
+		cmd := exec.Command(everything)
+		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.CommandTransport{Command: cmd}, w.protocol), pid: cmd.Process.Pid})
 	case "http":
-		url := perfStartEverythingHTTP(t, bin, w.protocol)
-		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol)})
+		url, pid := perfStartEverythingHTTPPID(t, bin, w.protocol)
+		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol), pid: pid})
 	}
 	if base != "" {
-		sides = append(sides, &side{name: "base", cs: gateway(base)})
+		sides = append(sides, gateway("base", base))
 	}
-	floor := &side{name: "floor", cs: perfFloor(t, bin, w)}
+	floorCS, floorPID := perfFloor(t, bin, w)
+	floor := &side{name: "floor", cs: floorCS, pid: floorPID}
 	sides = append(sides, floor)
 	call := func(cs *mcp.ClientSession) time.Duration {
 		t0 := time.Now()
@@ -187,9 +193,11 @@ func perfCalls(t *testing.T, bin, base string, w perfWire) []perfRow {
 	for r := range perfRounds {
 		for i := range sides {
 			s := sides[(r+i)%len(sides)]
+			cpu := perfCPU(t, s.pid)
 			for range perfRoundCalls {
 				s.ds = append(s.ds, call(s.cs))
 			}
+			s.cpu += perfCPU(t, s.pid) - cpu
 		}
 	}
 	d := sides[1]
@@ -203,6 +211,15 @@ func perfCalls(t *testing.T, bin, base string, w perfWire) []perfRow {
 	}
 	const floorNote = "floor: what any proxy process costs here"
 	rows = append(rows, row(floor, 0.50, "p50", floorNote), row(floor, 0.99, "p99", floorNote))
+	// The CPU of the process each client talks to, its children apart
+	// (the gateway's and the floor's upstream): steadier than a latency
+	// on a shared machine, and what a hop costs the CPUs the client and
+	// the upstream also need.
+	var cpu []string
+	for _, s := range sides {
+		cpu = append(cpu, fmt.Sprintf("%s %d µs", s.name, (s.cpu/time.Duration(len(s.ds))).Microseconds()))
+	}
+	rows = append(rows, perfRow{fmt.Sprintf("tools/call %s: CPU per call of the process called", w), strings.Join(cpu, ", "), ""})
 	return rows
 }
 
@@ -229,14 +246,15 @@ func perfStartEverythingHTTPPID(t *testing.T, bin, protocol string) (string, int
 // perfFloor connects to an everything-server through bin/relayfloor over
 // w: on stdio the relay starts the server and copies its stdin and
 // stdout; on HTTP it proxies to a server of its own.
-func perfFloor(t *testing.T, bin string, w perfWire) *mcp.ClientSession {
+func perfFloor(t *testing.T, bin string, w perfWire) (*mcp.ClientSession, int) {
 	relay, everything := filepath.Join(bin, "relayfloor"), filepath.Join(bin, "everything-server")
 	if w.transport == "stdio" {
-		return perfConnect(t, &mcp.CommandTransport{Command: exec.Command(relay, "--", everything)}, w.protocol)
+		cmd := exec.Command(relay, "--", everything)
+		return perfConnect(t, &mcp.CommandTransport{Command: cmd}, w.protocol), cmd.Process.Pid
 	}
 	upstream := perfStartEverythingHTTP(t, bin, w.protocol)
-	url, _ := perfStartListener(t, exec.Command(relay, "-http", "127.0.0.1:0", "-upstream", upstream), regexp.MustCompile(`listening on (http://\S+/)`))
-	return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol)
+	url, pid := perfStartListener(t, exec.Command(relay, "-http", "127.0.0.1:0", "-upstream", upstream), regexp.MustCompile(`listening on (http://\S+/)`))
+	return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol), pid
 }
 
 func pct(ds []time.Duration, p float64) time.Duration {
@@ -375,6 +393,32 @@ func perfRSSPerSession(t *testing.T, url string, pid int) float64 {
 	open(perfIdle)
 	time.Sleep(2 * time.Second) // standalone SSE streams settle
 	return float64(perfRSS(t, pid)-before) / perfIdle
+}
+
+// perfCPU reads the user and system CPU time of pid, its children apart,
+// from /proc/PID/stat (in clock ticks, which Linux counts at 100 a
+// second for every process: USER_HZ).
+func perfCPU(t *testing.T, pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command, which is in parentheses and may hold
+	// spaces: state is the third field, utime and stime the 14th and 15th.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		t.Fatalf("/proc/%d/stat: %q: no utime and stime", pid, b)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/%d/stat: %q: %v", pid, v, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100)
 }
 
 // perfRSS reads VmRSS of pid, in bytes.
