@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,41 +134,53 @@ func TestPollable(t *testing.T) {
 
 // TestStdioStdinPolled runs the built server with a blocking pipe as its
 // stdin, as a client starts it: the server reads it in non-blocking mode
-// while it serves, and leaves it in blocking mode once it has ended.
+// while it serves, and leaves it in blocking mode once it has ended,
+// whether its input ended or a signal stopped it.
 func TestStdioStdinPolled(t *testing.T) {
-	stdin, toServer := blockingPipe(t)
-	fromServer, stdout, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fromServer.Close()
-	cmd := exec.Command(bins.server, "--telemetry", filepath.Join(t.TempDir(), "telemetry"), "--profiles", profilesFile, "--", bins.everything)
-	cmd.Stdin, cmd.Stdout = stdin, stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stdout.Close()
-	shared := dupFD(t, stdin) // the open file the server reads
-	stdin.Close()
+	for _, tc := range []struct {
+		name string
+		end  func(cmd *exec.Cmd, cs *mcp.ClientSession)
+	}{
+		{"input ends", func(_ *exec.Cmd, cs *mcp.ClientSession) { cs.Close() }},
+		{"SIGTERM", func(cmd *exec.Cmd, _ *mcp.ClientSession) { cmd.Process.Signal(syscall.SIGTERM) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdin, toServer := blockingPipe(t)
+			fromServer, stdout, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fromServer.Close()
+			cmd := exec.Command(bins.server, "--telemetry", filepath.Join(t.TempDir(), "telemetry"), "--profiles", profilesFile, "--", bins.everything)
+			cmd.Stdin, cmd.Stdout = stdin, stdout
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			stdout.Close()
+			shared := dupFD(t, stdin) // the open file the server reads
+			stdin.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolprof-test", Version: "1"}, nil).
-		Connect(ctx, &mcp.IOTransport{Reader: fromServer, Writer: toServer}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"}); err != nil || res.IsError {
-		t.Fatalf("test_simple_text: %v, %+v", err, res)
-	}
-	if !nonBlocking(t, shared) {
-		t.Error("while serving, the server's stdin is in blocking mode: its reads hold a thread")
-	}
-	cs.Close() // closes toServer: the server's input ends
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("server: %v", err)
-	}
-	if nonBlocking(t, shared) {
-		t.Error("the server left its stdin's open file in non-blocking mode")
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "toolprof-test", Version: "1"}, nil).
+				Connect(ctx, &mcp.IOTransport{Reader: fromServer, Writer: toServer}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"}); err != nil || res.IsError {
+				t.Fatalf("test_simple_text: %v, %+v", err, res)
+			}
+			if !nonBlocking(t, shared) {
+				t.Error("while serving, the server's stdin is in blocking mode: its reads hold a thread")
+			}
+			tc.end(cmd, cs)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("server: %v", err)
+			}
+			if nonBlocking(t, shared) {
+				t.Error("the server left its stdin's open file in non-blocking mode")
+			}
+		})
 	}
 }
