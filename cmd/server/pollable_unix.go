@@ -5,6 +5,7 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -12,31 +13,55 @@ import (
 
 // pollable is f read through the runtime's poller when f is a pipe or a
 // socket in blocking mode, as a client's stdin is: os.Stdin reads such a
-// descriptor with a blocking read, which holds a thread and the P it runs
-// on. The returned reader reads a duplicate of f's descriptor, made
-// non-blocking; the mode belongs to the open file, which f and whoever
-// started the process may share, so Close puts it back before closing
-// the duplicate and f. Anything else (a terminal, a file, a descriptor
-// non-blocking already) is returned as it is.
+// descriptor with blocking reads, and on one P a read waiting for the
+// client delays every other goroutine until the runtime hands the P off.
+//
+// A pipe is opened anew (/proc/self/fd, Linux) in non-blocking mode: an
+// open file of its own, whose mode nothing else sees. Elsewhere, and for
+// a socket, the mode is set on the open file f shares with whoever holds
+// it, so only when no other of the server's standard descriptors is the
+// same file (a socket passed as stdin and stdout would make stdout's
+// writes fail with EAGAIN); Close puts the mode back, though a process
+// killed with SIGKILL leaves it. Anything else (a terminal, a file, a
+// descriptor non-blocking already) is returned as it is.
 func pollable(f *os.File) io.ReadCloser {
 	sc, err := f.SyscallConn()
 	if err != nil {
 		return f
 	}
+	var (
+		fd    = -1
+		st    unix.Stat_t
+		flags int
+		ok    bool
+	)
+	_ = sc.Control(func(u uintptr) {
+		fd = int(u)
+		if unix.Fstat(fd, &st) != nil {
+			return
+		}
+		flags, err = unix.FcntlInt(u, unix.F_GETFL, 0)
+		ok = err == nil
+	})
+	kind := st.Mode & unix.S_IFMT
+	if !ok || flags&unix.O_NONBLOCK != 0 || (kind != unix.S_IFIFO && kind != unix.S_IFSOCK) {
+		return f
+	}
+	if kind == unix.S_IFIFO {
+		// O_NONBLOCK: the open does not wait for a writer.
+		if r, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(fd), os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			return &reopenedFile{File: r, orig: f}
+		}
+	}
+	for _, other := range []int{unix.Stdin, unix.Stdout, unix.Stderr} {
+		var ost unix.Stat_t
+		if unix.Fstat(other, &ost) == nil && ost.Dev == st.Dev && ost.Ino == st.Ino && other != fd {
+			return f
+		}
+	}
 	dup := -1
-	_ = sc.Control(func(fd uintptr) {
-		var st unix.Stat_t
-		if unix.Fstat(int(fd), &st) != nil {
-			return
-		}
-		if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFSOCK {
-			return
-		}
-		flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
-		if err != nil || flags&unix.O_NONBLOCK != 0 {
-			return
-		}
-		d, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	_ = sc.Control(func(u uintptr) {
+		d, err := unix.FcntlInt(u, unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
 			return
 		}
@@ -49,11 +74,11 @@ func pollable(f *os.File) io.ReadCloser {
 	if dup < 0 {
 		return f
 	}
-	return &pollableFile{File: os.NewFile(uintptr(dup), f.Name()), orig: f}
+	return &sharedModeFile{File: os.NewFile(uintptr(dup), f.Name()), orig: f}
 }
 
-// pollableFile is a non-blocking duplicate of orig's descriptor.
-type pollableFile struct {
+// reopenedFile reads a pipe opened anew; Close closes it and orig.
+type reopenedFile struct {
 	*os.File
 	orig *os.File
 
@@ -61,14 +86,34 @@ type pollableFile struct {
 	err  error
 }
 
-// Close puts the open file back in blocking mode and closes both
-// descriptors.
-func (p *pollableFile) Close() error {
+func (r *reopenedFile) Close() error {
+	r.once.Do(func() {
+		r.err = r.File.Close()
+		if err := r.orig.Close(); r.err == nil {
+			r.err = err
+		}
+	})
+	return r.err
+}
+
+// sharedModeFile is a non-blocking duplicate of orig's descriptor.
+type sharedModeFile struct {
+	*os.File
+	orig *os.File
+
+	once sync.Once
+	err  error
+}
+
+// Close closes the duplicate, then puts the open file back in blocking
+// mode through orig (after the duplicate, so that no read of it blocks)
+// and closes orig.
+func (p *sharedModeFile) Close() error {
 	p.once.Do(func() {
-		if sc, err := p.File.SyscallConn(); err == nil {
+		p.err = p.File.Close()
+		if sc, err := p.orig.SyscallConn(); err == nil {
 			_ = sc.Control(func(fd uintptr) { _ = unix.SetNonblock(int(fd), false) })
 		}
-		p.err = p.File.Close()
 		if err := p.orig.Close(); p.err == nil {
 			p.err = err
 		}

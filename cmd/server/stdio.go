@@ -2,17 +2,13 @@ package main
 
 import "os"
 
-// The stdio server's process. Its work on a call is a chain of hand-offs
-// between goroutines: the reader of stdin takes the request, the call
-// waits for the upstream's answer, the reader of the upstream's stdout
-// wakes it. On several Ps each hand-off wakes a thread, which spins
-// looking for work, and those threads take the CPUs the client and the
-// upstreams run on; on one P a hand-off is a push onto its run queue. One
-// client's calls need no more than one P, so the server serving its own
-// stdin runs on one, unless the environment's GOMAXPROCS names a number.
-// A read that waits for the client must then not hold that P in a
-// blocking system call: stdin is read through the runtime's poller
-// (pollable).
+// The stdio server's process. A call is a chain of goroutine hand-offs
+// (the stdin reader, the call, the upstream's reader); on several Ps each
+// wakes a thread that spins on the CPUs the client and the upstreams
+// need, on one P it is a push onto the run queue. So the server serving
+// its own stdin runs on one P unless GOMAXPROCS is set, and reads stdin
+// through the poller (pollable). The price: work that holds the P (a
+// 16 MiB message decoded, a collection) delays the session's other calls.
 
 // stdioProcs is the GOMAXPROCS the server serving its own stdin sets; 0
 // leaves it as it is.
