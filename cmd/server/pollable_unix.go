@@ -50,7 +50,7 @@ func pollable(f *os.File) io.ReadCloser {
 	if kind == unix.S_IFIFO {
 		// O_NONBLOCK: the open does not wait for a writer.
 		if r, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(fd), os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
-			return &reopenedFile{File: r, orig: f}
+			return &pollableFile{File: r, orig: f}
 		}
 	}
 	for _, other := range []int{unix.Stdin, unix.Stdout, unix.Stderr} {
@@ -74,44 +74,28 @@ func pollable(f *os.File) io.ReadCloser {
 	if dup < 0 {
 		return f
 	}
-	return &sharedModeFile{File: os.NewFile(uintptr(dup), f.Name()), orig: f}
+	return &pollableFile{File: os.NewFile(uintptr(dup), f.Name()), orig: f, shared: true}
 }
 
-// reopenedFile reads a pipe opened anew; Close closes it and orig.
-type reopenedFile struct {
+// pollableFile reads a descriptor of orig's file in non-blocking mode:
+// a pipe opened anew, or a duplicate whose open file orig shares
+// (shared).
+type pollableFile struct {
 	*os.File
-	orig *os.File
+	orig   *os.File
+	shared bool
 
 	once sync.Once
 	err  error
 }
 
-func (r *reopenedFile) Close() error {
-	r.once.Do(func() {
-		r.err = r.File.Close()
-		if err := r.orig.Close(); r.err == nil {
-			r.err = err
-		}
-	})
-	return r.err
-}
-
-// sharedModeFile is a non-blocking duplicate of orig's descriptor.
-type sharedModeFile struct {
-	*os.File
-	orig *os.File
-
-	once sync.Once
-	err  error
-}
-
-// Close closes the duplicate, then puts the open file back in blocking
-// mode through orig (after the duplicate, so that no read of it blocks)
-// and closes orig.
-func (p *sharedModeFile) Close() error {
+// Close closes the file, then, when the mode was set on the open file
+// orig shares, puts it back through orig (after the close, so that no
+// read of the file blocks), and closes orig.
+func (p *pollableFile) Close() error {
 	p.once.Do(func() {
 		p.err = p.File.Close()
-		if sc, err := p.orig.SyscallConn(); err == nil {
+		if sc, err := p.orig.SyscallConn(); err == nil && p.shared {
 			_ = sc.Control(func(fd uintptr) { _ = unix.SetNonblock(int(fd), false) })
 		}
 		if err := p.orig.Close(); p.err == nil {

@@ -89,8 +89,8 @@ func TestPollable(t *testing.T) {
 		r, w := blockingPipe(t)
 		shared := dupFD(t, r)
 		in := pollable(r)
-		if _, ok := in.(*reopenedFile); !ok {
-			t.Fatalf("pollable(blocking pipe) = %T, want a *reopenedFile", in)
+		if p, ok := in.(*pollableFile); !ok || p.shared {
+			t.Fatalf("pollable(blocking pipe) = %#v, want a *pollableFile of its own open file", in)
 		}
 		if nonBlocking(t, shared) {
 			t.Error("the pipe's open file, shared with whoever holds it, was put in non-blocking mode")
@@ -117,8 +117,8 @@ func TestPollable(t *testing.T) {
 		s, peer := blockingSockets(t)
 		shared := dupFD(t, s)
 		in := pollable(s)
-		if _, ok := in.(*sharedModeFile); !ok {
-			t.Fatalf("pollable(blocking socket) = %T, want a *sharedModeFile", in)
+		if p, ok := in.(*pollableFile); !ok || !p.shared {
+			t.Fatalf("pollable(blocking socket) = %#v, want a *pollableFile sharing the open file", in)
 		}
 		if !nonBlocking(t, shared) {
 			t.Error("the socket is still in blocking mode")
