@@ -158,7 +158,7 @@ func perfCalls(t *testing.T, bin, base string, w perfWire) []perfRow {
 			cmd := perfServerCmd(t, server, "--", everything)
 			return &side{name: name, cs: perfConnect(t, &mcp.CommandTransport{Command: cmd}, w.protocol), pid: cmd.Process.Pid}
 		}
-		url, pid := perfStartHTTPServerPID(t, server)
+		url, pid := perfStartHTTPServer(t, server)
 		return &side{name: name, cs: perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol), pid: pid}
 	}
 	sides := []*side{gateway("gateway", bin)}
@@ -167,7 +167,7 @@ func perfCalls(t *testing.T, bin, base string, w perfWire) []perfRow {
 		cmd := exec.Command(everything)
 		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.CommandTransport{Command: cmd}, w.protocol), pid: cmd.Process.Pid})
 	case "http":
-		url, pid := perfStartEverythingHTTPPID(t, bin, w.protocol)
+		url, pid := perfStartEverythingHTTP(t, bin, w.protocol)
 		sides = append(sides, &side{name: "direct", cs: perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol), pid: pid})
 	}
 	if base != "" {
@@ -225,13 +225,8 @@ func perfCalls(t *testing.T, bin, base string, w perfWire) []perfRow {
 
 // perfStartEverythingHTTP starts an everything-server on HTTP that serves
 // protocol (stateless for 2026-07-28, stateful before) and returns its
-// URL; the process is stopped at cleanup.
-func perfStartEverythingHTTP(t *testing.T, bin, protocol string) string {
-	url, _ := perfStartEverythingHTTPPID(t, bin, protocol)
-	return url
-}
-
-func perfStartEverythingHTTPPID(t *testing.T, bin, protocol string) (string, int) {
+// URL and pid; the process is stopped at cleanup.
+func perfStartEverythingHTTP(t *testing.T, bin, protocol string) (string, int) {
 	addr := perfFreeAddr(t)
 	stateless := strconv.FormatBool(protocol >= perfProtocolSessionless)
 	cmd := exec.Command(filepath.Join(bin, "everything-server"), "-http", addr, "-stateless="+stateless)
@@ -252,7 +247,7 @@ func perfFloor(t *testing.T, bin string, w perfWire) (*mcp.ClientSession, int) {
 		cmd := exec.Command(relay, "--", everything)
 		return perfConnect(t, &mcp.CommandTransport{Command: cmd}, w.protocol), cmd.Process.Pid
 	}
-	upstream := perfStartEverythingHTTP(t, bin, w.protocol)
+	upstream, _ := perfStartEverythingHTTP(t, bin, w.protocol)
 	url, pid := perfStartListener(t, exec.Command(relay, "-http", "127.0.0.1:0", "-upstream", upstream), regexp.MustCompile(`listening on (http://\S+/)`))
 	return perfConnect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, w.protocol), pid
 }
@@ -289,13 +284,9 @@ func perfConnect(t *testing.T, tr mcp.Transport, protocol string) *mcp.ClientSes
 }
 
 // perfStartHTTPServer starts bin/server on HTTP in front of the
-// everything-server and returns its URL; the process is stopped at cleanup.
-func perfStartHTTPServer(t *testing.T, bin string) string {
-	url, _ := perfStartHTTPServerPID(t, bin)
-	return url
-}
-
-func perfStartHTTPServerPID(t *testing.T, bin string) (string, int) {
+// everything-server and returns its URL and pid; the process is stopped at
+// cleanup.
+func perfStartHTTPServer(t *testing.T, bin string) (string, int) {
 	cmd := perfServerCmd(t, bin, "--http", "127.0.0.1:0", "--", filepath.Join(bin, "everything-server"))
 	return perfStartListener(t, cmd, regexp.MustCompile(`on (http://\S+/mcp)`))
 }
@@ -364,9 +355,9 @@ func perfWaitListening(t *testing.T, addr string) {
 // same of an everything-server on a stateful handler, the floor: what
 // the go-sdk's own server holds per session.
 func perfIdleSessions(t *testing.T, bin string) []perfRow {
-	url, pid := perfStartHTTPServerPID(t, bin)
+	url, pid := perfStartHTTPServer(t, bin)
 	gateway := perfRSSPerSession(t, url, pid)
-	floorURL, floorPID := perfStartEverythingHTTPPID(t, bin, perfProtocolSessions)
+	floorURL, floorPID := perfStartEverythingHTTP(t, bin, perfProtocolSessions)
 	floor := perfRSSPerSession(t, floorURL, floorPID)
 	what := fmt.Sprintf("RSS per open idle HTTP %s session (%d)", perfProtocolSessions, perfIdle)
 	return []perfRow{
