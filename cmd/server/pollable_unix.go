@@ -29,22 +29,16 @@ func pollable(f *os.File) io.ReadCloser {
 	if err != nil {
 		return f
 	}
-	var (
-		fd    = -1
-		st    unix.Stat_t
-		flags int
-		ok    bool
-	)
-	_ = sc.Control(func(u uintptr) {
-		fd = int(u)
-		if unix.Fstat(fd, &st) != nil {
-			return
-		}
-		flags, err = unix.FcntlInt(u, unix.F_GETFL, 0)
-		ok = err == nil
-	})
+	// f's descriptor, valid while f is open (it is until Close).
+	fd := -1
+	_ = sc.Control(func(u uintptr) { fd = int(u) })
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return f
+	}
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 	kind := st.Mode & unix.S_IFMT
-	if !ok || flags&unix.O_NONBLOCK != 0 || (kind != unix.S_IFIFO && kind != unix.S_IFSOCK) {
+	if err != nil || flags&unix.O_NONBLOCK != 0 || (kind != unix.S_IFIFO && kind != unix.S_IFSOCK) {
 		return f
 	}
 	if kind == unix.S_IFIFO {
@@ -59,19 +53,12 @@ func pollable(f *os.File) io.ReadCloser {
 			return f
 		}
 	}
-	dup := -1
-	_ = sc.Control(func(u uintptr) {
-		d, err := unix.FcntlInt(u, unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			return
-		}
-		if unix.SetNonblock(d, true) != nil {
-			unix.Close(d)
-			return
-		}
-		dup = d
-	})
-	if dup < 0 {
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return f
+	}
+	if unix.SetNonblock(dup, true) != nil {
+		unix.Close(dup)
 		return f
 	}
 	return &pollableFile{File: os.NewFile(uintptr(dup), f.Name()), orig: f, shared: true}
